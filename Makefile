@@ -1,0 +1,47 @@
+# hgas: two commands on a fresh machine.
+#   make run   - installs the pinned UCX, builds everything, runs a 4-rank demo
+#   make test  - the same build, then every test (unit, multi-rank, faults, two hosts)
+# Other targets: deps, build, bench, info, clean. BUILD=dir picks the build tree.
+
+BUILD   ?= build
+PYTHON  ?= python3
+JOBS    ?= $(shell nproc)
+VENV    := $(BUILD)/venv
+UCX_PREFIX = $(shell $(VENV)/bin/python -c 'import libucx, os; print(os.path.dirname(libucx.__file__))' 2>/dev/null)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build run test bench info clean
+
+all: build
+
+# UCX comes from the pinned PyPI wheel, installed into a virtual environment inside the
+# build tree; nothing is installed on the machine itself.
+$(VENV)/.ucx-installed: requirements-ucx.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-ucx.txt
+	touch $@
+
+deps: $(VENV)/.ucx-installed
+
+$(BUILD)/build.ninja: deps CMakeLists.txt
+	cmake -G Ninja -S . -B $(BUILD) -DHGAS_UCX_ROOT=$(UCX_PREFIX) $(CMAKE_FLAGS)
+
+configure: $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/tools/hgasrun/hgasrun -n 4 --prefix $(BUILD)/examples/hgas-demo
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j 2 --timeout 600
+
+bench: build
+	$(BUILD)/tools/hgas-bench/hgas-bench --all
+
+info: build
+	$(BUILD)/tools/hgas-info/hgas-info
+
+clean:
+	rm -rf $(BUILD)

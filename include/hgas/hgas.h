@@ -1,0 +1,281 @@
+/* hgas.h — the C API of hgas, a global address space over the memory of every rank.
+ *
+ * Model (docs/model.md has the whole text):
+ *  - A job has hgas_rank_n() ranks, started by `hgasrun -n N prog` or by srun/mpirun.
+ *  - Every rank owns segments of memory. A global pointer names a byte in any of them:
+ *    (rank, segment, offset). Symmetric allocations (hgas_malloc) sit at the same offset on
+ *    every rank, so a local address of one plus a rank number is a global pointer
+ *    (hgas_ptr()). Non-collective allocations (hgas_alloc) return a global pointer directly.
+ *  - One-sided operations move bytes between local memory and a global pointer without the
+ *    target's participation. Completion rules (OpenSHMEM's):
+ *      blocking put      returns when the source buffer may be reused (local completion);
+ *      blocking get      returns when the data is in the destination;
+ *      _nbi put/get      complete at hgas_quiet() (remote completion for puts);
+ *      handle put/get    complete when hgas_wait()/hgas_test() report it (remote completion);
+ *      put_signal        the data is visible at the target before the signal changes;
+ *      fence             puts to one target are delivered in the order issued across it;
+ *      quiet             every operation this rank issued is complete at its target.
+ *  - Thread safety: a rank's calls may come from any thread of its process once hgas_init has
+ *    returned, but not concurrently (like MPI_THREAD_SERIALIZED), unless noted otherwise.
+ *
+ * Every call returns hgas_status_t (HGAS_OK = 0); on failure hgas_last_error() says what was
+ * wrong, where, and what to do, and no byte has been written anywhere. Output parameters are
+ * set only on success. */
+#ifndef HGAS_H
+#define HGAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hgas/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * Runtime
+ * ---------------------------------------------------------------------------------------- */
+
+/** Joins the job: reads settings (HGAS_* variables; a bad value fails with
+ *  HGAS_ERR_INVALID_SETTING naming it), connects to the bootstrap store, maps peers' memory,
+ *  and connects transports. Collective over all ranks. Fails with HGAS_ERR_TIMEOUT if some
+ *  rank does not join within HGAS_BOOT_TIMEOUT; HGAS_ERR_ALREADY_INITIALIZED if called twice. */
+hgas_status_t hgas_init(void);
+
+/** Leaves the job: quiets outstanding operations, barriers, frees the heaps. Collective.
+ *  Idempotent: a second call (or a call without init) returns HGAS_OK. */
+hgas_status_t hgas_finalize(void);
+
+/** 1 between hgas_init and hgas_finalize on this thread's rank, else 0. */
+int hgas_initialized(void);
+
+/** This rank's number in [0, hgas_rank_n()), or -1 before init. Thread safe. */
+int hgas_rank_me(void);
+/** Number of ranks in the job, or -1 before init. */
+int hgas_rank_n(void);
+/** Index of this rank's node in [0, hgas_node_n()) and the number of nodes (-1 before init). */
+int hgas_node_me(void);
+int hgas_node_n(void);
+/** This rank's index among the ranks of its node, and how many ranks its node has. */
+int hgas_local_rank(void);
+int hgas_local_n(void);
+/** Node index of any rank (-1 for an unknown rank or before init). */
+int hgas_node_of(int rank);
+
+/** Ends the whole job from any rank: prints `reason` with this rank's number, tells the
+ *  launcher and every other rank, and exits with `code`. Never returns. */
+void hgas_abort(int code, const char *reason);
+
+/** Makes progress on this rank's outstanding operations and serves remote requests (the
+ *  active-message path) that target this rank. Called implicitly by every blocking call. */
+hgas_status_t hgas_progress(void);
+
+/* ------------------------------------------------------------------------------------------
+ * Global pointers
+ * ---------------------------------------------------------------------------------------- */
+
+/** A byte in the global address space. Trivially copyable; compare with hgas_gptr_eq.
+ *  The null global pointer has segment HGAS_SEG_NULL. */
+typedef struct hgas_gptr {
+    uint64_t offset;   /**< byte offset inside the segment */
+    uint32_t rank;     /**< owning rank (its affinity) */
+    uint16_t segment;  /**< segment id on that rank (HGAS_SEG_*) */
+    uint16_t flags;    /**< reserved, 0 */
+} hgas_gptr_t;
+
+#define HGAS_SEG_SYMMETRIC 0u  /**< the symmetric host heap of each rank */
+#define HGAS_SEG_LOCAL 1u      /**< each rank's heap for non-collective allocations */
+#define HGAS_SEG_NULL 0xffffu
+
+/** The null global pointer. */
+hgas_gptr_t hgas_gptr_null(void);
+int hgas_gptr_is_null(hgas_gptr_t p);
+/** p advanced by `bytes` (no bounds check here; every operation checks bounds). */
+hgas_gptr_t hgas_gptr_add(hgas_gptr_t p, int64_t bytes);
+
+/** Global pointer to the symmetric object at local address `sym` as it lives on `rank`.
+ *  `sym` must lie in this rank's symmetric heap or local heap; fails with
+ *  HGAS_ERR_INVALID_POINTER otherwise, HGAS_ERR_INVALID_ARG for an unknown rank. */
+hgas_status_t hgas_ptr(const void *sym, int rank, hgas_gptr_t *out);
+
+/** Local address of `p` if this rank can load and store it directly (its own memory, or a
+ *  peer's on the same node mapped through shared memory), else NULL. */
+void *hgas_local_addr(hgas_gptr_t p);
+
+/** Rank that owns `p` (its affinity). */
+int hgas_where(hgas_gptr_t p);
+
+/* ------------------------------------------------------------------------------------------
+ * Memory
+ * ---------------------------------------------------------------------------------------- */
+
+/** Collective symmetric allocation: every rank must call with the same size, in the same
+ *  order; the result is at the same offset of every rank's symmetric heap, aligned to 64
+ *  bytes. Includes a barrier. A heap that is too small fails with HGAS_ERR_NO_MEMORY and a
+ *  message naming HGAS_HEAP_SIZE. `size` 0 gives NULL and HGAS_OK. */
+hgas_status_t hgas_malloc(size_t size, void **ptr);
+/** As hgas_malloc, zero-filled. */
+hgas_status_t hgas_calloc(size_t count, size_t size, void **ptr);
+/** As hgas_malloc with a power-of-two alignment (at least 64 is used). */
+hgas_status_t hgas_align(size_t alignment, size_t size, void **ptr);
+/** Collective free of a symmetric allocation (NULL is accepted). A pointer that is not the
+ *  start of a live symmetric allocation (e.g. a double free) fails with
+ *  HGAS_ERR_INVALID_POINTER. Includes a barrier. */
+hgas_status_t hgas_free(void *ptr);
+
+/** Non-collective allocation in this rank's local heap: the global pointer has this rank's
+ *  affinity, and any rank may use it once it has been passed to them. 64-byte aligned. */
+hgas_status_t hgas_alloc(size_t size, hgas_gptr_t *out);
+/** Frees an hgas_alloc allocation. Only the owning rank may free it. */
+hgas_status_t hgas_dealloc(hgas_gptr_t p);
+
+/** A distributed shared array: `nblocks` blocks of `block_bytes` bytes, block i living on
+ *  rank i % rank_n at local block i / rank_n (block-cyclic, like upc_all_alloc). */
+typedef struct hgas_array {
+    uint64_t base;        /**< symmetric offset of each rank's part */
+    uint64_t nblocks;
+    uint64_t block_bytes;
+    uint32_t nranks;
+    uint32_t reserved;
+} hgas_array_t;
+
+/** Collective: allocate a distributed array (symmetric; includes a barrier). */
+hgas_status_t hgas_all_alloc(uint64_t nblocks, uint64_t block_bytes, hgas_array_t *out);
+/** Collective free. */
+hgas_status_t hgas_all_free(hgas_array_t *a);
+/** Global pointer to byte `byte_index` of the array (as if its blocks were contiguous). */
+hgas_status_t hgas_array_ptr(const hgas_array_t *a, uint64_t byte_index, hgas_gptr_t *out);
+/** Rank that owns block `block` (its affinity), or -1 if out of range. */
+int hgas_array_where(const hgas_array_t *a, uint64_t block);
+/** Local address of this rank's part of the array (its blocks one after another). */
+void *hgas_array_local(const hgas_array_t *a);
+
+/* ------------------------------------------------------------------------------------------
+ * One-sided data movement. `src`/`dst` local buffers may be any host memory.
+ * ---------------------------------------------------------------------------------------- */
+
+/** Blocking put: returns when `src` may be reused. */
+hgas_status_t hgas_put(hgas_gptr_t dst, const void *src, size_t bytes);
+/** Blocking get: returns when the data is in `dst`. */
+hgas_status_t hgas_get(void *dst, hgas_gptr_t src, size_t bytes);
+/** Implicit non-blocking: `src`/`dst` must not be touched until hgas_quiet(). */
+hgas_status_t hgas_put_nbi(hgas_gptr_t dst, const void *src, size_t bytes);
+hgas_status_t hgas_get_nbi(void *dst, hgas_gptr_t src, size_t bytes);
+
+/** A handle on one non-blocking operation. HGAS_HANDLE_DONE is an already complete one. */
+typedef struct hgas_handle_s *hgas_handle_t;
+#define HGAS_HANDLE_DONE ((hgas_handle_t)0)
+
+/** Explicit non-blocking put/get: complete (remotely, for puts) when hgas_wait returns or
+ *  hgas_test reports done. Every handle must be waited or tested to completion once. */
+hgas_status_t hgas_put_nb(hgas_gptr_t dst, const void *src, size_t bytes, hgas_handle_t *h);
+hgas_status_t hgas_get_nb(void *dst, hgas_gptr_t src, size_t bytes, hgas_handle_t *h);
+/** Waits (with progress, up to HGAS_TIMEOUT) until `h` is complete, then releases it. */
+hgas_status_t hgas_wait(hgas_handle_t h);
+/** Sets *done to 1 and releases `h` if complete, else 0 (after one progress pass). */
+hgas_status_t hgas_test(hgas_handle_t h, int *done);
+
+/** Orders puts and put_signals to each target: those issued before are delivered before
+ *  those issued after. Does not wait. */
+hgas_status_t hgas_fence(void);
+/** Waits until every operation this rank issued is complete at its target. */
+hgas_status_t hgas_quiet(void);
+
+/* ------------------------------------------------------------------------------------------
+ * Signals: 64-bit words in hgas memory, updated by put_signal and waited on by their owner.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef enum hgas_signal_op { HGAS_SIGNAL_SET = 0, HGAS_SIGNAL_ADD = 1 } hgas_signal_op_t;
+typedef enum hgas_cmp {
+    HGAS_CMP_EQ = 0, HGAS_CMP_NE = 1, HGAS_CMP_GT = 2, HGAS_CMP_GE = 3, HGAS_CMP_LT = 4, HGAS_CMP_LE = 5
+} hgas_cmp_t;
+
+/** Puts `bytes` from `src` to `dst`, then updates the 8-byte-aligned signal word `sig` (on
+ *  the same rank as dst) by `op` with `value`. A rank that sees the new signal value sees
+ *  the data. Blocking: returns when `src` may be reused. */
+hgas_status_t hgas_put_signal(hgas_gptr_t dst, const void *src, size_t bytes, hgas_gptr_t sig,
+                              uint64_t value, hgas_signal_op_t op);
+/** As hgas_put_signal, completing at hgas_quiet(). */
+hgas_status_t hgas_put_signal_nbi(hgas_gptr_t dst, const void *src, size_t bytes, hgas_gptr_t sig,
+                                  uint64_t value, hgas_signal_op_t op);
+/** Waits until the local signal word `*sig` (in this rank's hgas memory) compares true with
+ *  `value`; puts its value in *observed (may be NULL). Deadline HGAS_TIMEOUT. */
+hgas_status_t hgas_signal_wait_until(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value,
+                                     uint64_t *observed);
+/** One check of the same condition: *satisfied is 1 or 0. */
+hgas_status_t hgas_signal_test(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, int *satisfied);
+/** Atomic read of a local signal word. */
+hgas_status_t hgas_signal_fetch(const uint64_t *sig, uint64_t *value);
+
+/* ------------------------------------------------------------------------------------------
+ * Atomics on 32- and 64-bit integers in hgas memory (aligned to their width).
+ * Atomic with respect to every other hgas atomic on the same word, from any rank.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef enum hgas_dtype {
+    HGAS_INT32 = 0, HGAS_INT64 = 1, HGAS_UINT32 = 2, HGAS_UINT64 = 3, HGAS_FLOAT = 4, HGAS_DOUBLE = 5
+} hgas_dtype_t;
+
+typedef enum hgas_amo {
+    HGAS_AMO_FETCH = 0,        /**< result = *t */
+    HGAS_AMO_SET = 1,          /**< *t = operand */
+    HGAS_AMO_ADD = 2,          /**< *t += operand */
+    HGAS_AMO_FETCH_ADD = 3,    /**< result = *t; *t += operand */
+    HGAS_AMO_INC = 4,          /**< *t += 1 */
+    HGAS_AMO_FETCH_INC = 5,    /**< result = *t; *t += 1 */
+    HGAS_AMO_SWAP = 6,         /**< result = *t; *t = operand */
+    HGAS_AMO_COMPARE_SWAP = 7, /**< result = *t; if (*t == compare) *t = operand */
+    HGAS_AMO_AND = 8, HGAS_AMO_OR = 9, HGAS_AMO_XOR = 10,
+    HGAS_AMO_FETCH_AND = 11, HGAS_AMO_FETCH_OR = 12, HGAS_AMO_FETCH_XOR = 13
+} hgas_amo_t;
+
+/** One atomic on the integer at `target` (dtype HGAS_INT32/INT64/UINT32/UINT64). `operand`
+ *  and `compare` are read as that type (ignored where the op has none); `result` receives
+ *  the old value for fetching ops (may be NULL otherwise). Blocking: complete at return. */
+hgas_status_t hgas_atomic(hgas_gptr_t target, hgas_amo_t op, hgas_dtype_t type, const void *operand,
+                          const void *compare, void *result);
+
+/* Typed shorthands for the common cases. */
+static inline hgas_status_t hgas_atomic_fetch_add64(hgas_gptr_t t, int64_t v, int64_t *old) {
+    return hgas_atomic(t, HGAS_AMO_FETCH_ADD, HGAS_INT64, &v, 0, old);
+}
+static inline hgas_status_t hgas_atomic_add64(hgas_gptr_t t, int64_t v) {
+    return hgas_atomic(t, HGAS_AMO_ADD, HGAS_INT64, &v, 0, 0);
+}
+static inline hgas_status_t hgas_atomic_compare_swap64(hgas_gptr_t t, int64_t cmp, int64_t v, int64_t *old) {
+    return hgas_atomic(t, HGAS_AMO_COMPARE_SWAP, HGAS_INT64, &v, &cmp, old);
+}
+static inline hgas_status_t hgas_atomic_fetch64(hgas_gptr_t t, int64_t *v) {
+    return hgas_atomic(t, HGAS_AMO_FETCH, HGAS_INT64, 0, 0, v);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Synchronization and collectives over all ranks (the world team).
+ * All are collective: every rank calls them in the same order with matching arguments.
+ * ---------------------------------------------------------------------------------------- */
+
+/** Waits for every rank, and completes this rank's outstanding operations first (quiet). */
+hgas_status_t hgas_barrier(void);
+
+typedef enum hgas_op { HGAS_OP_SUM = 0, HGAS_OP_MIN = 1, HGAS_OP_MAX = 2, HGAS_OP_PROD = 3 } hgas_op_t;
+
+/** Copies `bytes` from `src` on `root` into `dst` on every rank. `dst` must be symmetric;
+ *  `src` is any local memory of the root (ignored elsewhere). */
+hgas_status_t hgas_broadcast(void *dst, const void *src, size_t bytes, int root);
+/** Combines `count` elements of `src` from every rank with `op` into `dst` on `root`
+ *  (`dst` ignored elsewhere). `src` and `dst` are any local memory and may be the same. */
+hgas_status_t hgas_reduce(void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op, int root);
+/** As hgas_reduce, with the result on every rank. */
+hgas_status_t hgas_allreduce(void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op);
+/** Every rank contributes `bytes` from `src`; `dst` (symmetric, rank_n * bytes) receives them
+ *  in rank order on every rank. */
+hgas_status_t hgas_fcollect(void *dst, const void *src, size_t bytes);
+/** Rank i sends block j of `src` (blocks of `bytes`) to rank j, which stores it as block i of
+ *  `dst`. `dst` symmetric, both rank_n * bytes. */
+hgas_status_t hgas_alltoall(void *dst, const void *src, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HGAS_H */

@@ -1,0 +1,263 @@
+// The C API: argument plumbing from hgas.h to the semantics layers, nothing else.
+#include <hgas/hgas.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+#include "base/log.hpp"
+#include "coll/coll.hpp"
+#include "coll/symmetric.hpp"
+#include "core/rank.hpp"
+#include "rma/rma.hpp"
+#include "sync/sync.hpp"
+
+using namespace hgas;
+
+namespace {
+status not_initialized(const char *fn) {
+    return fail(status::not_initialized, "%s called before hgas_init() or after hgas_finalize(); call hgas_init() "
+                "first", fn);
+}
+}  // namespace
+
+// Looks up the calling thread's rank or returns HGAS_ERR_NOT_INITIALIZED from the function.
+#define HGASI_RANK(r)                                                  \
+    core::rank *r = core::current();                                   \
+    if (!r) return to_c(not_initialized(__func__))
+
+extern "C" {
+
+const char *hgas_error_string(hgas_status_t s) { return status_name(static_cast<status>(s)); }
+const char *hgas_last_error(void) { return last_error().c_str(); }
+
+hgas_status_t hgas_init(void) {
+    if (core::current())
+        return to_c(fail(status::already_initialized, "hgas_init: this rank is already initialized; call "
+                         "hgas_finalize() before initializing again"));
+    auto r = core::rank::create();
+    if (!r.ok()) return to_c(r.error());
+    core::set_current(r.value().release());
+    return HGAS_OK;
+}
+
+hgas_status_t hgas_finalize(void) {
+    core::rank *r = core::current();
+    if (!r) return HGAS_OK;  // idempotent
+    status s = r->finalize();
+    core::set_current(nullptr);
+    delete r;
+    return to_c(s);
+}
+
+int hgas_initialized(void) { return core::current() ? 1 : 0; }
+int hgas_rank_me(void) { auto *r = core::current(); return r ? r->me() : -1; }
+int hgas_rank_n(void) { auto *r = core::current(); return r ? r->n() : -1; }
+int hgas_node_me(void) { auto *r = core::current(); return r ? r->topo().node_me : -1; }
+int hgas_node_n(void) { auto *r = core::current(); return r ? r->topo().node_n : -1; }
+int hgas_local_rank(void) { auto *r = core::current(); return r ? r->topo().local_rank : -1; }
+int hgas_local_n(void) { auto *r = core::current(); return r ? r->topo().local_n : -1; }
+int hgas_node_of(int rank) {
+    auto *r = core::current();
+    if (!r || rank < 0 || rank >= r->n()) return -1;
+    return r->topo().node_of[rank];
+}
+
+void hgas_abort(int code, const char *reason) {
+    core::rank *r = core::current();
+    const int me = r ? r->me() : -1;
+    std::fprintf(stderr, "hgas: rank %d called hgas_abort(%d): %s\n", me, code, reason ? reason : "");
+    std::fflush(stderr);
+    if (r) (void)r->store().abort("rank " + std::to_string(me) + " called hgas_abort: " + (reason ? reason : ""));
+    _exit(code == 0 ? 1 : code);  // no destructors: other threads may be mid-operation
+}
+
+hgas_status_t hgas_progress(void) {
+    HGASI_RANK(r);
+    return to_c(r->poll());
+}
+
+// --- global pointers -------------------------------------------------------------------
+hgas_gptr_t hgas_gptr_null(void) { return mem::make_gptr(0, HGAS_SEG_NULL, 0); }
+int hgas_gptr_is_null(hgas_gptr_t p) { return p.segment == HGAS_SEG_NULL; }
+hgas_gptr_t hgas_gptr_add(hgas_gptr_t p, int64_t bytes) {
+    p.offset += static_cast<uint64_t>(bytes);
+    return p;
+}
+int hgas_where(hgas_gptr_t p) { return p.segment == HGAS_SEG_NULL ? -1 : static_cast<int>(p.rank); }
+
+hgas_status_t hgas_ptr(const void *sym, int rank, hgas_gptr_t *out) {
+    HGASI_RANK(r);
+    if (!out) return to_c(fail(status::invalid_arg, "hgas_ptr: the result pointer is NULL"));
+    if (rank < 0 || rank >= r->n())
+        return to_c(fail(status::invalid_arg, "hgas_ptr: rank %d does not exist (the job has %d ranks)", rank, r->n()));
+    int seg = r->own_segment_of(sym, 0);
+    if (!sym || seg < 0)
+        return to_c(fail(status::invalid_pointer, "hgas_ptr: %p is not in this rank's symmetric or local heap; "
+                         "allocate remotely accessible memory with hgas_malloc", sym));
+    *out = mem::make_gptr(rank, static_cast<uint16_t>(seg),
+                          static_cast<uint64_t>(static_cast<const char *>(sym) - r->own_base(seg)));
+    return HGAS_OK;
+}
+
+void *hgas_local_addr(hgas_gptr_t p) {
+    auto *r = core::current();
+    if (!r) return nullptr;
+    const core::peer_segment *ps = r->segment(p.rank, p.segment);
+    if (!ps || !ps->direct || p.offset >= ps->size) return nullptr;
+    return ps->direct + p.offset;
+}
+
+// --- memory ----------------------------------------------------------------------------
+hgas_status_t hgas_malloc(size_t size, void **ptr) {
+    HGASI_RANK(r);
+    return to_c(coll::sym_alloc(*r, "hgas_malloc", size, 64, false, ptr));
+}
+hgas_status_t hgas_calloc(size_t count, size_t size, void **ptr) {
+    HGASI_RANK(r);
+    if (size && count > SIZE_MAX / size)
+        return to_c(fail(status::invalid_arg, "hgas_calloc: %zu x %zu bytes overflows", count, size));
+    return to_c(coll::sym_alloc(*r, "hgas_calloc", count * size, 64, true, ptr));
+}
+hgas_status_t hgas_align(size_t alignment, size_t size, void **ptr) {
+    HGASI_RANK(r);
+    return to_c(coll::sym_alloc(*r, "hgas_align", size, alignment, false, ptr));
+}
+hgas_status_t hgas_free(void *ptr) {
+    HGASI_RANK(r);
+    return to_c(coll::sym_free(*r, ptr));
+}
+hgas_status_t hgas_alloc(size_t size, hgas_gptr_t *out) {
+    HGASI_RANK(r);
+    return to_c(coll::local_alloc(*r, size, out));
+}
+hgas_status_t hgas_dealloc(hgas_gptr_t p) {
+    HGASI_RANK(r);
+    return to_c(coll::local_free(*r, p));
+}
+hgas_status_t hgas_all_alloc(uint64_t nblocks, uint64_t block_bytes, hgas_array_t *out) {
+    HGASI_RANK(r);
+    return to_c(coll::all_alloc(*r, nblocks, block_bytes, out));
+}
+hgas_status_t hgas_all_free(hgas_array_t *a) {
+    HGASI_RANK(r);
+    return to_c(coll::all_free(*r, a));
+}
+hgas_status_t hgas_array_ptr(const hgas_array_t *a, uint64_t byte_index, hgas_gptr_t *out) {
+    if (!a || !out) return to_c(fail(status::invalid_arg, "hgas_array_ptr: NULL array or result pointer"));
+    if (a->block_bytes == 0 || a->nranks == 0)
+        return to_c(fail(status::invalid_arg, "hgas_array_ptr: the array is not allocated (freed?)"));
+    if (byte_index >= a->nblocks * a->block_bytes)
+        return to_c(fail(status::out_of_bounds, "hgas_array_ptr: byte %llu is past the end of the array (%llu bytes)",
+                         (unsigned long long)byte_index, (unsigned long long)(a->nblocks * a->block_bytes)));
+    const uint64_t block = byte_index / a->block_bytes, within = byte_index % a->block_bytes;
+    *out = mem::make_gptr(static_cast<int>(block % a->nranks), mem::seg_symmetric,
+                          a->base + (block / a->nranks) * a->block_bytes + within);
+    return HGAS_OK;
+}
+int hgas_array_where(const hgas_array_t *a, uint64_t block) {
+    if (!a || a->nranks == 0 || block >= a->nblocks) return -1;
+    return static_cast<int>(block % a->nranks);
+}
+void *hgas_array_local(const hgas_array_t *a) {
+    auto *r = core::current();
+    if (!r || !a || a->nranks == 0) return nullptr;
+    return r->own_base(mem::seg_symmetric) + a->base;
+}
+
+// --- RMA -------------------------------------------------------------------------------
+hgas_status_t hgas_put(hgas_gptr_t dst, const void *src, size_t bytes) {
+    HGASI_RANK(r);
+    return to_c(rma::put(*r, dst, src, bytes, false));
+}
+hgas_status_t hgas_get(void *dst, hgas_gptr_t src, size_t bytes) {
+    HGASI_RANK(r);
+    return to_c(rma::get(*r, dst, src, bytes, false));
+}
+hgas_status_t hgas_put_nbi(hgas_gptr_t dst, const void *src, size_t bytes) {
+    HGASI_RANK(r);
+    return to_c(rma::put(*r, dst, src, bytes, true));
+}
+hgas_status_t hgas_get_nbi(void *dst, hgas_gptr_t src, size_t bytes) {
+    HGASI_RANK(r);
+    return to_c(rma::get(*r, dst, src, bytes, true));
+}
+hgas_status_t hgas_put_nb(hgas_gptr_t dst, const void *src, size_t bytes, hgas_handle_t *h) {
+    HGASI_RANK(r);
+    return to_c(rma::put_nb(*r, dst, src, bytes, h));
+}
+hgas_status_t hgas_get_nb(void *dst, hgas_gptr_t src, size_t bytes, hgas_handle_t *h) {
+    HGASI_RANK(r);
+    return to_c(rma::get_nb(*r, dst, src, bytes, h));
+}
+hgas_status_t hgas_wait(hgas_handle_t h) {
+    HGASI_RANK(r);
+    return to_c(rma::wait(*r, h));
+}
+hgas_status_t hgas_test(hgas_handle_t h, int *done) {
+    HGASI_RANK(r);
+    return to_c(rma::test(*r, h, done));
+}
+hgas_status_t hgas_fence(void) {
+    HGASI_RANK(r);
+    return to_c(rma::fence(*r));
+}
+hgas_status_t hgas_quiet(void) {
+    HGASI_RANK(r);
+    return to_c(rma::quiet(*r));
+}
+hgas_status_t hgas_put_signal(hgas_gptr_t dst, const void *src, size_t bytes, hgas_gptr_t sig, uint64_t value,
+                              hgas_signal_op_t op) {
+    HGASI_RANK(r);
+    return to_c(rma::put_signal(*r, dst, src, bytes, sig, value, op, false));
+}
+hgas_status_t hgas_put_signal_nbi(hgas_gptr_t dst, const void *src, size_t bytes, hgas_gptr_t sig, uint64_t value,
+                                  hgas_signal_op_t op) {
+    HGASI_RANK(r);
+    return to_c(rma::put_signal(*r, dst, src, bytes, sig, value, op, true));
+}
+hgas_status_t hgas_signal_wait_until(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, uint64_t *observed) {
+    HGASI_RANK(r);
+    return to_c(sync::signal_wait_until(*r, sig, cmp, value, observed));
+}
+hgas_status_t hgas_signal_test(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, int *satisfied) {
+    HGASI_RANK(r);
+    return to_c(sync::signal_test(*r, sig, cmp, value, satisfied));
+}
+hgas_status_t hgas_signal_fetch(const uint64_t *sig, uint64_t *value) {
+    HGASI_RANK(r);
+    return to_c(sync::signal_fetch(*r, sig, value));
+}
+hgas_status_t hgas_atomic(hgas_gptr_t target, hgas_amo_t op, hgas_dtype_t type, const void *operand,
+                          const void *compare, void *result) {
+    HGASI_RANK(r);
+    return to_c(rma::atomic(*r, target, op, type, operand, compare, result));
+}
+
+// --- synchronization and collectives -------------------------------------------------------
+hgas_status_t hgas_barrier(void) {
+    HGASI_RANK(r);
+    return to_c(sync::barrier(*r));
+}
+hgas_status_t hgas_broadcast(void *dst, const void *src, size_t bytes, int root) {
+    HGASI_RANK(r);
+    return to_c(coll::broadcast(*r, dst, src, bytes, root));
+}
+hgas_status_t hgas_reduce(void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op, int root) {
+    HGASI_RANK(r);
+    return to_c(coll::reduce(*r, dst, src, count, type, op, root));
+}
+hgas_status_t hgas_allreduce(void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op) {
+    HGASI_RANK(r);
+    return to_c(coll::allreduce(*r, dst, src, count, type, op));
+}
+hgas_status_t hgas_fcollect(void *dst, const void *src, size_t bytes) {
+    HGASI_RANK(r);
+    return to_c(coll::fcollect(*r, dst, src, bytes));
+}
+hgas_status_t hgas_alltoall(void *dst, const void *src, size_t bytes) {
+    HGASI_RANK(r);
+    return to_c(coll::alltoall(*r, dst, src, bytes));
+}
+
+}  // extern "C"

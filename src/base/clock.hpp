@@ -1,0 +1,43 @@
+// Clocks and deadlines. Every wait in hgas has a deadline (DESIGN.md "Faults").
+#pragma once
+#include <chrono>
+#include <cstdint>
+
+namespace hgas {
+
+using steady = std::chrono::steady_clock;
+
+inline double now_seconds() {
+    return std::chrono::duration<double>(steady::now().time_since_epoch()).count();
+}
+
+inline uint64_t now_ns() {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch()).count());
+}
+
+// A point in time after which a wait gives up. `seconds <= 0` means "already expired".
+class deadline {
+public:
+    explicit deadline(double seconds) : end_ns_(now_ns() + static_cast<uint64_t>(seconds * 1e9)) {}
+    bool expired() const { return now_ns() >= end_ns_; }
+    double remaining() const {
+        uint64_t n = now_ns();
+        return n >= end_ns_ ? 0.0 : (end_ns_ - n) * 1e-9;
+    }
+
+private:
+    uint64_t end_ns_;
+};
+
+// Spin-then-check helper for hot waits: the clock is read only every 1024 polls so that a
+// wait on shared memory costs a load per iteration, not a clock read.
+class poll_budget {
+public:
+    bool tick() { return (++n_ & 1023u) == 0; }
+
+private:
+    uint32_t n_ = 0;
+};
+
+}  // namespace hgas

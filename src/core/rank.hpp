@@ -1,0 +1,131 @@
+// The rank object: all per-rank state of every layer, reached from the calling thread.
+// Nothing in hgas keeps rank state in process-wide globals, so that a later release can run
+// several ranks as threads of one process; a thread finds its rank through current().
+#pragma once
+#include <array>
+#include <memory>
+#include <vector>
+
+#include <hgas/hgas.h>
+
+#include "base/clock.hpp"
+#include "base/settings.hpp"
+#include "boot/boot.hpp"
+#include "mem/allocator.hpp"
+#include "mem/gptr.hpp"
+#include "mem/segment.hpp"
+#include "progress/engine.hpp"
+#include "proto/router.hpp"
+#include "transport/transport.hpp"
+
+namespace hgas::core {
+
+// What this rank knows of one segment of one rank.
+struct peer_segment {
+    char *direct = nullptr;  // mapped base (self or shm), or nullptr
+    uint64_t size = 0;       // 0: the rank has no such segment
+};
+
+// Internal symmetric objects, allocated at init at the same offsets on every rank.
+struct internal_objects {
+    static constexpr int max_rounds = 32;     // dissemination barrier: ceil(log2(ranks))
+    uint64_t barrier_flags = 0;               // max_rounds words, one cache line apart
+    uint64_t barrier_epoch = 0;               // barriers completed by this rank
+    uint64_t coll_flags = 0;                  // collective signal words (see coll/)
+    uint64_t coll_epoch = 0;                  // collectives completed by this rank
+    uint64_t coll_scratch = 0;                // HGAS_COLL_SCRATCH bytes
+    uint64_t coll_scratch_size = 0;
+};
+
+class rank {
+public:
+    rank(const rank &) = delete;
+    rank &operator=(const rank &) = delete;
+    ~rank();
+
+    // hgas_init: settings, bootstrap, segments, transports, internal objects. Collective.
+    static result<std::unique_ptr<rank>> create();
+    // hgas_finalize: quiet, barrier, release. Collective.
+    status finalize();
+
+    int me() const { return job_.rank; }
+    int n() const { return job_.size; }
+    const boot::topology &topo() const { return topo_; }
+    const boot::job_info &job() const { return job_; }
+    const settings &cfg() const { return cfg_; }
+    double timeout() const { return timeout_; }
+
+    // Segment of `r` (nullptr for an unknown rank or segment).
+    const peer_segment *segment(uint32_t r, uint16_t seg) const {
+        if (r >= peers_.size() || seg >= mem::seg_count) return nullptr;
+        return &peers_[r][seg];
+    }
+    char *own_base(uint16_t seg) const { return static_cast<char *>(maps_[seg].base()); }
+    uint64_t own_size(uint16_t seg) const { return maps_[seg].size(); }
+    // Which own segment holds [p, p+len), or -1.
+    int own_segment_of(const void *p, uint64_t len) const;
+
+    transport::transport *route(int peer) const { return router_.route(peer); }
+    const proto::router &router() const { return router_; }
+    const std::vector<std::unique_ptr<transport::transport>> &transports() const { return transports_; }
+
+    mem::allocator &sym_heap() { return sym_heap_; }
+    mem::allocator &local_heap() { return local_heap_; }
+    internal_objects &internal() { return internal_; }
+    boot::client &store() { return *store_; }
+    progress::engine &engine() { return engine_; }
+
+    // Progress plus a check that the job is still alive (the store's abort notice).
+    status poll();
+    // Spins on pred() with progress, up to HGAS_TIMEOUT. `what` names the wait in the message.
+    template <class Pred>
+    status wait(const char *what, Pred pred);
+
+private:
+    rank() = default;
+    status init();
+    status create_segments();
+    status create_transports();
+    status exchange_segments();
+    status check_alive();
+
+    settings cfg_;
+    boot::job_info job_;
+    boot::topology topo_;
+    std::unique_ptr<boot::client> store_;
+    std::array<mem::host_mapping, mem::seg_count> maps_;
+    std::vector<std::array<peer_segment, mem::seg_count>> peers_;
+    mem::allocator sym_heap_, local_heap_;
+    std::vector<std::unique_ptr<transport::transport>> transports_;
+    proto::router router_;
+    progress::engine engine_;
+    internal_objects internal_;
+    double timeout_ = 300;
+    uint64_t last_alive_check_ns_ = 0;
+    bool finalized_ = false;
+};
+
+// The calling thread's rank, or nullptr before init / after finalize.
+rank *current();
+// Install/remove the rank for the calling thread (and as the process's only rank, so that
+// other threads of a one-rank process find it too).
+void set_current(rank *r);
+
+template <class Pred>
+status rank::wait(const char *what, Pred pred) {
+    if (pred()) return status::ok;
+    deadline dl(timeout_);
+    poll_budget budget;
+    for (;;) {
+        if (pred()) return status::ok;
+        HGAS_TRY(engine_.poll());
+        if (budget.tick()) {
+            HGAS_TRY(check_alive());
+            if (dl.expired())
+                return fail(status::timeout, "%s did not complete within HGAS_TIMEOUT=%g s on rank %d (a peer stuck "
+                            "or not calling the matching collective?)", what, timeout_, me());
+        }
+    }
+}
+
+}  // namespace hgas::core

@@ -1,0 +1,38 @@
+// A first-fit allocator over offsets [0, size) of a segment. Deterministic: the same sequence
+// of calls gives the same offsets, which is what makes collective allocation symmetric.
+// Written by hand because it manages offsets in memory that other processes map (a general
+// malloc would put its bookkeeping inside the shared segment and differ across ranks).
+#pragma once
+#include <cstdint>
+#include <map>
+
+#include "base/status.hpp"
+
+namespace hgas::mem {
+
+class allocator {
+public:
+    allocator() = default;
+    allocator(uint64_t size, uint64_t min_align = 64);
+
+    // Offset of a new block of `bytes` (> 0) aligned to `align` (power of two).
+    result<uint64_t> allocate(uint64_t bytes, uint64_t align);
+    // Frees the block that starts at `offset`; invalid_pointer if no live block starts there.
+    status release(uint64_t offset);
+    // Size of the live block at `offset`, or 0.
+    uint64_t block_size(uint64_t offset) const;
+    // The live block containing `offset`: its start and size, false if none.
+    bool find_block(uint64_t offset, uint64_t &start, uint64_t &size) const;
+
+    uint64_t capacity() const { return size_; }
+    uint64_t in_use() const { return used_; }
+    uint64_t largest_free() const;
+
+private:
+    uint64_t size_ = 0, min_align_ = 64, used_ = 0;
+    std::map<uint64_t, uint64_t> free_;  // offset -> length, coalesced
+    std::map<uint64_t, uint64_t> live_;  // offset -> length as reserved (incl. alignment pad)
+    std::map<uint64_t, uint64_t> pad_;   // offset -> bytes of padding before it
+};
+
+}  // namespace hgas::mem

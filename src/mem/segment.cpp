@@ -1,0 +1,101 @@
+#include "mem/segment.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace hgas::mem {
+
+const char *kind_name(kind k) {
+    switch (k) {
+    case kind::host: return "host";
+    }
+    return "?";
+}
+
+std::string shm_name(const std::string &job_id, int rank, uint16_t seg) {
+    return "/hgas-" + job_id + "-" + std::to_string(rank) + "-" + std::to_string(seg);
+}
+
+host_mapping &host_mapping::operator=(host_mapping &&o) noexcept {
+    if (this != &o) {
+        this->~host_mapping();
+        base_ = o.base_;
+        size_ = o.size_;
+        name_ = std::move(o.name_);
+        owner_ = o.owner_;
+        linked_ = o.linked_;
+        o.base_ = nullptr;
+        o.size_ = 0;
+        o.owner_ = o.linked_ = false;
+    }
+    return *this;
+}
+
+host_mapping::~host_mapping() {
+    unlink();
+    if (base_) munmap(base_, size_);
+    base_ = nullptr;
+}
+
+void host_mapping::unlink() {
+    if (owner_ && linked_) shm_unlink(name_.c_str());
+    linked_ = false;
+}
+
+result<host_mapping> host_mapping::create(const std::string &name, size_t size) {
+    int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0)
+        return fail(status::no_memory, "cannot create shared memory %s: %s%s", name.c_str(), std::strerror(errno),
+                    errno == EEXIST ? " (a leftover of an earlier job with the same id? remove it)" : "");
+    host_mapping m;
+    m.name_ = name;
+    m.owner_ = true;
+    m.linked_ = true;
+    // posix_fallocate reserves the pages now, so a too-small /dev/shm fails here with a clear
+    // message instead of a SIGBUS on first touch later.
+    int rc = posix_fallocate(fd, 0, static_cast<off_t>(size));
+    if (rc != 0) {
+        ::close(fd);
+        return fail(status::no_memory,
+                    "cannot reserve %zu bytes of shared memory for %s: %s; lower HGAS_HEAP_SIZE / "
+                    "HGAS_LOCAL_HEAP_SIZE or enlarge /dev/shm",
+                    size, name.c_str(), std::strerror(rc));
+    }
+    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED)
+        return fail(status::no_memory, "cannot map %zu bytes of shared memory %s: %s", size, name.c_str(),
+                    std::strerror(errno));
+    m.base_ = p;
+    m.size_ = size;
+    return m;
+}
+
+result<host_mapping> host_mapping::attach(const std::string &name, size_t size) {
+    int fd = shm_open(name.c_str(), O_RDWR, 0);
+    if (fd < 0)
+        return fail(status::bootstrap, "cannot open peer shared memory %s: %s (peer died, or it runs on another "
+                    "node: set HGAS_NODE_NAME consistently)", name.c_str(), std::strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < size) {
+        ::close(fd);
+        return fail(status::bootstrap, "peer shared memory %s is smaller than announced (%zu bytes)", name.c_str(),
+                    size);
+    }
+    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED)
+        return fail(status::no_memory, "cannot map peer shared memory %s: %s", name.c_str(), std::strerror(errno));
+    host_mapping m;
+    m.base_ = p;
+    m.size_ = size;
+    m.name_ = name;
+    return m;
+}
+
+}  // namespace hgas::mem

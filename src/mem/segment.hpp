@@ -1,0 +1,55 @@
+// Segments: the contiguous ranges of memory that a rank exposes in the global address space.
+// A host segment is POSIX shared memory (/dev/shm/hgas-<job>-<rank>-<seg>, mode 0600) so that
+// ranks on the same node can map it; the owner unlinks the name once every peer has mapped it,
+// so nothing is left behind however the job ends after init.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "base/status.hpp"
+
+namespace hgas::mem {
+
+enum class kind : uint8_t { host = 0 };
+const char *kind_name(kind k);
+
+// Segment ids are the same on every rank. Later kinds (cuda, sim) add ids after these.
+inline constexpr uint16_t seg_symmetric = 0;  // symmetric heap (hgas_malloc)
+inline constexpr uint16_t seg_local = 1;      // non-collective heap (hgas_alloc)
+inline constexpr uint16_t seg_count = 2;
+
+// One mapping of a host segment: owned (created by this rank) or attached (a peer's).
+class host_mapping {
+public:
+    host_mapping() = default;
+    host_mapping(const host_mapping &) = delete;
+    host_mapping &operator=(const host_mapping &) = delete;
+    host_mapping(host_mapping &&o) noexcept { *this = std::move(o); }
+    host_mapping &operator=(host_mapping &&o) noexcept;
+    ~host_mapping();
+
+    // Creates and maps a new shared segment (fails if the name exists: another job's leftovers
+    // would otherwise be reused). A failure to size it says which setting to lower.
+    static result<host_mapping> create(const std::string &name, size_t size);
+    // Maps a peer's segment by name; checks its size.
+    static result<host_mapping> attach(const std::string &name, size_t size);
+    // Removes the name (mappings stay valid). Idempotent.
+    void unlink();
+
+    void *base() const { return base_; }
+    size_t size() const { return size_; }
+    const std::string &name() const { return name_; }
+
+private:
+    void *base_ = nullptr;
+    size_t size_ = 0;
+    std::string name_;
+    bool owner_ = false;
+    bool linked_ = false;
+};
+
+// "hgas-<job>-<rank>-<seg>"; the launcher's safety net removes "hgas-<job>-*".
+std::string shm_name(const std::string &job_id, int rank, uint16_t seg);
+
+}  // namespace hgas::mem

@@ -1,0 +1,224 @@
+#include "rma/rma.hpp"
+
+#include <cstring>
+
+// The handle behind hgas_handle_t for an operation that did not complete at issue.
+struct hgas_handle_s {
+    hgas::transport::transport *t;
+    hgas::transport::pending p;
+};
+
+namespace hgas::rma {
+
+using transport::remote;
+
+namespace {
+
+remote to_remote(hgas_gptr_t p) { return remote{static_cast<int>(p.rank), p.segment, p.offset}; }
+
+status check_local(const char *op, const void *buf, size_t n, const char *what) {
+    if (n && !buf) return fail(status::invalid_arg, "%s: %s buffer is NULL but %zu bytes were asked for", op, what, n);
+    return status::ok;
+}
+
+}  // namespace
+
+
+result<const core::peer_segment *> target(core::rank &r, const char *op, hgas_gptr_t p, uint64_t n) {
+    const core::peer_segment *ps = r.segment(p.rank, p.segment);
+    HGAS_TRY(mem::check_range(op, p, n, r.n(), ps ? ps->size : 0));
+    return ps;
+}
+
+status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) {
+    const char *op = nbi ? "hgas_put_nbi" : "hgas_put";
+    HGAS_TRY(check_local(op, src, n, "source"));
+    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, dst, n));
+    if (ps->direct) {
+        std::memcpy(ps->direct + dst.offset, src, n);
+        return status::ok;
+    }
+    return r.route(dst.rank)->put(to_remote(dst), src, n, nbi);
+}
+
+status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi) {
+    const char *op = nbi ? "hgas_get_nbi" : "hgas_get";
+    HGAS_TRY(check_local(op, dst, n, "destination"));
+    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, src, n));
+    if (ps->direct) {
+        std::memcpy(dst, ps->direct + src.offset, n);
+        return status::ok;
+    }
+    return r.route(src.rank)->get(dst, to_remote(src), n, nbi);
+}
+
+status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_handle_t *h) {
+    if (!h) return fail(status::invalid_arg, "hgas_put_nb: the handle pointer is NULL");
+    HGAS_TRY(check_local("hgas_put_nb", src, n, "source"));
+    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_put_nb", dst, n));
+    if (ps->direct) {
+        std::memcpy(ps->direct + dst.offset, src, n);
+        *h = HGAS_HANDLE_DONE;  // a store to mapped memory is remotely complete once done
+        return status::ok;
+    }
+    auto hs = std::make_unique<hgas_handle_s>();
+    hs->t = r.route(dst.rank);
+    HGAS_TRY(hs->t->put_nb(to_remote(dst), src, n, hs->p));
+    *h = hs.release();
+    return status::ok;
+}
+
+status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t *h) {
+    if (!h) return fail(status::invalid_arg, "hgas_get_nb: the handle pointer is NULL");
+    HGAS_TRY(check_local("hgas_get_nb", dst, n, "destination"));
+    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_get_nb", src, n));
+    if (ps->direct) {
+        std::memcpy(dst, ps->direct + src.offset, n);
+        *h = HGAS_HANDLE_DONE;
+        return status::ok;
+    }
+    auto hs = std::make_unique<hgas_handle_s>();
+    hs->t = r.route(src.rank);
+    HGAS_TRY(hs->t->get_nb(dst, to_remote(src), n, hs->p));
+    *h = hs.release();
+    return status::ok;
+}
+
+status test(core::rank &r, hgas_handle_t h, int *done) {
+    if (!done) return fail(status::invalid_arg, "hgas_test: the done pointer is NULL");
+    if (h == HGAS_HANDLE_DONE) {
+        *done = 1;
+        return status::ok;
+    }
+    bool d = false;
+    status s = h->t->test(h->p, d);
+    if (s != status::ok) {
+        delete h;  // a failed operation is finished too; its error is reported once, here
+        return s;
+    }
+    if (!d) HGAS_TRY(r.poll());
+    if (d) delete h;
+    *done = d ? 1 : 0;
+    return status::ok;
+}
+
+status wait(core::rank &r, hgas_handle_t h) {
+    if (h == HGAS_HANDLE_DONE) return status::ok;
+    bool d = false;
+    status err = status::ok;
+    status s = r.wait("hgas_wait", [&] {
+        err = h->t->test(h->p, d);
+        return d || err != status::ok;
+    });
+    delete h;
+    return err != status::ok ? err : s;
+}
+
+status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_gptr_t sig, uint64_t value,
+                  hgas_signal_op_t op, bool nbi) {
+    const char *name = nbi ? "hgas_put_signal_nbi" : "hgas_put_signal";
+    if (op != HGAS_SIGNAL_SET && op != HGAS_SIGNAL_ADD)
+        return fail(status::invalid_arg, "%s: signal op %d is neither HGAS_SIGNAL_SET nor HGAS_SIGNAL_ADD", name, op);
+    HGAS_TRY(check_local(name, src, n, "source"));
+    if (sig.rank != dst.rank)
+        return fail(status::invalid_arg, "%s: the signal (rank %u) must be on the same rank as the data (rank %u)",
+                    name, sig.rank, dst.rank);
+    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, name, dst, n));
+    HGAS_TRY_ASSIGN(const core::peer_segment *ss, target(r, name, sig, 8));
+    HGAS_TRY(mem::check_aligned(name, sig, 8));
+    const auto sop = op == HGAS_SIGNAL_SET ? transport::signal_op::set : transport::signal_op::add;
+    if (ps->direct && ss->direct) {
+        std::memcpy(ps->direct + dst.offset, src, n);
+        transport::direct::store_fence();
+        transport::direct::signal_update(ss->direct + sig.offset, sop, value);
+        return status::ok;
+    }
+    return r.route(dst.rank)->put_signal(to_remote(dst), src, n, to_remote(sig), sop, value, nbi);
+}
+
+status signal_update(core::rank &r, hgas_gptr_t sig, hgas_signal_op_t op, uint64_t value) {
+    return put_signal(r, sig, nullptr, 0, sig, value, op, false);
+}
+
+status atomic(core::rank &r, hgas_gptr_t t, hgas_amo_t op, hgas_dtype_t type, const void *operand,
+              const void *compare, void *result) {
+    const char *name = "hgas_atomic";
+    unsigned width;
+    switch (type) {
+    case HGAS_INT32:
+    case HGAS_UINT32: width = 4; break;
+    case HGAS_INT64:
+    case HGAS_UINT64: width = 8; break;
+    default:
+        return fail(status::invalid_arg, "%s: type %d is not an integer type (HGAS_INT32, HGAS_INT64, HGAS_UINT32, "
+                    "HGAS_UINT64)", name, type);
+    }
+    transport::amo_op aop;
+    uint64_t opnd = 0, cmp = 0;
+    bool needs_operand = true;
+    switch (op) {
+    case HGAS_AMO_FETCH: aop = transport::amo_op::fetch; needs_operand = false; break;
+    case HGAS_AMO_SET: aop = transport::amo_op::set; break;
+    case HGAS_AMO_ADD: aop = transport::amo_op::add; break;
+    case HGAS_AMO_FETCH_ADD: aop = transport::amo_op::fetch_add; break;
+    case HGAS_AMO_INC: aop = transport::amo_op::add; opnd = 1; needs_operand = false; break;
+    case HGAS_AMO_FETCH_INC: aop = transport::amo_op::fetch_add; opnd = 1; needs_operand = false; break;
+    case HGAS_AMO_SWAP: aop = transport::amo_op::swap; break;
+    case HGAS_AMO_COMPARE_SWAP: aop = transport::amo_op::compare_swap; break;
+    case HGAS_AMO_AND: aop = transport::amo_op::and_; break;
+    case HGAS_AMO_OR: aop = transport::amo_op::or_; break;
+    case HGAS_AMO_XOR: aop = transport::amo_op::xor_; break;
+    case HGAS_AMO_FETCH_AND: aop = transport::amo_op::fetch_and; break;
+    case HGAS_AMO_FETCH_OR: aop = transport::amo_op::fetch_or; break;
+    case HGAS_AMO_FETCH_XOR: aop = transport::amo_op::fetch_xor; break;
+    default: return fail(status::invalid_arg, "%s: op %d is not an hgas_amo_t", name, op);
+    }
+    if (needs_operand) {
+        if (!operand) return fail(status::invalid_arg, "%s: this op needs an operand but operand is NULL", name);
+        if (width == 4) {
+            uint32_t v;
+            std::memcpy(&v, operand, 4);
+            opnd = v;
+        } else {
+            std::memcpy(&opnd, operand, 8);
+        }
+    }
+    if (aop == transport::amo_op::compare_swap) {
+        if (!compare) return fail(status::invalid_arg, "%s: compare_swap needs a compare value but it is NULL", name);
+        if (width == 4) {
+            uint32_t v;
+            std::memcpy(&v, compare, 4);
+            cmp = v;
+        } else {
+            std::memcpy(&cmp, compare, 8);
+        }
+    }
+    const bool fetches = transport::amo_fetches(aop);
+    if (fetches && !result) return fail(status::invalid_arg, "%s: this op returns the old value but result is NULL", name);
+    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, name, t, width));
+    HGAS_TRY(mem::check_aligned(name, t, width));
+    uint64_t old = 0;
+    if (ps->direct) old = transport::direct::amo(ps->direct + t.offset, aop, width, opnd, cmp);
+    else HGAS_TRY(r.route(t.rank)->amo(to_remote(t), aop, width, opnd, cmp, &old));
+    if (fetches) {
+        if (width == 4) {
+            uint32_t v = static_cast<uint32_t>(old);
+            std::memcpy(result, &v, 4);
+        } else {
+            std::memcpy(result, &old, 8);
+        }
+    }
+    return status::ok;
+}
+
+status fence(core::rank &r) {
+    for (auto &t : r.transports()) HGAS_TRY(t->fence());
+    return status::ok;
+}
+
+status quiet(core::rank &r) {
+    for (auto &t : r.transports()) HGAS_TRY(t->quiet());
+    return status::ok;
+}
+
+}  // namespace hgas::rma

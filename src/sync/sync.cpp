@@ -1,0 +1,79 @@
+#include "sync/sync.hpp"
+
+#include "rma/rma.hpp"
+
+namespace hgas::sync {
+
+bool compare(uint64_t v, hgas_cmp_t cmp, uint64_t value) {
+    switch (cmp) {
+    case HGAS_CMP_EQ: return v == value;
+    case HGAS_CMP_NE: return v != value;
+    case HGAS_CMP_GT: return v > value;
+    case HGAS_CMP_GE: return v >= value;
+    case HGAS_CMP_LT: return v < value;
+    case HGAS_CMP_LE: return v <= value;
+    }
+    return false;
+}
+
+namespace {
+status check_sig(core::rank &r, const char *op, const uint64_t *sig, hgas_cmp_t cmp) {
+    if (!sig) return fail(status::invalid_arg, "%s: the signal pointer is NULL", op);
+    if (cmp < HGAS_CMP_EQ || cmp > HGAS_CMP_LE)
+        return fail(status::invalid_arg, "%s: comparison %d is not an hgas_cmp_t", op, cmp);
+    if (reinterpret_cast<uintptr_t>(sig) % 8)
+        return fail(status::misaligned, "%s: the signal word %p is not 8-byte aligned", op, (const void *)sig);
+    if (r.own_segment_of(sig, 8) < 0)
+        return fail(status::invalid_pointer, "%s: %p is not in this rank's hgas memory; signals must be allocated "
+                    "with hgas_malloc or hgas_alloc so that peers can update them", op, (const void *)sig);
+    return status::ok;
+}
+// Acquire: a rank that sees the signal's new value must see the data put before it.
+inline uint64_t load(const uint64_t *sig) { return __atomic_load_n(sig, __ATOMIC_ACQUIRE); }
+}  // namespace
+
+status signal_wait_until(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, uint64_t *observed) {
+    HGAS_TRY(check_sig(r, "hgas_signal_wait_until", sig, cmp));
+    uint64_t v = 0;
+    HGAS_TRY(r.wait("hgas_signal_wait_until", [&] { return compare(v = load(sig), cmp, value); }));
+    if (observed) *observed = v;
+    return status::ok;
+}
+
+status signal_test(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, int *satisfied) {
+    HGAS_TRY(check_sig(r, "hgas_signal_test", sig, cmp));
+    if (!satisfied) return fail(status::invalid_arg, "hgas_signal_test: the result pointer is NULL");
+    bool ok = compare(load(sig), cmp, value);
+    if (!ok) {
+        HGAS_TRY(r.poll());
+        ok = compare(load(sig), cmp, value);
+    }
+    *satisfied = ok;
+    return status::ok;
+}
+
+status signal_fetch(core::rank &r, const uint64_t *sig, uint64_t *value) {
+    HGAS_TRY(check_sig(r, "hgas_signal_fetch", sig, HGAS_CMP_EQ));
+    if (!value) return fail(status::invalid_arg, "hgas_signal_fetch: the result pointer is NULL");
+    *value = load(sig);
+    return status::ok;
+}
+
+status barrier(core::rank &r) {
+    HGAS_TRY(rma::quiet(r));
+    const int n = r.n(), me = r.me();
+    auto &in = r.internal();
+    const uint64_t epoch = ++in.barrier_epoch;
+    for (int k = 0, dist = 1; dist < n; ++k, dist <<= 1) {
+        const uint64_t off = in.barrier_flags + 64 * static_cast<uint64_t>(k);
+        hgas_gptr_t peer = mem::make_gptr((me + dist) % n, mem::seg_symmetric, off);
+        HGAS_TRY(rma::signal_update(r, peer, HGAS_SIGNAL_ADD, 1));
+        // Each barrier adds exactly one per round from one peer, so after `epoch` barriers the
+        // word holds at least `epoch` (a faster peer may already be one ahead).
+        const uint64_t *mine = reinterpret_cast<const uint64_t *>(r.own_base(mem::seg_symmetric) + off);
+        HGAS_TRY(r.wait("hgas_barrier", [&] { return load(mine) >= epoch; }));
+    }
+    return status::ok;
+}
+
+}  // namespace hgas::sync

@@ -1,0 +1,137 @@
+// The transport interface: how bytes reach another rank's segment. Implementations: `self`
+// (the rank's own memory), `shm` (peers on the same node, through shared mappings), `ucx`
+// (everything else, and everything when HGAS_TRANSPORTS=ucx).
+//
+// Fast path first (STYLE.md): a transport that can map a peer's segment returns its base from
+// peer_base(); the semantics layer then copies and stores directly and never makes a virtual
+// call. The data methods below exist for every transport all the same, so that every
+// transport test runs on every transport.
+//
+// Threading: setup calls come from the rank's thread. Data calls come from the rank's thread
+// (serialized). progress() may also be called from the rank's helper thread at the same time
+// as data calls: implementations must allow that.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/settings.hpp"
+#include "base/status.hpp"
+#include "boot/boot.hpp"
+
+namespace hgas::transport {
+
+// A byte range in a peer's segment, already bounds-checked by the initiator.
+struct remote {
+    int rank;
+    uint16_t seg;
+    uint64_t offset;
+};
+
+// Atomic operations as transports see them (inc/fetch_inc become add/fetch_add by 1).
+enum class amo_op : uint8_t {
+    fetch, set, add, fetch_add, swap, compare_swap, and_, or_, xor_, fetch_and, fetch_or, fetch_xor
+};
+inline bool amo_fetches(amo_op op) {
+    return !(op == amo_op::set || op == amo_op::add || op == amo_op::and_ || op == amo_op::or_ ||
+             op == amo_op::xor_);
+}
+
+enum class signal_op : uint8_t { set = 0, add = 1 };
+
+// What a transport can do and what it costs; proto uses the costs to choose among transports
+// that can reach a peer, hgas-info prints them.
+struct caps {
+    bool direct = false;       // peer_base() gives load/store access
+    bool needs_target_progress = false;  // some operations are executed by the target's CPU
+    double latency_us = 0;     // rough small-message latency
+    double bandwidth_gbs = 0;  // rough large-message bandwidth
+};
+
+// Outstanding explicit non-blocking operation (hgas_put_nb/get_nb).
+struct pending {
+    void *req = nullptr;  // transport-owned request, nullptr when complete
+    int peer = -1;
+    bool is_put = false;
+    int stage = 0;        // transport-private progress state (e.g. put done, flush issued)
+};
+
+// Everything a transport needs to set itself up.
+struct setup {
+    const settings *cfg = nullptr;
+    const boot::job_info *job = nullptr;
+    const boot::topology *topo = nullptr;
+    boot::client *store = nullptr;
+};
+
+// A segment of this rank as transports register it.
+struct local_segment {
+    uint16_t seg;
+    void *base;
+    uint64_t size;
+    std::string shm_name;  // for host segments: the shared-memory name peers on the node map
+};
+
+class transport {
+public:
+    virtual ~transport() = default;
+    virtual const char *name() const = 0;
+    virtual caps capabilities() const = 0;
+
+    // Setup ------------------------------------------------------------------------------
+    // Collective over all ranks (every rank constructs the same transports): exchange what
+    // peers need to reach this rank (addresses), using setup.store.
+    virtual status connect(const setup &s) = 0;
+    virtual bool can_reach(int peer) const = 0;
+    // Register one of this rank's segments; `blob` is what peers need to reach it (rkey,
+    // shm name). The core exchanges blobs (allgather) and calls attach_segment on each rank
+    // for each peer this transport reaches.
+    virtual status register_segment(const local_segment &seg, std::string &blob) = 0;
+    virtual status attach_segment(int peer, uint16_t seg, uint64_t size, const std::string &blob) = 0;
+    // Called once every peer has attached (after a barrier): e.g. unlink shm names.
+    virtual void segments_attached() {}
+    // Base address of a peer segment mapped into this process, or nullptr.
+    virtual void *peer_base(int peer, uint16_t seg) const { return nullptr; }
+    // Release everything; called after the final barrier. Idempotent.
+    virtual void shutdown() = 0;
+
+    // Data (destination ranges already checked by the initiator) ------------------------
+    // nbi == false: complete locally at return (src reusable / dst filled);
+    // nbi == true:  complete at quiet().
+    virtual status put(remote dst, const void *src, size_t n, bool nbi) = 0;
+    virtual status get(void *dst, remote src, size_t n, bool nbi) = 0;
+    // Explicit non-blocking; test() reports remote completion for puts.
+    virtual status put_nb(remote dst, const void *src, size_t n, pending &p) = 0;
+    virtual status get_nb(void *dst, remote src, size_t n, pending &p) = 0;
+    virtual status test(pending &p, bool &done) = 0;
+    // width 4 or 8; `result` receives the old value for fetching ops. Complete at return.
+    virtual status amo(remote t, amo_op op, unsigned width, uint64_t operand, uint64_t compare,
+                       uint64_t *result) = 0;
+    // Data, then the 8-byte signal at `sig` (same rank): data visible before the signal.
+    virtual status put_signal(remote dst, const void *src, size_t n, remote sig, signal_op op,
+                              uint64_t value, bool nbi) = 0;
+    // Order puts to each peer across this call / complete everything at the targets.
+    virtual status fence() = 0;
+    virtual status quiet() = 0;
+    // Advance outstanding work and serve requests from peers. Cheap when idle.
+    virtual status progress() = 0;
+};
+
+// Factories. create_ucx returns status::unsupported in a build without UCX.
+std::unique_ptr<transport> create_self();
+std::unique_ptr<transport> create_shm();
+result<std::unique_ptr<transport>> create_ucx(const settings &cfg);
+// "1.22.0" or "" when built without UCX.
+const char *ucx_version();
+
+// Direct-access helpers shared by self, shm and the semantics fast path.
+namespace direct {
+// Orders stores (including the non-temporal ones that large memcpy uses) before later stores.
+void store_fence();
+uint64_t amo(void *addr, amo_op op, unsigned width, uint64_t operand, uint64_t compare);
+void signal_update(void *addr, signal_op op, uint64_t value);
+}  // namespace direct
+
+}  // namespace hgas::transport

@@ -1,0 +1,56 @@
+// The C API before hgas_init and after hgas_finalize: clear status, no crash; finalize is
+// idempotent; init with a bad setting names it.
+#include <gtest/gtest.h>
+#include <hgas/hgas.h>
+
+#include <cstdlib>
+#include <cstring>
+
+TEST(ApiBeforeInit, EveryCallFailsCleanly) {
+    EXPECT_EQ(hgas_initialized(), 0);
+    EXPECT_EQ(hgas_rank_me(), -1);
+    EXPECT_EQ(hgas_rank_n(), -1);
+    void *p = (void *)1;
+    EXPECT_EQ(hgas_malloc(64, &p), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_EQ(p, (void *)1);
+    EXPECT_NE(std::strstr(hgas_last_error(), "hgas_init"), nullptr) << hgas_last_error();
+    char buf[8] = {};
+    hgas_gptr_t g = {0, 0, 0, 0};
+    EXPECT_EQ(hgas_put(g, buf, 8), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_EQ(hgas_get(buf, g, 8), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_EQ(hgas_barrier(), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_EQ(hgas_quiet(), HGAS_ERR_NOT_INITIALIZED);
+    int64_t old;
+    EXPECT_EQ(hgas_atomic_fetch_add64(g, 1, &old), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_EQ(hgas_local_addr(g), nullptr);
+    EXPECT_EQ(hgas_finalize(), HGAS_OK);  // idempotent, even without init
+    EXPECT_STREQ(hgas_error_string(HGAS_ERR_OUT_OF_BOUNDS), "HGAS_ERR_OUT_OF_BOUNDS");
+}
+
+TEST(ApiSingleton, InitWithoutLauncherIsRankZeroOfOne) {
+    unsetenv("HGAS_RANK");
+    unsetenv("HGAS_SIZE");
+    unsetenv("HGAS_BOOT_ADDR");
+    setenv("HGAS_TRANSPORTS", "self,shm", 1);
+    setenv("HGAS_HEAP_SIZE", "bogus", 1);
+    EXPECT_EQ(hgas_init(), HGAS_ERR_INVALID_SETTING);
+    EXPECT_NE(std::strstr(hgas_last_error(), "HGAS_HEAP_SIZE"), nullptr) << hgas_last_error();
+    EXPECT_EQ(hgas_initialized(), 0);
+    setenv("HGAS_HEAP_SIZE", "4M", 1);
+    ASSERT_EQ(hgas_init(), HGAS_OK) << hgas_last_error();
+    EXPECT_EQ(hgas_rank_me(), 0);
+    EXPECT_EQ(hgas_rank_n(), 1);
+    uint64_t *w;
+    ASSERT_EQ(hgas_calloc(1, 8, (void **)&w), HGAS_OK) << hgas_last_error();
+    hgas_gptr_t g;
+    ASSERT_EQ(hgas_ptr(w, 0, &g), HGAS_OK);
+    int64_t old = -1;
+    ASSERT_EQ(hgas_atomic_fetch_add64(g, 5, &old), HGAS_OK);
+    EXPECT_EQ(old, 0);
+    EXPECT_EQ(*w, 5u);
+    EXPECT_EQ(hgas_free(w), HGAS_OK);
+    EXPECT_EQ(hgas_finalize(), HGAS_OK);
+    EXPECT_EQ(hgas_finalize(), HGAS_OK);
+    EXPECT_EQ(hgas_barrier(), HGAS_ERR_NOT_INITIALIZED);
+    unsetenv("HGAS_HEAP_SIZE");
+}

@@ -1,0 +1,84 @@
+// base: status names, last-error messages, the settings table and its validation.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "base/settings.hpp"
+#include "base/status.hpp"
+
+using namespace hgas;
+
+TEST(Status, NamesAndLastError) {
+    EXPECT_STREQ(status_name(status::timeout), "HGAS_ERR_TIMEOUT");
+    EXPECT_STREQ(status_name(status::ok), "HGAS_OK");
+    status s = fail(status::invalid_arg, "rank %d is %s", 3, "bad");
+    EXPECT_EQ(s, status::invalid_arg);
+    EXPECT_EQ(last_error(), "rank 3 is bad");
+    clear_last_error();
+    EXPECT_EQ(last_error(), "");
+}
+
+TEST(Settings, EveryEntryHasAValidDefaultAndHelp) {
+    std::set<std::string> names;
+    for (int i = 0; i < setting_count; ++i) {
+        const setting_info &si = info(static_cast<setting>(i));
+        EXPECT_EQ(std::string(si.env).rfind("HGAS_", 0), 0u) << si.env;
+        EXPECT_TRUE(names.insert(si.env).second) << "duplicate " << si.env;
+        EXPECT_GT(std::string(si.help).size(), 10u) << si.env << " needs a help text";
+        settings tmp;
+        EXPECT_EQ(settings::parse(static_cast<setting>(i), si.def, tmp), status::ok) << si.env << ": " << last_error();
+    }
+    EXPECT_TRUE(names.count("HGAS_HEAP_SIZE"));
+    EXPECT_TRUE(names.count("HGAS_TRANSPORTS"));
+}
+
+TEST(Settings, BytesSuffixes) {
+    uint64_t v = 0;
+    EXPECT_TRUE(parse_bytes("64M", v));
+    EXPECT_EQ(v, 64ull << 20);
+    EXPECT_TRUE(parse_bytes("2G", v));
+    EXPECT_EQ(v, 2ull << 30);
+    EXPECT_TRUE(parse_bytes("4096", v));
+    EXPECT_EQ(v, 4096u);
+    EXPECT_TRUE(parse_bytes("8KiB", v));
+    EXPECT_EQ(v, 8192u);
+    EXPECT_FALSE(parse_bytes("-1", v));
+    EXPECT_FALSE(parse_bytes("12X", v));
+    EXPECT_FALSE(parse_bytes("", v));
+    EXPECT_FALSE(parse_bytes("99999999999999999999G", v));
+}
+
+TEST(Settings, BadValuesNameTheVariableAndTheChoices) {
+    settings s;
+    EXPECT_EQ(settings::parse(setting::heap_size, "lots", s), status::invalid_setting);
+    EXPECT_NE(last_error().find("HGAS_HEAP_SIZE"), std::string::npos) << last_error();
+    EXPECT_EQ(settings::parse(setting::transports, "shm,rdma", s), status::invalid_setting);
+    EXPECT_NE(last_error().find("'rdma'"), std::string::npos) << last_error();
+    EXPECT_NE(last_error().find("self,shm,ucx"), std::string::npos) << last_error();
+    EXPECT_EQ(settings::parse(setting::ucx_mode, "fast", s), status::invalid_setting);
+    EXPECT_EQ(settings::parse(setting::progress_thread, "maybe", s), status::invalid_setting);
+    EXPECT_EQ(settings::parse(setting::progress_interval_us, "-5", s), status::invalid_setting);
+    EXPECT_EQ(settings::parse(setting::timeout, "0", s), status::invalid_setting);
+    EXPECT_EQ(settings::parse(setting::timeout, "2.5", s), status::ok);
+    EXPECT_DOUBLE_EQ(s.seconds(setting::timeout), 2.5);
+    EXPECT_EQ(settings::parse(setting::transports, " ucx , shm ", s), status::ok);
+    ASSERT_EQ(s.list(setting::transports).size(), 2u);
+    EXPECT_EQ(s.list(setting::transports)[0], "ucx");
+    EXPECT_TRUE(s.list_has(setting::transports, "shm"));
+}
+
+TEST(Settings, FromEnvironmentRecordsTheSource) {
+    setenv("HGAS_HEAP_SIZE", "1M", 1);
+    unsetenv("HGAS_TIMEOUT");
+    auto r = settings::from_env();
+    ASSERT_TRUE(r.ok()) << last_error();
+    EXPECT_EQ(r->bytes(setting::heap_size), 1u << 20);
+    EXPECT_STREQ(r->source(setting::heap_size), "environment");
+    EXPECT_STREQ(r->source(setting::timeout), "default");
+    setenv("HGAS_HEAP_SIZE", "oops", 1);
+    auto bad = settings::from_env();
+    EXPECT_EQ(bad.error(), status::invalid_setting);
+    unsetenv("HGAS_HEAP_SIZE");
+}

@@ -1,0 +1,93 @@
+// mem: the deterministic allocator, global pointer checks, shared-memory segments.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "mem/allocator.hpp"
+#include "mem/gptr.hpp"
+#include "mem/segment.hpp"
+
+using namespace hgas;
+using namespace hgas::mem;
+
+TEST(Allocator, AlignedFirstFitAndCoalescing) {
+    allocator a(1 << 20);
+    auto x = a.allocate(100, 64), y = a.allocate(1, 4096), z = a.allocate(5000, 64);
+    ASSERT_TRUE(x.ok() && y.ok() && z.ok());
+    EXPECT_EQ(*x % 64, 0u);
+    EXPECT_EQ(*y % 4096, 0u);
+    EXPECT_EQ(a.block_size(*x), 128u);  // rounded to the minimum alignment
+    uint64_t start, size;
+    ASSERT_TRUE(a.find_block(*z + 10, start, size));
+    EXPECT_EQ(start, *z);
+    EXPECT_EQ(a.release(*y), status::ok);
+    EXPECT_EQ(a.release(*y), status::invalid_pointer);  // double free
+    EXPECT_EQ(a.release(*x + 64), status::invalid_pointer);
+    EXPECT_EQ(a.release(*x), status::ok);
+    EXPECT_EQ(a.release(*z), status::ok);
+    EXPECT_EQ(a.in_use(), 0u);
+    EXPECT_EQ(a.largest_free(), 1u << 20);  // everything coalesced back into one block
+}
+
+TEST(Allocator, SameSequenceSameOffsetsAndCleanExhaustion) {
+    allocator a(1 << 16), b(1 << 16);
+    std::mt19937 rng(7);
+    std::vector<uint64_t> live_a, live_b;
+    for (int i = 0; i < 2000; ++i) {
+        if (!live_a.empty() && rng() % 3 == 0) {
+            size_t k = rng() % live_a.size();
+            ASSERT_EQ(a.release(live_a[k]), status::ok);
+            ASSERT_EQ(b.release(live_b[k]), status::ok);
+            live_a.erase(live_a.begin() + k);
+            live_b.erase(live_b.begin() + k);
+        } else {
+            uint64_t sz = 1 + rng() % 3000, al = 64u << (rng() % 4);
+            auto ra = a.allocate(sz, al), rb = b.allocate(sz, al);
+            ASSERT_EQ(ra.ok(), rb.ok());
+            if (!ra.ok()) {
+                EXPECT_EQ(ra.error(), status::no_memory);
+                continue;
+            }
+            ASSERT_EQ(*ra, *rb);  // what makes collective allocation symmetric
+            live_a.push_back(*ra);
+            live_b.push_back(*rb);
+        }
+    }
+    EXPECT_EQ(a.allocate(1 << 17, 64).error(), status::no_memory);
+    EXPECT_EQ(a.allocate(0, 64).error(), status::invalid_arg);
+    EXPECT_EQ(a.allocate(8, 3).error(), status::invalid_arg);
+}
+
+TEST(GlobalPointer, RangeChecks) {
+    hgas_gptr_t p = make_gptr(1, seg_symmetric, 100);
+    EXPECT_EQ(check_range("t", p, 10, 4, 1000), status::ok);
+    EXPECT_EQ(check_range("t", p, 901, 4, 1000), status::out_of_bounds);
+    EXPECT_NE(last_error().find("rank 1"), std::string::npos) << last_error();
+    EXPECT_EQ(check_range("t", p, ~0ull, 4, 1000), status::out_of_bounds);  // no overflow
+    EXPECT_EQ(check_range("t", make_gptr(4, 0, 0), 1, 4, 1000), status::invalid_arg);
+    EXPECT_EQ(check_range("t", make_gptr(0, HGAS_SEG_NULL, 0), 1, 4, 1000), status::invalid_pointer);
+    EXPECT_EQ(check_range("t", p, 1, 4, 0), status::invalid_pointer);
+    EXPECT_EQ(check_aligned("t", make_gptr(0, 0, 12), 8), status::misaligned);
+    EXPECT_EQ(check_aligned("t", make_gptr(0, 0, 12), 4), status::ok);
+    EXPECT_TRUE(in_bounds(1000, 0, 1000));
+    EXPECT_FALSE(in_bounds(1001, 0, 1000));
+}
+
+TEST(Segment, CreateAttachShareAndUnlink) {
+    const std::string name = shm_name("unittest" + std::to_string(getpid()), 0, 0);
+    auto a = host_mapping::create(name, 1 << 16);
+    ASSERT_TRUE(a.ok()) << last_error();
+    auto dup = host_mapping::create(name, 1 << 16);
+    EXPECT_EQ(dup.error(), status::no_memory);  // names are never reused
+    auto b = host_mapping::attach(name, 1 << 16);
+    ASSERT_TRUE(b.ok()) << last_error();
+    std::strcpy(static_cast<char *>(a->base()), "shared");
+    EXPECT_STREQ(static_cast<char *>(b->base()), "shared");
+    EXPECT_EQ(host_mapping::attach(name, 1 << 20).error(), status::bootstrap);  // larger than it is
+    a->unlink();
+    EXPECT_EQ(host_mapping::attach(name, 1 << 16).error(), status::bootstrap);  // gone from /dev/shm
+    EXPECT_STREQ(static_cast<char *>(b->base()), "shared");                   // mappings stay valid
+}

@@ -1,0 +1,87 @@
+// hgas-info: what this build of hgas has and what it would do on this machine: version,
+// every HGAS_* setting with its value and where the value came from, the transports, and the
+// path chosen for each (memory kind, locality) pair.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <hgas/config.h>
+
+#include "base/settings.hpp"
+#include "proto/router.hpp"
+#include "transport/transport.hpp"
+
+using namespace hgas;
+
+static void usage() {
+    std::printf("usage: hgas-info [--settings-only] [--help]\n"
+                "Prints the hgas version, every HGAS_* setting (value, source, help), the transports in\n"
+                "this build, and the path chosen for each (kind, locality) pair under the current\n"
+                "environment. Set HGAS_* variables to see their effect.\n");
+}
+
+int main(int argc, char **argv) {
+    bool settings_only = false;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+            usage();
+            return 0;
+        } else if (!std::strcmp(argv[i], "--settings-only")) {
+            settings_only = true;
+        } else {
+            std::fprintf(stderr, "hgas-info: unknown option '%s' (see --help)\n", argv[i]);
+            return 2;
+        }
+    }
+    auto cfg = settings::from_env();
+    if (!cfg.ok()) {
+        std::fprintf(stderr, "hgas-info: %s\n", last_error().c_str());
+        return 1;
+    }
+    if (!settings_only) {
+        std::printf("hgas %s\n\n", HGAS_VERSION);
+        std::printf("build:\n");
+        std::printf("  UCX:  %s\n", HGAS_HAVE_UCX ? (std::string("yes, ") + transport::ucx_version()).c_str()
+                                                 : "no (this build reaches only ranks of one machine: self and shm)");
+        std::printf("  CUDA: %s\n\n", HGAS_HAVE_CUDA ? "nvcc found (no CUDA parts in this release yet)" : "no");
+    }
+    std::printf("settings:\n");
+    std::printf("  %-26s %-12s %-12s %s\n", "name", "value", "source", "help");
+    for (int i = 0; i < setting_count; ++i) {
+        const setting s = static_cast<setting>(i);
+        const setting_info &si = info(s);
+        std::string v = cfg->value_text(s);
+        if (s == setting::boot_secret && !v.empty()) v = "(set)";  // never print the secret
+        std::printf("  %-26s %-12s %-12s %s [%s%s%s]\n", si.env, v.empty() ? "\"\"" : v.c_str(), cfg->source(s),
+                    si.help, setting_type_name(si.type), *si.choices ? ": " : "", si.choices);
+    }
+    if (settings_only) return 0;
+
+    std::printf("\ntransports (in HGAS_TRANSPORTS order):\n");
+    for (const auto &t : cfg->list(setting::transports)) {
+        if (t == "self") std::printf("  self  the rank's own memory: memcpy and CPU atomics\n");
+        if (t == "shm") std::printf("  shm   ranks of the same node: shared mappings, memcpy and CPU atomics\n");
+        if (t == "ucx") {
+            if (HGAS_HAVE_UCX)
+                std::printf("  ucx   every rank: UCX %s, mode %s (%s)\n", transport::ucx_version(),
+                            cfg->text(setting::ucx_mode).c_str(),
+                            cfg->text(setting::ucx_mode) == "am" ? "active messages executed by the target"
+                                                                : "UCX RMA and atomics");
+            else
+                std::printf("  ucx   not in this build (rebuild with UCX: make deps, or -DHGAS_UCX_ROOT=...)\n");
+        }
+    }
+    std::printf("\npaths (source kind -> target kind, locality: transport):\n");
+    const proto::locality locs[] = {proto::locality::same_process, proto::locality::same_node,
+                                    proto::locality::other_node};
+    for (auto l : locs) {
+        std::string p = proto::planned_path(cfg->list(setting::transports), l, HGAS_HAVE_UCX);
+        std::printf("  host -> host, %-13s %s\n", proto::locality_name(l),
+                    p.empty() ? "unreachable with these transports" : p.c_str());
+    }
+    std::printf("\nprogress: %s\n", cfg->flag(setting::progress_thread)
+                                        ? "helper thread per rank serves remote requests while the rank computes"
+                                        : "made inside hgas calls and hgas_progress() (HGAS_PROGRESS_THREAD=1 adds a "
+                                          "helper thread)");
+    return 0;
+}
