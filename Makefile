@@ -10,7 +10,7 @@ VENV    := $(BUILD)/venv
 UCX_PREFIX = $(shell $(VENV)/bin/python -c 'import libucx, os; print(os.path.dirname(libucx.__file__))' 2>/dev/null)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test bench info clean
+.PHONY: all deps configure build run test bench bench-deps info clean
 
 all: build
 
@@ -36,6 +36,10 @@ run: build
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j 2 --timeout 600
+
+# The OpenSHMEM peer of hgas-bench (Debian's Open MPI, pinned); needs root.
+bench-deps:
+	sh bench/install-peers.sh
 
 bench: build
 	$(BUILD)/tools/hgas-bench/hgas-bench --all

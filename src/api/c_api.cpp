@@ -104,8 +104,10 @@ void *hgas_local_addr(hgas_gptr_t p) {
     auto *r = core::current();
     if (!r) return nullptr;
     const core::peer_segment *ps = r->segment(p.rank, p.segment);
-    if (!ps || !ps->direct || p.offset >= ps->size) return nullptr;
-    return ps->direct + p.offset;
+    if (!ps || p.offset >= ps->size) return nullptr;
+    // A rank can always load its own memory, whichever transport moves its RMA traffic.
+    if (p.rank == static_cast<uint32_t>(r->me())) return r->own_base(p.segment) + p.offset;
+    return ps->direct ? ps->direct + p.offset : nullptr;
 }
 
 // --- memory ----------------------------------------------------------------------------

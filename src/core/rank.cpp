@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "base/log.hpp"
 #include "core/wire_codec.hpp"
@@ -61,6 +62,7 @@ status rank::init() {
     HGASI_DEBUG("core", "rank %d of %d on node %d/%d (local %d/%d), launcher %s", job_.rank, job_.size,
                 topo_.node_me, topo_.node_n, topo_.local_rank, topo_.local_n, job_.launcher.c_str());
 
+    oversubscribed_ = topo_.local_n > static_cast<int>(std::thread::hardware_concurrency());
     HGAS_TRY(create_segments());
     HGAS_TRY(create_transports());
     HGAS_TRY(exchange_segments());

@@ -2,6 +2,8 @@
 // Nothing in hgas keeps rank state in process-wide globals, so that a later release can run
 // several ranks as threads of one process; a thread finds its rank through current().
 #pragma once
+#include <sched.h>
+
 #include <array>
 #include <memory>
 #include <vector>
@@ -101,6 +103,7 @@ private:
     progress::engine engine_;
     internal_objects internal_;
     double timeout_ = 300;
+    bool oversubscribed_ = false;  // more ranks on this node than cores
     uint64_t last_alive_check_ns_ = 0;
     bool finalized_ = false;
 };
@@ -116,9 +119,13 @@ status rank::wait(const char *what, Pred pred) {
     if (pred()) return status::ok;
     deadline dl(timeout_);
     poll_budget budget;
+    unsigned spins = 0;
     for (;;) {
         if (pred()) return status::ok;
         HGAS_TRY(engine_.poll());
+        // More ranks than cores on this node: a spinning rank would take the core from the
+        // very peer it waits for, so give it up after a short spin (as MPI's yield_when_idle).
+        if (oversubscribed_ && ++spins > 64) sched_yield();
         if (budget.tick()) {
             HGAS_TRY(check_alive());
             if (dl.expired())

@@ -233,7 +233,9 @@ TEST(Atomics, ManyRanksFetchAddExactSum) {
         prev = old;
     }
     HGAS_OK_OR_FAIL(hgas_barrier());
-    if (me() == 0) EXPECT_EQ(*counter, (int64_t)iters * n());
+    if (me() == 0) {
+        EXPECT_EQ(*counter, (int64_t)iters * n());
+    }
     HGAS_OK_OR_FAIL(hgas_barrier());
     HGAS_OK_OR_FAIL(hgas_free(counter));
 }
@@ -312,7 +314,9 @@ TEST(Memory, NonCollectiveAllocHasCallersAffinity) {
     EXPECT_EQ(got, 4242 + (me() + n() - 1) % n());
     HGAS_OK_OR_FAIL(hgas_barrier());
     // only the owner frees
-    if (n() > 1) EXPECT_EQ(hgas_dealloc(all[t]), HGAS_ERR_INVALID_POINTER);
+    if (n() > 1) {
+        EXPECT_EQ(hgas_dealloc(all[t]), HGAS_ERR_INVALID_POINTER);
+    }
     HGAS_OK_OR_FAIL(hgas_dealloc(mine));
     EXPECT_EQ(hgas_dealloc(mine), HGAS_ERR_INVALID_POINTER);  // double free
     HGAS_OK_OR_FAIL(hgas_free(all));
@@ -375,7 +379,9 @@ TEST(Runtime, Queries) {
     int counts[2] = {1, hgas_node_me() == hgas_node_of(0) ? 1 : 0}, sums[2];
     HGAS_OK_OR_FAIL(hgas_allreduce(sums, counts, 2, HGAS_INT32, HGAS_OP_SUM));
     EXPECT_EQ(sums[0], n());
-    if (hgas_node_me() == hgas_node_of(0)) EXPECT_EQ(sums[1], hgas_local_n());
+    if (hgas_node_me() == hgas_node_of(0)) {
+        EXPECT_EQ(sums[1], hgas_local_n());
+    }
 }
 
 }  // namespace

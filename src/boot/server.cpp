@@ -1,0 +1,393 @@
+// The bootstrap store: one thread, poll() over the listening socket, a wake-up eventfd and
+// every client. All store state is touched only by that thread; other threads talk to it
+// through a small queue (broadcast_abort) and read a few counters under a mutex.
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "base/log.hpp"
+#include "boot/boot.hpp"
+#include "boot/server.hpp"
+#include "boot/wire.hpp"
+
+namespace hgas::boot {
+namespace {
+
+using wire::message;
+using wire::msg;
+
+class socket_server final : public store_server {
+public:
+    socket_server(std::string secret, int n) : secret_(std::move(secret)), n_(n) {
+        conn_of_rank_.assign(n, -1);
+        joined_.assign(n, 0);
+        lost_.assign(n, 0);
+    }
+    ~socket_server() override { stop(); }
+
+    status open(const std::string &addr) {
+        HGAS_TRY(wire::parse_address(addr, addr_));
+        HGAS_TRY(wire::listen_on(addr_, listen_fd_, bound_));
+        wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (wake_fd_ < 0) return fail(status::bootstrap, "eventfd failed: %s", std::strerror(errno));
+        thread_ = std::thread([this] { run(); });
+        return status::ok;
+    }
+
+    std::string address() const override { return bound_; }
+    void on_rank_lost(std::function<void(int)> cb) override {
+        std::lock_guard<std::mutex> lk(mu_);
+        lost_cb_ = std::move(cb);
+    }
+    void broadcast_abort(const std::string &reason) override {
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            abort_queue_.push_back(reason);
+        }
+        wake();
+    }
+    bool all_joined() const override { return all_joined_.load(std::memory_order_acquire); }
+    void stop() override;
+
+    bool wait_drained(double timeout_s) {
+        std::unique_lock<std::mutex> lk(mu_);
+        return drained_cv_.wait_for(lk, std::chrono::duration<double>(timeout_s),
+                                    [&] { return joined_count_ == n_ && active_ == 0; });
+    }
+
+private:
+    struct conn {
+        int fd = -1;
+        int rank = -1;  // -1 until the hello is accepted
+        wire::frame_reader in;
+        std::string out;
+        bool bye = false;
+        bool closing = false;  // close once `out` is flushed (after a reject)
+        bool dead = false;     // drop at the end of this poll round
+    };
+
+    void wake() {
+        uint64_t one = 1;
+        if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+    }
+    void run();
+    void accept_all();
+    void serve(int id, conn &c);
+    void handle(int id, conn &c, message &m);
+    void send(conn &c, const message &m);
+    void flush(conn &c);
+    void drop(int id);
+    void abort_job(const std::string &reason);
+    void unlink_socket();
+    message who(const message &q) const;
+
+    const std::string secret_;
+    const int n_;
+    wire::address addr_;
+    std::string bound_;
+    int listen_fd_ = -1, wake_fd_ = -1;
+    std::thread thread_;
+    std::atomic<bool> stop_{false}, all_joined_{false};
+    bool unlinked_ = false;
+
+    // server-thread state
+    std::map<int, conn> conns_;
+    int next_id_ = 0;
+    std::vector<int> conn_of_rank_;
+    std::vector<char> joined_, lost_;
+    std::map<std::string, std::string> kv_;
+    std::map<std::string, std::vector<int>> pending_get_;  // key -> waiting connection ids
+    std::map<std::string, std::set<int>> arrivals_;        // barrier name -> ranks arrived
+    std::set<std::string> barriers_done_;
+    bool aborted_ = false;
+    std::string abort_reason_;
+
+    // shared with other threads
+    mutable std::mutex mu_;
+    std::condition_variable drained_cv_;
+    std::function<void(int)> lost_cb_;
+    std::vector<std::string> abort_queue_;
+    int joined_count_ = 0, active_ = 0;
+};
+
+void socket_server::stop() {
+    if (thread_.joinable()) {
+        stop_.store(true, std::memory_order_release);
+        wake();
+        thread_.join();
+    }
+    for (auto &[id, c] : conns_) close(c.fd);
+    conns_.clear();
+    if (listen_fd_ >= 0) close(listen_fd_);
+    if (wake_fd_ >= 0) close(wake_fd_);
+    listen_fd_ = wake_fd_ = -1;
+    unlink_socket();
+}
+
+void socket_server::unlink_socket() {
+    if (addr_.is_unix && !unlinked_ && !bound_.empty()) unlink(addr_.path.c_str());
+    unlinked_ = true;
+}
+
+void socket_server::run() {
+    std::vector<pollfd> fds;
+    std::vector<int> ids;
+    while (!stop_.load(std::memory_order_acquire)) {
+        fds.assign({{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}});
+        ids.clear();
+        for (auto &[id, c] : conns_) {
+            fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
+            ids.push_back(id);
+        }
+        if (poll(fds.data(), fds.size(), -1) < 0) {
+            if (errno == EINTR) continue;
+            HGASI_ERROR("boot", "bootstrap store: poll failed: %s; the store stops", std::strerror(errno));
+            return;
+        }
+        if (fds[0].revents) {
+            uint64_t v;
+            (void)!read(wake_fd_, &v, sizeof v);
+            std::vector<std::string> q;
+            {
+                std::lock_guard<std::mutex> lk(mu_);
+                q.swap(abort_queue_);
+            }
+            for (const auto &r : q) abort_job(r);
+        }
+        if (fds[1].revents) accept_all();
+        for (size_t i = 0; i < ids.size(); ++i) {
+            auto it = conns_.find(ids[i]);
+            if (it == conns_.end()) continue;
+            short rev = fds[i + 2].revents;
+            if (rev & POLLOUT) flush(it->second);
+            if (rev & (POLLIN | POLLHUP | POLLERR)) serve(ids[i], it->second);
+        }
+        std::vector<int> doomed;
+        for (auto &[id, c] : conns_)
+            if (c.dead || (c.closing && c.out.empty())) doomed.push_back(id);
+        for (int id : doomed) drop(id);
+    }
+}
+
+void socket_server::accept_all() {
+    for (;;) {
+        int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                HGASI_WARN("boot", "bootstrap store: accept failed: %s", std::strerror(errno));
+            return;
+        }
+        conn c;
+        c.fd = fd;
+        conns_.emplace(next_id_++, std::move(c));
+    }
+}
+
+void socket_server::serve(int id, conn &c) {
+    long n = wire::read_some(c.fd, c.in);
+    message m;
+    std::string err;
+    // Frames are handled even when the same read ended in EOF: a BYE followed by close is the
+    // normal goodbye and must not count as a lost rank.
+    for (;;) {
+        if (c.dead || c.closing) break;
+        int got = c.in.next(m, err, c.rank < 0 ? wire::hello_frame_limit : wire::frame_limit);
+        if (got == 0) break;
+        if (got < 0) {
+            HGASI_WARN("boot", "bootstrap store: dropping %s%s: malformed message (%s)",
+                       c.rank < 0 ? "an unidentified client" : "rank ",
+                       c.rank < 0 ? "" : std::to_string(c.rank).c_str(), err.c_str());
+            c.dead = true;
+            break;
+        }
+        handle(id, c, m);
+    }
+    if (n == 0 || n == -2) c.dead = true;
+}
+
+void socket_server::handle(int id, conn &c, message &m) {
+    auto need = [&](size_t k) {
+        if (m.fields.size() >= k) return true;
+        HGASI_WARN("boot", "bootstrap store: %s from rank %d has %zu fields, expected %zu; dropping it",
+                   wire::msg_name(m.type), c.rank, m.fields.size(), k);
+        c.dead = true;
+        return false;
+    };
+    if (c.rank < 0) {
+        auto reject = [&](const std::string &why) {
+            HGASI_WARN("boot", "bootstrap store: rejected a client: %s", why.c_str());
+            send(c, {msg::reject, {why}});
+            c.closing = true;
+        };
+        if (m.type != msg::hello || m.fields.size() < 3) return reject("the first message was not a valid HELLO");
+        long long r = -1, sz = -1;
+        if (!wire::secret_equal(m.fields[0], secret_)) return reject("wrong job secret (HGAS_BOOT_SECRET)");
+        if (!wire::parse_int(m.fields[1], r) || r < 0 || r >= n_)
+            return reject("rank " + m.fields[1] + " is outside this job of " + std::to_string(n_) + " ranks");
+        if (!wire::parse_int(m.fields[2], sz) || sz != n_)
+            return reject("job size " + m.fields[2] + " differs from the store's " + std::to_string(n_));
+        if (joined_[r]) return reject("rank " + std::to_string(r) + " already joined (two ranks with one number?)");
+        c.rank = static_cast<int>(r);
+        joined_[r] = 1;
+        conn_of_rank_[r] = id;
+        send(c, {msg::welcome, {}});
+        if (aborted_) send(c, {msg::aborted, {abort_reason_}});
+        int count;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            count = ++joined_count_;
+            ++active_;
+        }
+        if (count == n_) {
+            // Nobody else may connect now, so the file can go: a job killed later leaves none.
+            unlink_socket();
+            all_joined_.store(true, std::memory_order_release);
+        }
+        return;
+    }
+    switch (m.type) {
+    case msg::put: {
+        if (!need(2)) return;
+        auto waiting = pending_get_.find(m.fields[0]);
+        if (waiting != pending_get_.end()) {
+            for (int wid : waiting->second) {
+                auto w = conns_.find(wid);
+                if (w != conns_.end()) send(w->second, {msg::value, {m.fields[0], m.fields[1]}});
+            }
+            pending_get_.erase(waiting);
+        }
+        kv_[m.fields[0]] = std::move(m.fields[1]);
+        return;
+    }
+    case msg::get: {
+        if (!need(1)) return;
+        auto it = kv_.find(m.fields[0]);
+        if (it != kv_.end()) send(c, {msg::value, {it->first, it->second}});
+        else pending_get_[m.fields[0]].push_back(id);
+        return;
+    }
+    case msg::barrier: {
+        if (!need(1)) return;
+        auto &arrived = arrivals_[m.fields[0]];
+        arrived.insert(c.rank);
+        if (static_cast<int>(arrived.size()) < n_) return;
+        for (int r : arrived) {
+            auto w = conns_.find(conn_of_rank_[r]);
+            if (w != conns_.end()) send(w->second, {msg::barrier_done, {m.fields[0]}});
+        }
+        barriers_done_.insert(m.fields[0]);
+        arrivals_.erase(m.fields[0]);
+        return;
+    }
+    case msg::who:
+        if (!need(2)) return;
+        send(c, who(m));
+        return;
+    case msg::abort:
+        if (!need(1)) return;
+        abort_job("rank " + std::to_string(c.rank) + " aborted the job: " + m.fields[0]);
+        return;
+    case msg::bye: c.bye = true; return;
+    default:
+        HGASI_WARN("boot", "bootstrap store: unexpected %s from rank %d; dropping it", wire::msg_name(m.type),
+                   c.rank);
+        c.dead = true;
+    }
+}
+
+message socket_server::who(const message &q) const {
+    const std::string &kind = q.fields[0], &name = q.fields[1];
+    std::vector<int> missing, never, lost;
+    const bool barrier = kind == "barrier";
+    if (!barrier || !barriers_done_.count(name)) {
+        auto arr = arrivals_.find(name);
+        for (int r = 0; r < n_; ++r) {
+            bool here = barrier ? (arr != arrivals_.end() && arr->second.count(r))
+                                : kv_.count(name + std::to_string(r)) > 0;
+            if (here) continue;
+            missing.push_back(r);
+            if (!joined_[r]) never.push_back(r);
+            else if (lost_[r]) lost.push_back(r);
+        }
+    }
+    return {msg::missing, {kind, name, wire::join_ranks(missing), wire::join_ranks(never), wire::join_ranks(lost)}};
+}
+
+void socket_server::abort_job(const std::string &reason) {
+    if (aborted_) return;  // the first reason is the cause; later ones are its consequences
+    aborted_ = true;
+    abort_reason_ = reason;
+    for (auto &[id, c] : conns_)
+        if (c.rank >= 0 && !c.dead) send(c, {msg::aborted, {reason}});
+}
+
+void socket_server::send(conn &c, const message &m) {
+    if (c.dead) return;
+    c.out += wire::encode(m);
+    flush(c);
+}
+
+void socket_server::flush(conn &c) {
+    while (!c.out.empty()) {
+        ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+        if (n > 0) {
+            c.out.erase(0, static_cast<size_t>(n));
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // poll for POLLOUT
+        c.dead = true;
+        return;
+    }
+}
+
+void socket_server::drop(int id) {
+    auto it = conns_.find(id);
+    conn &c = it->second;
+    const int rank = c.rank;
+    const bool lost = rank >= 0 && !c.bye;
+    close(c.fd);
+    conns_.erase(it);
+    if (rank < 0) return;
+    conn_of_rank_[rank] = -1;
+    std::function<void(int)> cb;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        --active_;
+        if (lost) cb = lost_cb_;
+    }
+    drained_cv_.notify_all();
+    if (!lost) return;
+    lost_[rank] = 1;
+    HGASI_DEBUG("boot", "bootstrap store: rank %d closed its connection without a goodbye", rank);
+    if (cb) cb(rank);  // outside the lock: the callback may call broadcast_abort
+}
+
+}  // namespace
+
+result<std::unique_ptr<store_server>> store_server::start(const std::string &addr, const std::string &secret,
+                                                          int nranks) {
+    if (nranks < 1) return fail(status::invalid_arg, "store_server::start: %d ranks; need at least 1", nranks);
+    if (secret.empty()) return fail(status::invalid_arg, "store_server::start: an empty secret admits anyone");
+    auto s = std::make_unique<socket_server>(secret, nranks);
+    HGAS_TRY(s->open(addr));
+    return std::unique_ptr<store_server>(std::move(s));
+}
+
+bool store_wait_drained(store_server &s, double timeout_s) {
+    auto *impl = dynamic_cast<socket_server *>(&s);
+    return impl ? impl->wait_drained(timeout_s) : true;
+}
+
+}  // namespace hgas::boot

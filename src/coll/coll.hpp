@@ -1,0 +1,97 @@
+// World-team collectives: broadcast, reduce, allreduce, fcollect (allgather), alltoall.
+// Algorithms, signal words and the life of one broadcast: src/coll/README.md.
+//
+// Every call is collective: all ranks call it in the same order with matching arguments
+// (sizes, types, ops, root). Each returns status::ok or a failure decided before any byte
+// moved (bad arguments), or a timeout / peer failure from a wait. Calls are back-to-back
+// safe: no barrier is needed between two collectives, whatever their kinds.
+// Thread safety: as the rest of a rank's calls (serialized).
+#pragma once
+#include <hgas/hgas.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/rank.hpp"
+
+namespace hgas::coll {
+
+/// Copies `bytes` from `src` on `root` into `dst` on every rank (the root included).
+/// `dst` must lie in the symmetric heap (same offset everywhere); `src` is any local memory
+/// of the root, ignored elsewhere. Binomial tree, pipelined in 64 KiB chunks.
+/// Returns when this rank's `dst` holds the data and every byte it forwards has left.
+status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int root);
+
+/// Combines `count` elements of `src` from every rank with `op` into `dst` on `root` (`dst`
+/// ignored elsewhere). `src`/`dst` are any local memory and may be the same. Binomial tree
+/// through the symmetric scratch, chunked; the combination order is fixed by (n, root).
+status reduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op, int root);
+
+/// As reduce, with the result on every rank; every rank gets bit-identical results.
+status allreduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op);
+
+/// Every rank's `bytes` from `src` land at dst + rank * bytes on every rank. `dst` symmetric,
+/// n * bytes. One put_signal per peer.
+status fcollect(core::rank &r, void *dst, const void *src, size_t bytes);
+
+/// Block j (of `bytes`) of rank i's `src` lands as block i of rank j's `dst`. `dst`
+/// symmetric, n * bytes; `src` any local memory, n * bytes, not overlapping `dst`.
+status alltoall(core::rank &r, void *dst, const void *src, size_t bytes);
+
+/// Size in bytes of one element of `t`, or 0 for a value that is not an hgas_dtype_t.
+size_t dtype_size(hgas_dtype_t t);
+
+/// inout[i] = inout[i] op in[i] for i < count. Integer SUM/PROD wrap around (two's
+/// complement) for signed types too; float MIN/MAX are `a < b ? a : b` style (NaN operands
+/// give an unspecified one of the two). Fails with invalid_arg for an unknown type/op or a
+/// NULL pointer with count > 0.
+status reduce_local(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t op);
+
+namespace detail {
+
+// Signal words of the collectives, as indices into internal().coll_flags (64 words, 64 bytes
+// apart). README.md explains the protocol; in short: every word only grows, and a rank reads
+// the words it will wait on at entry, before it announces (w_entered) that peers may write
+// to it for this collective.
+enum word : int {
+    w_entered = 0,   // written by the owner only: number of collectives it has entered
+    w_bcast = 1,     // broadcast: chunks received from the tree parent
+    w_fcollect = 2,  // fcollect: blocks received
+    w_alltoall = 3,  // alltoall: blocks received
+    w_data = 16,     // reduce/allreduce: w_data + s counts chunks that arrived in scratch slot s
+    w_credit = 40,   // reduce/allreduce: w_credit + s counts chunks the receiver of my slot-s
+                     // channel has consumed (so the next may overwrite it)
+    max_slots = 24,
+};
+
+// One collective in progress on this rank: its epoch and the values of the signal words at
+// entry (nothing writes to them for this collective until w_entered says so).
+struct session {
+    core::rank &r;
+    uint64_t epoch = 0;
+    uint64_t base[64] = {};
+
+    explicit session(core::rank &rk);
+    uint64_t *word(int w) const;
+    uint64_t load(int w) const;
+    // Global pointer to word `w` / to symmetric byte offset `off` on `peer`.
+    hgas_gptr_t peer_word(int peer, int w) const;
+    // Waits until `peer` has entered this collective, so its signal words, dst and scratch
+    // are ours to write for it.
+    status wait_entered(int peer, const char *what) const;
+    // Waits until word `w` has grown by `count` since entry.
+    status wait_count(int w, uint64_t count, const char *what) const;
+};
+
+// The checks shared by the collectives (each names the call in its message).
+status check_buf(const char *op, const void *p, size_t bytes, const char *what);
+status check_symmetric(core::rank &r, const char *op, const void *p, size_t bytes, const char *what);
+status check_root(core::rank &r, const char *op, int root);
+status check_type_op(const char *op, hgas_dtype_t type, hgas_op_t rop);
+
+// inout = in op inout (operands swapped), so that two partners compute bit-identical results
+// whichever of them holds which operand.
+void reduce_local_rev(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t op);
+
+}  // namespace detail
+}  // namespace hgas::coll

@@ -1,0 +1,311 @@
+// Reductions: the local kernels, reduce (binomial tree) and allreduce (recursive doubling with
+// a fold for ranks beyond the largest power of two), both chunked through the symmetric
+// scratch. Data moves over "channels": a sender puts one chunk at a time into a slot of the
+// receiver's scratch (signal w_data + slot), and the receiver returns a credit (w_credit +
+// slot at the sender) once it has consumed it, so the next chunk may overwrite the slot.
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "coll/coll.hpp"
+#include "rma/rma.hpp"
+
+namespace hgas::coll {
+
+using namespace detail;
+
+// --- local kernels ------------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+T combine(T a, T b, hgas_op_t op) {
+    if constexpr (std::is_integral_v<T>) {
+        // Wrap around instead of signed overflow (undefined behavior).
+        using U = std::make_unsigned_t<T>;
+        switch (op) {
+        case HGAS_OP_SUM: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+        case HGAS_OP_PROD: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+        case HGAS_OP_MIN: return b < a ? b : a;
+        case HGAS_OP_MAX: return a < b ? b : a;
+        }
+    } else {
+        switch (op) {
+        case HGAS_OP_SUM: return a + b;
+        case HGAS_OP_PROD: return a * b;
+        case HGAS_OP_MIN: return b < a ? b : a;
+        case HGAS_OP_MAX: return a < b ? b : a;
+        }
+    }
+    return a;
+}
+
+template <class T, hgas_op_t Op, bool Rev>
+void apply_op(void *inout, const void *in, size_t count) {
+    // memcpy in and out: the buffers are user memory of any alignment.
+    auto *io = static_cast<unsigned char *>(inout);
+    auto *ip = static_cast<const unsigned char *>(in);
+    for (size_t i = 0; i < count; ++i) {
+        T a, b;
+        std::memcpy(&a, io + i * sizeof(T), sizeof(T));
+        std::memcpy(&b, ip + i * sizeof(T), sizeof(T));
+        const T c = Rev ? combine<T>(b, a, Op) : combine<T>(a, b, Op);
+        std::memcpy(io + i * sizeof(T), &c, sizeof(T));
+    }
+}
+
+template <class T, bool Rev>
+void apply_type(void *inout, const void *in, size_t count, hgas_op_t op) {
+    switch (op) {
+    case HGAS_OP_SUM: apply_op<T, HGAS_OP_SUM, Rev>(inout, in, count); break;
+    case HGAS_OP_MIN: apply_op<T, HGAS_OP_MIN, Rev>(inout, in, count); break;
+    case HGAS_OP_MAX: apply_op<T, HGAS_OP_MAX, Rev>(inout, in, count); break;
+    case HGAS_OP_PROD: apply_op<T, HGAS_OP_PROD, Rev>(inout, in, count); break;
+    }
+}
+
+template <bool Rev>
+void apply(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t op) {
+    switch (type) {
+    case HGAS_INT32: apply_type<int32_t, Rev>(inout, in, count, op); break;
+    case HGAS_INT64: apply_type<int64_t, Rev>(inout, in, count, op); break;
+    case HGAS_UINT32: apply_type<uint32_t, Rev>(inout, in, count, op); break;
+    case HGAS_UINT64: apply_type<uint64_t, Rev>(inout, in, count, op); break;
+    case HGAS_FLOAT: apply_type<float, Rev>(inout, in, count, op); break;
+    case HGAS_DOUBLE: apply_type<double, Rev>(inout, in, count, op); break;
+    }
+}
+
+}  // namespace
+
+size_t dtype_size(hgas_dtype_t t) {
+    switch (t) {
+    case HGAS_INT32:
+    case HGAS_UINT32:
+    case HGAS_FLOAT: return 4;
+    case HGAS_INT64:
+    case HGAS_UINT64:
+    case HGAS_DOUBLE: return 8;
+    }
+    return 0;
+}
+
+status reduce_local(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t op) {
+    const char *name = "hgas::coll::reduce_local";
+    HGAS_TRY(check_type_op(name, type, op));
+    HGAS_TRY(check_buf(name, inout, count, "inout"));
+    HGAS_TRY(check_buf(name, in, count, "in"));
+    apply<false>(inout, in, count, type, op);
+    return status::ok;
+}
+
+void detail::reduce_local_rev(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t op) {
+    apply<true>(inout, in, count, type, op);
+}
+
+// --- channels through the scratch ----------------------------------------------------------
+
+namespace {
+
+// The scratch cut into `nslots` equal slots, each two chunk buffers (64-byte multiples):
+// chunk `seq` of a channel uses buffer seq % 2, so the sender may put chunk seq + 1 while the
+// receiver still combines chunk seq.
+struct scratch_plan {
+    uint64_t off = 0;         // symmetric offset of the scratch
+    char *local = nullptr;    // its local address
+    size_t slot_bytes = 0;    // bytes of one slot (two chunk buffers)
+    size_t chunk_bytes = 0;   // bytes of one full chunk
+    size_t chunk_elems = 0;
+
+    uint64_t buf_off(int s, uint64_t seq) const { return slot_bytes * s + chunk_bytes * (seq & 1); }
+    char *slot(int s, uint64_t seq) const { return local + buf_off(s, seq); }
+    hgas_gptr_t peer_slot(int peer, int s, uint64_t seq) const {
+        return mem::make_gptr(peer, mem::seg_symmetric, off + buf_off(s, seq));
+    }
+};
+
+status plan_scratch(core::rank &r, const char *op, int nslots, size_t esize, scratch_plan &p) {
+    auto &in = r.internal();
+    if (nslots > max_slots)
+        return fail(status::unsupported, "%s: %d ranks need %d scratch slots, more than the %d this build has", op,
+                    r.n(), nslots, static_cast<int>(max_slots));
+    p.off = in.coll_scratch;
+    p.local = r.own_base(mem::seg_symmetric) + in.coll_scratch;
+    p.slot_bytes = (in.coll_scratch_size / nslots) & ~size_t{127};
+    p.chunk_bytes = p.slot_bytes / 2;
+    p.chunk_elems = p.chunk_bytes / esize;
+    if (p.chunk_elems == 0)
+        return fail(status::internal, "%s: HGAS_COLL_SCRATCH=%llu is too small for %d slots", op,
+                    static_cast<unsigned long long>(in.coll_scratch_size), nslots);
+    return status::ok;
+}
+
+// Chunk `seq` of the channel into `peer`'s slot `s`. Chunk 0 waits for the peer to enter this
+// collective (its scratch is free); chunk seq >= 2 for the credit of chunk seq - 2, whose
+// buffer it reuses. Chunk 1 goes to the other buffer, free since the peer entered.
+status send_chunk(const session &ss, const scratch_plan &p, const char *op, int peer, int s, const void *data,
+                  size_t len, uint64_t seq) {
+    if (seq == 0) HGAS_TRY(ss.wait_entered(peer, op));
+    else if (seq >= 2) HGAS_TRY(ss.wait_count(w_credit + s, seq - 1, op));
+    // Chunks seq and seq + 1 may be in flight together: the receiver counts them, so chunk
+    // seq + 1's signal must not overtake chunk seq's data.
+    if (seq >= 1) HGAS_TRY(rma::fence(ss.r));
+    return rma::put_signal(ss.r, p.peer_slot(peer, s, seq), data, len, ss.peer_word(peer, w_data + s), 1,
+                           HGAS_SIGNAL_ADD, false);
+}
+
+// Waits for chunk `seq` in my slot `s`.
+status recv_chunk(const session &ss, const char *op, int s, uint64_t seq) {
+    return ss.wait_count(w_data + s, seq + 1, op);
+}
+
+// Tells `peer` that the buffer of chunk `seq` in my slot `s` is free again. No credit for the
+// last two chunks: the sender does not wait for them, and they must not arrive during a later
+// collective.
+status release_chunk(const session &ss, int peer, int s, uint64_t seq, uint64_t nchunks) {
+    if (seq + 2 >= nchunks) return status::ok;
+    return rma::signal_update(ss.r, ss.peer_word(peer, w_credit + s), HGAS_SIGNAL_ADD, 1);
+}
+
+int log2_floor(int x) {
+    int k = 0;
+    while ((2 << k) <= x) ++k;
+    return k;
+}
+
+status check_count(const char *op, size_t count, size_t esize, size_t &bytes) {
+    if (count > SIZE_MAX / esize) return fail(status::invalid_arg, "%s: count %zu overflows", op, count);
+    bytes = count * esize;
+    return status::ok;
+}
+
+}  // namespace
+
+// --- reduce: binomial tree -----------------------------------------------------------------
+
+status reduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op, int root) {
+    const char *name = "hgas_reduce";
+    HGAS_TRY(check_root(r, name, root));
+    HGAS_TRY(check_type_op(name, type, op));
+    if (count == 0) return status::ok;
+    const size_t esize = dtype_size(type);
+    size_t bytes;
+    HGAS_TRY(check_count(name, count, esize, bytes));
+    HGAS_TRY(check_buf(name, src, bytes, "src"));
+    const int n = r.n(), me = r.me();
+    if (me == root) HGAS_TRY(check_buf(name, dst, bytes, "dst"));
+    if (n == 1) {
+        if (dst != src) std::memmove(dst, src, bytes);
+        return status::ok;
+    }
+
+    // Relative rank v: parent v - lowbit(v) (slot log2(lowbit(v)) of the parent), children
+    // v + 2^k for 2^k < lowbit(v), each into my slot k; combined in ascending k, so the order
+    // of combination is fixed by (n, root).
+    const int v = (me - root + n) % n;
+    const int nslots = log2_floor(n - 1) + 1;
+    scratch_plan p;
+    HGAS_TRY(plan_scratch(r, name, nslots, esize, p));
+    int parent = -1, myslot = -1, nchildren = 0;
+    int child_rank[32], child_slot[32];
+    for (int k = 0, mask = 1; mask < n; ++k, mask <<= 1) {
+        if (v & mask) {
+            parent = (v - mask + root) % n;
+            myslot = k;
+            break;
+        }
+        if (v + mask < n) {
+            child_rank[nchildren] = (v + mask + root) % n;
+            child_slot[nchildren++] = k;
+        }
+    }
+
+    session ss(r);
+    const char *s = static_cast<const char *>(src);
+    char *d = static_cast<char *>(dst);
+    std::vector<char> acc_buf;
+    if (me != root && nchildren) acc_buf.resize(p.chunk_bytes);
+    const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
+    for (uint64_t c = 0; c < nchunks; ++c) {
+        const size_t at = c * p.chunk_bytes;
+        const size_t elems = std::min<size_t>(p.chunk_elems, count - c * p.chunk_elems), len = elems * esize;
+        const char *out;
+        char *acc = nullptr;
+        if (me == root) {
+            acc = d + at;
+            if (d != s) std::memmove(acc, s + at, len);
+        } else if (nchildren) {
+            acc = acc_buf.data();
+            std::memcpy(acc, s + at, len);
+        }
+        for (int i = 0; i < nchildren; ++i) {
+            HGAS_TRY(recv_chunk(ss, name, child_slot[i], c));
+            apply<false>(acc, p.slot(child_slot[i], c), elems, type, op);
+            HGAS_TRY(release_chunk(ss, child_rank[i], child_slot[i], c, nchunks));
+        }
+        out = acc ? acc : s + at;  // a leaf sends its src as it is
+        if (parent >= 0) HGAS_TRY(send_chunk(ss, p, name, parent, myslot, out, len, c));
+    }
+    return status::ok;
+}
+
+// --- allreduce: recursive doubling ---------------------------------------------------------
+
+status allreduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op) {
+    const char *name = "hgas_allreduce";
+    HGAS_TRY(check_type_op(name, type, op));
+    if (count == 0) return status::ok;
+    const size_t esize = dtype_size(type);
+    size_t bytes;
+    HGAS_TRY(check_count(name, count, esize, bytes));
+    HGAS_TRY(check_buf(name, src, bytes, "src"));
+    HGAS_TRY(check_buf(name, dst, bytes, "dst"));
+    const int n = r.n(), me = r.me();
+    if (dst != src) std::memmove(dst, src, bytes);
+    if (n == 1) return status::ok;
+
+    // p2 = largest power of two <= n. Rank p2 + i (an "extra") first folds its vector into
+    // rank i (slot fold_in) and at the end receives the result from it (slot fold_out);
+    // ranks 0..p2-1 run recursive doubling, round k with partner me ^ 2^k in slot k. The
+    // lower rank's operand is always the left one, so all ranks compute bit-identical results.
+    const int rounds = log2_floor(n), p2 = 1 << rounds;
+    const int fold_in = rounds, fold_out = rounds + 1;
+    scratch_plan p;
+    HGAS_TRY(plan_scratch(r, name, rounds + 2, esize, p));
+    const bool extra = me >= p2;
+    const int partner_extra = me < n - p2 ? me + p2 : -1;
+
+    session ss(r);
+    char *d = static_cast<char *>(dst);
+    const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
+    for (uint64_t c = 0; c < nchunks; ++c) {
+        char *acc = d + c * p.chunk_bytes;
+        const size_t elems = std::min<size_t>(p.chunk_elems, count - c * p.chunk_elems), len = elems * esize;
+        if (extra) {
+            const int low = me - p2;
+            HGAS_TRY(send_chunk(ss, p, name, low, fold_in, acc, len, c));
+            HGAS_TRY(recv_chunk(ss, name, fold_out, c));
+            std::memcpy(acc, p.slot(fold_out, c), len);
+            HGAS_TRY(release_chunk(ss, low, fold_out, c, nchunks));
+            continue;
+        }
+        if (partner_extra >= 0) {
+            HGAS_TRY(recv_chunk(ss, name, fold_in, c));
+            apply<false>(acc, p.slot(fold_in, c), elems, type, op);
+            HGAS_TRY(release_chunk(ss, partner_extra, fold_in, c, nchunks));
+        }
+        for (int k = 0; k < rounds; ++k) {
+            const int partner = me ^ (1 << k);
+            HGAS_TRY(send_chunk(ss, p, name, partner, k, acc, len, c));
+            HGAS_TRY(recv_chunk(ss, name, k, c));
+            if (me < partner) apply<false>(acc, p.slot(k, c), elems, type, op);
+            else apply<true>(acc, p.slot(k, c), elems, type, op);
+            HGAS_TRY(release_chunk(ss, partner, k, c, nchunks));
+        }
+        if (partner_extra >= 0) HGAS_TRY(send_chunk(ss, p, name, partner_extra, fold_out, acc, len, c));
+    }
+    return status::ok;
+}
+
+}  // namespace hgas::coll

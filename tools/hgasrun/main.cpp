@@ -1,0 +1,607 @@
+// hgasrun: starts N ranks of a program on this machine, serves their bootstrap store,
+// forwards their output line by line, and ends the whole job when any rank fails.
+// docs/launcher.md describes the behaviour; this file is the one place that implements it.
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "boot/boot.hpp"
+
+extern char **environ;
+
+namespace {
+
+using hgas::now_seconds;
+
+const char k_help[] = R"(usage: hgasrun -n N [options] [--] program [args...]
+
+Starts N ranks of `program` on this machine as one hgas job.
+
+options:
+  -n N, --ranks N   number of ranks to start (1..65536)
+  --timeout SEC     end the whole job after SEC seconds (exit code 124)
+  --prefix          prefix each output line with "[rank] "
+  --nodes K         pretend the machine is K nodes: ranks are split into K contiguous
+                    blocks and block i gets HGAS_NODE_NAME=node<i>, so ranks of different
+                    blocks do not share memory (tests the inter-node paths on one machine)
+  --boot unix|tcp   where the bootstrap store listens: a unix socket in the job directory
+                    (default) or tcp:127.0.0.1 on a free port
+  -h, --help        print this text
+
+Each rank gets HGAS_RANK, HGAS_SIZE, HGAS_BOOT_ADDR, HGAS_BOOT_SECRET, HGAS_JOB_ID and
+HGASRUN_PID in its environment (and HGAS_NODE_NAME with --nodes); stdin is /dev/null.
+The ranks' stdout and stderr are forwarded to hgasrun's, whole lines at a time.
+
+When a rank exits with a non-zero status or is killed by a signal while others still run,
+hgasrun names it, tells the other ranks through the bootstrap store (their waits fail with
+HGAS_ERR_PEER_FAILED and that message), waits 2 s, sends SIGTERM, waits 2 s more and
+sends SIGKILL. SIGINT, SIGTERM and SIGHUP sent to hgasrun are forwarded to the ranks, then
+the job ends the same way (a second one kills the ranks at once). If hgasrun itself is
+killed, the kernel kills the ranks (PR_SET_PDEATHSIG).
+
+exit status: 0 if every rank exited with 0; otherwise the exit status of the first rank that
+failed (128+N if it was killed by signal N); 124 after --timeout; 128+N if hgasrun got
+signal N; 2 for bad options; 1 if the job could not be started.
+
+Files: a job directory $TMPDIR/hgas-<jobid> (mode 0700, holds the store socket) and the
+ranks' shared-memory files /dev/shm/hgas-<jobid>-* are removed when the job ends, however
+it ends; those left by a killed hgasrun are removed by the next hgasrun on this machine.
+)";
+
+[[noreturn]] void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::fputs("hgasrun: ", stderr);
+    std::vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    std::fputs("\nTry 'hgasrun --help'.\n", stderr);
+    std::exit(2);
+}
+
+struct options {
+    int n = 0;
+    double timeout = 0;
+    bool prefix = false;
+    int nodes = 0;
+    std::string boot = "unix";
+    std::vector<std::string> cmd;
+};
+
+long long number(const char *opt, const std::string &v, long long lo, long long hi) {
+    char *end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || errno || *end || x < lo || x > hi)
+        usage_error("%s needs an integer in %lld..%lld, not '%s'", opt, lo, hi, v.c_str());
+    return x;
+}
+
+options parse_args(int argc, char **argv) {
+    options o;
+    int i = 1;
+    auto value = [&](const std::string &arg, const std::string &name) -> std::string {
+        if (arg.size() > name.size() && arg.compare(0, name.size() + 1, name + "=") == 0)
+            return arg.substr(name.size() + 1);
+        if (name == "-n" && arg.size() > 2) return arg.substr(2);  // -n4
+        if (i + 1 >= argc) usage_error("%s needs a value", name.c_str());
+        return argv[++i];
+    };
+    auto is = [](const std::string &arg, const char *name) {
+        return arg == name || (arg.rfind(std::string(name) + "=", 0) == 0) ||
+               (std::strcmp(name, "-n") == 0 && arg.rfind("-n", 0) == 0 && arg.size() > 2 && arg[2] != '-');
+    };
+    for (; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a.empty() || a[0] != '-') break;
+        if (a == "-h" || a == "--help") {
+            std::fputs(k_help, stdout);
+            std::exit(0);
+        } else if (is(a, "-n")) {
+            o.n = static_cast<int>(number("-n", value(a, "-n"), 1, 65536));
+        } else if (is(a, "--ranks")) {
+            o.n = static_cast<int>(number("--ranks", value(a, "--ranks"), 1, 65536));
+        } else if (is(a, "--timeout")) {
+            std::string v = value(a, "--timeout");
+            char *end = nullptr;
+            o.timeout = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end || !(o.timeout > 0))
+                usage_error("--timeout needs a positive number of seconds, not '%s'", v.c_str());
+        } else if (a == "--prefix") {
+            o.prefix = true;
+        } else if (is(a, "--nodes")) {
+            o.nodes = static_cast<int>(number("--nodes", value(a, "--nodes"), 1, 65536));
+        } else if (is(a, "--boot")) {
+            o.boot = value(a, "--boot");
+            if (o.boot != "unix" && o.boot != "tcp") usage_error("--boot is 'unix' or 'tcp', not '%s'", o.boot.c_str());
+        } else {
+            usage_error("unknown option '%s'", a.c_str());
+        }
+    }
+    for (; i < argc; ++i) o.cmd.emplace_back(argv[i]);
+    if (o.n == 0) usage_error("say how many ranks to start with -n N");
+    if (o.cmd.empty()) usage_error("no program to run given");
+    if (o.nodes > o.n) usage_error("--nodes %d is more than the %d ranks", o.nodes, o.n);
+    return o;
+}
+
+// ---- files: the job directory and shared-memory leftovers -----------------------------
+
+std::string tmp_dir() {
+    const char *t = std::getenv("TMPDIR");
+    std::string d = t && *t ? t : "/tmp";
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    return d;
+}
+
+std::string host_name() {
+    char h[HOST_NAME_MAX + 1] = {};
+    gethostname(h, sizeof h - 1);
+    return h;
+}
+
+void remove_shm(const std::string &job_id) {
+    const std::string prefix = "hgas-" + job_id + "-";
+    if (DIR *d = opendir("/dev/shm")) {
+        while (dirent *e = readdir(d))
+            if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+                unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+    }
+}
+
+void remove_job_dir(const std::string &dir) {
+    if (DIR *d = opendir(dir.c_str())) {
+        while (dirent *e = readdir(d))
+            if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+    }
+    rmdir(dir.c_str());
+}
+
+// A killed hgasrun cannot clean up after itself; the next one on this machine does, for job
+// directories of this user whose launcher (named in launcher.pid with its host) is gone.
+void sweep_stale_jobs(const std::string &tmp) {
+    DIR *d = opendir(tmp.c_str());
+    if (!d) return;
+    const std::string me = host_name();
+    while (dirent *e = readdir(d)) {
+        if (std::strncmp(e->d_name, "hgas-", 5) != 0) continue;
+        const std::string dir = tmp + "/" + e->d_name;
+        struct stat st;
+        if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
+        FILE *f = std::fopen((dir + "/launcher.pid").c_str(), "r");
+        if (!f) continue;  // being created, or not ours
+        long pid = 0;
+        char host[256] = {};
+        int got = std::fscanf(f, "%ld %255s", &pid, host);
+        std::fclose(f);
+        if (got != 2 || me != host || pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+        remove_shm(e->d_name + 5);
+        remove_job_dir(dir);
+    }
+    closedir(d);
+}
+
+// ---- output forwarding ------------------------------------------------------------------
+
+void write_fd(int fd, const char *p, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w > 0) {
+            p += w;
+            n -= static_cast<size_t>(w);
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else if (w < 0 && errno == EAGAIN) {
+            pollfd pf{fd, POLLOUT, 0};
+            poll(&pf, 1, 100);
+        } else {
+            return;  // our stdout is gone (EPIPE): nothing better to do with the output
+        }
+    }
+}
+
+struct stream {
+    int fd = -1;  // read end of the rank's pipe; -1 once at end of file
+    int to = 1;   // where its lines go
+    std::string buf;
+};
+
+// Writes the complete lines of `s.buf` (all of it when `all`), each in one write() so that
+// lines of different ranks never interleave.
+void emit(stream &s, int rank, bool prefix, bool all) {
+    const std::string pre = prefix ? "[" + std::to_string(rank) + "] " : "";
+    size_t start = 0;
+    for (;;) {
+        size_t nl = s.buf.find('\n', start);
+        const bool too_long = nl == std::string::npos && s.buf.size() - start >= 65536;
+        if (nl == std::string::npos && !too_long && !(all && start < s.buf.size())) break;
+        size_t end = nl == std::string::npos ? s.buf.size() : nl;
+        std::string line = pre + s.buf.substr(start, end - start) + "\n";
+        write_fd(s.to, line.data(), line.size());
+        start = nl == std::string::npos ? s.buf.size() : nl + 1;
+    }
+    s.buf.erase(0, start);
+}
+
+// ---- the job ----------------------------------------------------------------------------
+
+struct rank_proc {
+    pid_t pid = -1;
+    bool running = false;
+    bool lost_without_bye = false;  // its store connection closed without a goodbye
+    int code = 0;                   // exit status, or 128+signal
+    stream out, err;
+};
+
+std::string signal_text(int sig) {
+    const char *abbr = sigabbrev_np(sig);
+    return std::to_string(sig) + " (" + (abbr ? std::string("SIG") + abbr : "unknown") + ")";
+}
+
+class launcher {
+public:
+    explicit launcher(options o) : o_(std::move(o)), ranks_(o_.n) {}
+    int run();
+
+private:
+    bool start();
+    void spawn(int r, const std::vector<std::string> &env, int devnull);
+    void reap();
+    void on_exit(int r, int wstatus);
+    void note_quit(int r);
+    void end_job(const std::string &why);
+    void signal_all(int sig);
+    void read_output(stream &s, int rank);
+    int running() const {
+        int n = 0;
+        for (const auto &r : ranks_) n += r.running;
+        return n;
+    }
+
+    options o_;
+    std::vector<rank_proc> ranks_;
+    std::string job_id_, dir_, secret_;
+    std::unique_ptr<hgas::boot::store_server> store_;
+    int lost_pipe_[2] = {-1, -1};
+    pid_t pgid_ = 0;
+    // ending
+    bool ending_ = false, termed_ = false, killed_ = false, timed_out_ = false;
+    double t_term_ = 0, t_kill_ = 0;
+    int got_signal_ = 0, first_fail_ = 0;
+};
+
+void launcher::signal_all(int sig) {
+    bool any = false;
+    for (const auto &r : ranks_)
+        if (r.running) {
+            kill(r.pid, sig);
+            any = true;
+        }
+    // The group reaches what the ranks started themselves; only while one of them is unreaped,
+    // so the group id cannot have been reused.
+    if (any && pgid_ > 0) kill(-pgid_, sig);
+}
+
+void launcher::end_job(const std::string &why) {
+    if (ending_) return;
+    ending_ = true;
+    t_term_ = now_seconds() + 2.0;
+    t_kill_ = t_term_ + 2.0;
+    if (store_) store_->broadcast_abort(why);
+}
+
+// Not a failure by itself (the exit status is what counts), but the likely cause of a hang.
+void launcher::note_quit(int r) {
+    if (running() == 0 || ending_) return;
+    std::fprintf(stderr,
+                 "hgasrun: note: rank %d exited with status 0 without finalizing its bootstrap connection while "
+                 "%d other rank(s) still run; ranks waiting for it will time out\n",
+                 r, running());
+}
+
+void launcher::on_exit(int r, int wstatus) {
+    rank_proc &p = ranks_[r];
+    p.running = false;
+    std::string how;
+    if (WIFEXITED(wstatus)) {
+        p.code = WEXITSTATUS(wstatus);
+        how = "exited with status " + std::to_string(p.code);
+    } else {
+        p.code = 128 + WTERMSIG(wstatus);
+        how = "was killed by signal " + signal_text(WTERMSIG(wstatus));
+    }
+    const int others = running();
+    if (p.code == 0) {
+        if (p.lost_without_bye) note_quit(r);
+        return;
+    }
+    if (first_fail_ == 0) first_fail_ = p.code;
+    if (ending_) return;  // a consequence of the ending, not news
+    std::string text = "hgasrun: rank " + std::to_string(r) + " (pid " + std::to_string(p.pid) + ") " + how;
+    if (others > 0) text += "; ending the job";
+    std::fprintf(stderr, "%s\n", text.c_str());
+    if (others > 0) end_job(text);
+}
+
+void launcher::reap() {
+    for (;;) {
+        int ws = 0;
+        pid_t pid = waitpid(-1, &ws, WNOHANG);
+        if (pid <= 0) return;
+        for (int r = 0; r < o_.n; ++r)
+            if (ranks_[r].pid == pid && ranks_[r].running) on_exit(r, ws);
+    }
+}
+
+void launcher::read_output(stream &s, int rank) {
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(s.fd, buf, sizeof buf);
+        if (n > 0) {
+            s.buf.append(buf, static_cast<size_t>(n));
+            emit(s, rank, o_.prefix, false);
+            if (static_cast<size_t>(n) < sizeof buf) return;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return;
+        emit(s, rank, o_.prefix, true);  // end of stream: the last line may lack its newline
+        close(s.fd);
+        s.fd = -1;
+        return;
+    }
+}
+
+void launcher::spawn(int r, const std::vector<std::string> &base_env, int devnull) {
+    std::vector<std::string> env = base_env;
+    env.push_back("HGAS_RANK=" + std::to_string(r));
+    if (o_.nodes > 0)
+        env.push_back("HGAS_NODE_NAME=node" + std::to_string(static_cast<long long>(r) * o_.nodes / o_.n));
+    // Everything the child needs is built here: after fork() only async-signal-safe calls
+    // are allowed, since the store thread may hold locks (malloc's among them).
+    std::vector<char *> envp, argv;
+    for (auto &e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    for (auto &a : o_.cmd) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const std::string exec_fail = "hgasrun: rank " + std::to_string(r) + ": cannot run '" + o_.cmd[0] + "': ";
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+        std::fprintf(stderr, "hgasrun: cannot create pipes for rank %d: %s\n", r, std::strerror(errno));
+        return;
+    }
+    const pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        sigaction(SIGPIPE, &dfl, nullptr);  // ignored dispositions survive exec
+        setpgid(0, pgid_);
+        // If the launcher dies the kernel kills the rank. It fires on the death of the forking
+        // thread, which is the launcher's main thread and lives to the end. The getppid()
+        // check closes the window in which the launcher died before prctl().
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(137);
+        dup2(devnull, 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        execvpe(argv[0], argv.data(), envp.data());
+        const char *why = strerror(errno);
+        (void)!write(2, exec_fail.data(), exec_fail.size());
+        (void)!write(2, why, std::strlen(why));
+        (void)!write(2, "\n", 1);
+        _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    if (pid < 0) {
+        std::fprintf(stderr, "hgasrun: cannot start rank %d: fork failed: %s\n", r, std::strerror(errno));
+        close(out[0]);
+        close(err[0]);
+        return;
+    }
+    setpgid(pid, pgid_ ? pgid_ : pid);  // also in the parent, so that no kill races the child's call
+    if (pgid_ == 0) pgid_ = pid;
+    rank_proc &p = ranks_[r];
+    p.pid = pid;
+    p.running = true;
+    p.out.fd = out[0];
+    p.out.to = 1;
+    p.err.fd = err[0];
+    p.err.to = 2;
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+}
+
+bool launcher::start() {
+    const std::string tmp = tmp_dir();
+    sweep_stale_jobs(tmp);
+    job_id_ = hgas::boot::random_secret(4);
+    secret_ = hgas::boot::random_secret(16);
+    dir_ = tmp + "/hgas-" + job_id_;
+    if (mkdir(dir_.c_str(), 0700) != 0) {
+        std::fprintf(stderr, "hgasrun: cannot create the job directory %s: %s (set TMPDIR to a writable directory)\n",
+                     dir_.c_str(), std::strerror(errno));
+        dir_.clear();
+        return false;
+    }
+    chmod(dir_.c_str(), 0700);  // whatever the umask: only this user may reach the store socket
+    if (FILE *f = std::fopen((dir_ + "/launcher.pid").c_str(), "w")) {
+        std::fprintf(f, "%ld %s\n", static_cast<long>(getpid()), host_name().c_str());
+        std::fclose(f);
+    }
+    const std::string addr = o_.boot == "tcp" ? "tcp:127.0.0.1:0" : "unix:" + dir_ + "/store.sock";
+    auto srv = hgas::boot::store_server::start(addr, secret_, o_.n);
+    if (!srv.ok()) {
+        std::fprintf(stderr, "hgasrun: cannot start the bootstrap store: %s\n", hgas::last_error().c_str());
+        return false;
+    }
+    store_ = std::move(srv.value());
+    if (pipe2(lost_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return false;
+    const int wfd = lost_pipe_[1];
+    // Runs on the store thread: hand the rank to the main loop, which owns all job state.
+    store_->on_rank_lost([wfd](int r) { (void)!write(wfd, &r, sizeof r); });
+
+    std::vector<std::string> env;
+    const char *ours[] = {"HGAS_RANK=", "HGAS_SIZE=", "HGAS_BOOT_ADDR=", "HGAS_BOOT_SECRET=", "HGAS_JOB_ID=",
+                          "HGASRUN_PID=", "HGAS_NODE_NAME="};
+    for (char **e = environ; *e; ++e) {
+        bool skip = false;
+        for (const char *p : ours)
+            if (std::strncmp(*e, p, std::strlen(p)) == 0 && (o_.nodes > 0 || std::strcmp(p, "HGAS_NODE_NAME=") != 0))
+                skip = true;
+        if (!skip) env.emplace_back(*e);
+    }
+    env.push_back("HGAS_SIZE=" + std::to_string(o_.n));
+    env.push_back("HGAS_BOOT_ADDR=" + store_->address());
+    env.push_back("HGAS_BOOT_SECRET=" + secret_);
+    env.push_back("HGAS_JOB_ID=" + job_id_);
+    env.push_back("HGASRUN_PID=" + std::to_string(getpid()));
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    for (int r = 0; r < o_.n && !ending_; ++r) {
+        spawn(r, env, devnull);
+        if (ranks_[r].pid < 0) {
+            if (first_fail_ == 0) first_fail_ = 1;
+            end_job("hgasrun: could not start rank " + std::to_string(r) + "; ending the job");
+        }
+    }
+    if (devnull >= 0) close(devnull);
+    return true;
+}
+
+int launcher::run() {
+    // Signals arrive through a signalfd so that the main loop handles them like any other
+    // event. They are blocked before the store thread starts, so that it never receives them.
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+    signal(SIGPIPE, SIG_IGN);  // a closed stdout must not kill the launcher and orphan the job
+    const int sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+
+    const bool started = start();
+    const double t0 = now_seconds();
+    double drain_until = 0;
+    while (started) {
+        reap();
+        const double now = now_seconds();
+        const int live = running();
+        bool open_pipes = false;
+        for (auto &r : ranks_) open_pipes = open_pipes || r.out.fd >= 0 || r.err.fd >= 0;
+        if (live == 0) {
+            // Output written just before exit is still in the pipes: drain it, but do not wait
+            // forever for a grandchild that inherited them.
+            if (drain_until == 0) drain_until = now + 1.0;
+            if (!open_pipes || now >= drain_until) break;
+        }
+        if (o_.timeout > 0 && !ending_ && now - t0 >= o_.timeout) {
+            timed_out_ = true;
+            char text[128];
+            std::snprintf(text, sizeof text, "hgasrun: job exceeded --timeout of %g s; ending it", o_.timeout);
+            std::fprintf(stderr, "%s\n", text);
+            end_job(text);
+        }
+        if (ending_ && !termed_ && now >= t_term_) {
+            termed_ = true;
+            signal_all(SIGTERM);
+        }
+        if (ending_ && !killed_ && now >= t_kill_) {
+            killed_ = true;
+            signal_all(SIGKILL);
+        }
+        // Sleep until the next event or timer.
+        double next = now + 1.0;
+        if (o_.timeout > 0 && !ending_) next = std::min(next, t0 + o_.timeout);
+        if (ending_ && !termed_) next = std::min(next, t_term_);
+        if (ending_ && !killed_) next = std::min(next, t_kill_);
+        if (drain_until > 0) next = std::min(next, drain_until);
+        std::vector<pollfd> fds = {{sigfd, POLLIN, 0}, {lost_pipe_[0], POLLIN, 0}};
+        std::vector<stream *> streams;
+        std::vector<int> owner;
+        for (int r = 0; r < o_.n; ++r)
+            for (stream *s : {&ranks_[r].out, &ranks_[r].err})
+                if (s->fd >= 0) {
+                    fds.push_back({s->fd, POLLIN, 0});
+                    streams.push_back(s);
+                    owner.push_back(r);
+                }
+        int ms = static_cast<int>(std::max(0.0, next - now) * 1000.0) + 1;
+        if (poll(fds.data(), fds.size(), ms) < 0 && errno != EINTR) break;
+        if (fds[0].revents) {
+            signalfd_siginfo si;
+            while (read(sigfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+                const int sig = static_cast<int>(si.ssi_signo);
+                if (sig == SIGCHLD) continue;  // reaped at the top of the loop
+                if (got_signal_) {
+                    std::fprintf(stderr, "hgasrun: received %s again; killing the ranks\n", sigabbrev_np(sig));
+                    killed_ = termed_ = true;
+                    signal_all(SIGKILL);
+                    continue;
+                }
+                got_signal_ = sig;
+                const std::string text = "hgasrun: received signal " + signal_text(sig) +
+                                         "; forwarding it to the ranks and ending the job";
+                std::fprintf(stderr, "%s\n", text.c_str());
+                signal_all(sig);
+                end_job(text);
+            }
+        }
+        if (fds[1].revents) {
+            int r;
+            while (read(lost_pipe_[0], &r, sizeof r) == static_cast<ssize_t>(sizeof r))
+                if (r >= 0 && r < o_.n) {
+                    ranks_[r].lost_without_bye = true;
+                    // Exit and lost connection race: if the exit was seen first, note it now.
+                    if (!ranks_[r].running && ranks_[r].code == 0) note_quit(r);
+                }
+        }
+        for (size_t i = 2; i < fds.size(); ++i)
+            if (fds[i].revents) read_output(*streams[i - 2], owner[i - 2]);
+    }
+    for (int r = 0; r < o_.n; ++r)
+        for (stream *s : {&ranks_[r].out, &ranks_[r].err}) {
+            emit(*s, r, o_.prefix, true);
+            if (s->fd >= 0) close(s->fd);
+        }
+    if (store_) store_->stop();
+    if (!job_id_.empty()) remove_shm(job_id_);
+    if (!dir_.empty()) remove_job_dir(dir_);
+    if (!started) return 1;
+    if (timed_out_) return 124;
+    if (got_signal_) return 128 + got_signal_;
+    return first_fail_;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    launcher l(parse_args(argc, argv));
+    return l.run();
+}
