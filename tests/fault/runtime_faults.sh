@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Faults seen through the full runtime (hgas_init, barriers):
+#   runtime_faults.sh <hgasrun> <fault_prog>
+# - kill -9 of one rank mid-job: the launcher and every other rank end within 10 s, the
+#   launcher names the dead rank, the waiting ranks report that the job is ending;
+# - hgas_abort on one rank: the same, with the rank's reason;
+# - a rank that never joins: the others' hgas_init fails with the bootstrap timeout naming it.
+# Each case also checks that no /dev/shm/hgas-* file and no job directory is left.
+set -u
+HGASRUN=$1
+PROG=$2
+WORK=$(mktemp -d /tmp/hgas-fault-test.XXXXXX)
+export TMPDIR=$WORK/tmp
+mkdir -p "$TMPDIR"
+unset HGAS_RANK HGAS_SIZE HGAS_BOOT_ADDR HGAS_BOOT_SECRET HGAS_JOB_ID HGAS_NODE_NAME HGASRUN_PID
+FAILED=0
+fail() { echo "FAIL [$CASE]: $*"; FAILED=$((FAILED + 1)); }
+pass() { echo "ok   [$CASE]: $*"; }
+has() {
+    if grep -qE -- "$2" "$1"; then pass "output has /$2/"
+    else fail "output lacks /$2/; it holds:"; sed 's/^/      | /' "$1" | head -30; fi
+}
+count() {  # count FILE REGEX N: at least N lines match
+    local c; c=$(grep -cE -- "$2" "$1")
+    if [ "$c" -ge "$3" ]; then pass "$c lines match /$2/"; else fail "$c lines match /$2/, expected >= $3"; sed 's/^/      | /' "$1" | head -30; fi
+}
+run() {  # run CASE LIMIT_S env... -- args...
+    CASE=$1; local limit=$2; shift 2
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    local before; before=$(ls /dev/shm | grep -c '^hgas-' || true)
+    local t0; t0=$(date +%s%N)
+    env HGAS_TIMEOUT=60 "${envs[@]}" timeout -k 5 60 "$HGASRUN" "$@" >"$WORK/$CASE.log" 2>&1
+    RC=$?
+    local ms=$((($(date +%s%N) - t0) / 1000000))
+    if [ "$ms" -le $((limit * 1000)) ]; then pass "ended in $ms ms (limit $limit s)"; else fail "took $ms ms, limit $limit s"; fi
+    if [ "$RC" -ne 0 ]; then pass "exit status $RC"; else fail "exit status 0 for a failed job"; fi
+    local after; after=$(ls /dev/shm | grep -c '^hgas-' || true)
+    if [ "$after" -le "$before" ]; then pass "no shared memory left"; else fail "shared memory left: $(ls /dev/shm | grep '^hgas-')"; fi
+    if compgen -G "$TMPDIR/hgas-*" >/dev/null; then fail "job directory left"; fi
+}
+
+run kill9 10 -- -n 4 "$PROG" die 2
+has "$WORK/$CASE.log" "rank 2 \(pid [0-9]+\) was killed by signal 9"
+count "$WORK/$CASE.log" "rank [013]: second barrier: HGAS_ERR_PEER_FAILED: the job is ending: .*rank 2" 1
+
+run abort 10 -- -n 3 "$PROG" abort 1
+has "$WORK/$CASE.log" "rank 1 called hgas_abort\(3\): the test asked for it"
+count "$WORK/$CASE.log" "rank [02]: second barrier: HGAS_ERR_PEER_FAILED: .*hgas_abort" 1
+
+run late 20 HGAS_BOOT_TIMEOUT=2 -- -n 3 "$PROG" late 1 30
+has "$WORK/$CASE.log" "rank [02]: hgas_init: HGAS_ERR_TIMEOUT: .*rank.* 1"
+
+rm -rf "$WORK"
+echo "$FAILED failed"
+[ "$FAILED" -eq 0 ]
