@@ -1,5 +1,8 @@
 // Clocks and deadlines. Every wait in hgas has a deadline (DESIGN.md "Faults").
 #pragma once
+#include <sched.h>
+#include <time.h>
+
 #include <chrono>
 #include <cstdint>
 
@@ -38,6 +41,29 @@ public:
 
 private:
     uint32_t n_ = 0;
+};
+
+// What a waiting rank does while nothing arrives. With no more ranks than cores it spins (the
+// lowest latency); with more, a spinning rank takes the core from the very peer it waits for,
+// so it yields after a short spin and, when that is not enough (the scheduler may hand the
+// core straight back), sleeps a few microseconds: MPI's "yield when idle", graduated.
+class spin_backoff {
+public:
+    explicit spin_backoff(bool oversubscribed) : oversubscribed_(oversubscribed) {}
+    void idle() {
+        if (!oversubscribed_ || ++idle_ < 64) return;
+        if (idle_ < 4096) {
+            sched_yield();
+        } else {
+            struct timespec ts{0, 20000};
+            nanosleep(&ts, nullptr);
+        }
+    }
+    void reset() { idle_ = 0; }
+
+private:
+    bool oversubscribed_;
+    uint32_t idle_ = 0;
 };
 
 }  // namespace hgas

@@ -63,8 +63,8 @@ status rank::init() {
                 topo_.node_me, topo_.node_n, topo_.local_rank, topo_.local_n, job_.launcher.c_str());
 
     oversubscribed_ = topo_.local_n > static_cast<int>(std::thread::hardware_concurrency());
-    HGAS_TRY(create_segments());
     HGAS_TRY(create_transports());
+    HGAS_TRY(create_segments());
     HGAS_TRY(exchange_segments());
 
     std::vector<transport::transport *> raw;
@@ -99,11 +99,25 @@ status rank::init() {
 
 status rank::create_segments() {
     const uint64_t sizes[mem::seg_count] = {cfg_.bytes(setting::heap_size), cfg_.bytes(setting::local_heap_size)};
+    // When UCX, not shm, carries this node's traffic (HGAS_TRANSPORTS without shm), the heaps
+    // come from UCX: its shared-memory transports store directly only into memory it allocated.
+    transport::transport *ucx_allocates = nullptr;
+    if (!cfg_.list_has(setting::transports, "shm") && topo_.local_n > 1)
+        for (auto &t : transports_)
+            if (std::string(t->name()) == "ucx") ucx_allocates = t.get();
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
         if (sizes[s] < 64 * 1024)
             return fail(status::invalid_setting, "%s=%llu is too small: at least 64K",
                         s == 0 ? "HGAS_HEAP_SIZE" : "HGAS_LOCAL_HEAP_SIZE", (unsigned long long)sizes[s]);
-        HGAS_TRY_ASSIGN(maps_[s], mem::host_mapping::create(mem::shm_name(job_.job_id, job_.rank, s), sizes[s]));
+        own_[s].size = sizes[s];
+        if (ucx_allocates) {
+            HGAS_TRY_ASSIGN(void *p, ucx_allocates->allocate_segment(s, sizes[s]));
+            own_[s].base = static_cast<char *>(p);
+        } else {
+            HGAS_TRY_ASSIGN(own_[s].mapping,
+                            mem::host_mapping::create(mem::shm_name(job_.job_id, job_.rank, s), sizes[s]));
+            own_[s].base = static_cast<char *>(own_[s].mapping.base());
+        }
     }
     sym_heap_ = mem::allocator(sizes[0]);
     local_heap_ = mem::allocator(sizes[1]);
@@ -141,8 +155,8 @@ status rank::exchange_segments() {
     // One allgather carries, for every segment, its size and each transport's blob.
     codec out;
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
-        out.u64(maps_[s].size());
-        transport::local_segment ls{s, maps_[s].base(), maps_[s].size(), maps_[s].name()};
+        out.u64(own_[s].size);
+        transport::local_segment ls{s, own_[s].base, own_[s].size, own_[s].mapping.name()};
         for (auto &t : transports_) {
             std::string blob;
             HGAS_TRY(t->register_segment(ls, blob));
@@ -170,15 +184,15 @@ status rank::exchange_segments() {
     // nothing is left in /dev/shm however the job ends from here on.
     HGAS_TRY(store_->barrier("init.attached", cfg_.seconds(setting::boot_timeout)));
     for (auto &t : transports_) t->segments_attached();
-    for (auto &m : maps_) m.unlink();
+    for (auto &o : own_) o.mapping.unlink();
     return status::ok;
 }
 
 int rank::own_segment_of(const void *p, uint64_t len) const {
     const char *c = static_cast<const char *>(p);
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
-        const char *b = static_cast<const char *>(maps_[s].base());
-        if (b && c >= b && mem::in_bounds(static_cast<uint64_t>(c - b), len, maps_[s].size())) return s;
+        const char *b = own_[s].base;
+        if (b && c >= b && mem::in_bounds(static_cast<uint64_t>(c - b), len, own_[s].size)) return s;
     }
     return -1;
 }

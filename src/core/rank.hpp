@@ -2,8 +2,6 @@
 // Nothing in hgas keeps rank state in process-wide globals, so that a later release can run
 // several ranks as threads of one process; a thread finds its rank through current().
 #pragma once
-#include <sched.h>
-
 #include <array>
 #include <memory>
 #include <vector>
@@ -62,8 +60,8 @@ public:
         if (r >= peers_.size() || seg >= mem::seg_count) return nullptr;
         return &peers_[r][seg];
     }
-    char *own_base(uint16_t seg) const { return static_cast<char *>(maps_[seg].base()); }
-    uint64_t own_size(uint16_t seg) const { return maps_[seg].size(); }
+    char *own_base(uint16_t seg) const { return own_[seg].base; }
+    uint64_t own_size(uint16_t seg) const { return own_[seg].size; }
     // Which own segment holds [p, p+len), or -1.
     int own_segment_of(const void *p, uint64_t len) const;
 
@@ -95,7 +93,14 @@ private:
     boot::job_info job_;
     boot::topology topo_;
     std::unique_ptr<boot::client> store_;
-    std::array<mem::host_mapping, mem::seg_count> maps_;
+    // This rank's segments: POSIX shared memory (mapping), or memory a transport allocated
+    // (when UCX carries same-node traffic: see create_segments).
+    struct own_segment {
+        mem::host_mapping mapping;
+        char *base = nullptr;
+        uint64_t size = 0;
+    };
+    std::array<own_segment, mem::seg_count> own_;
     std::vector<std::array<peer_segment, mem::seg_count>> peers_;
     mem::allocator sym_heap_, local_heap_;
     std::vector<std::unique_ptr<transport::transport>> transports_;
@@ -119,13 +124,11 @@ status rank::wait(const char *what, Pred pred) {
     if (pred()) return status::ok;
     deadline dl(timeout_);
     poll_budget budget;
-    unsigned spins = 0;
+    spin_backoff backoff(oversubscribed_);
     for (;;) {
         if (pred()) return status::ok;
         HGAS_TRY(engine_.poll());
-        // More ranks than cores on this node: a spinning rank would take the core from the
-        // very peer it waits for, so give it up after a short spin (as MPI's yield_when_idle).
-        if (oversubscribed_ && ++spins > 64) sched_yield();
+        backoff.idle();
         if (budget.tick()) {
             HGAS_TRY(check_alive());
             if (dl.expired())

@@ -92,6 +92,11 @@ public:
     virtual status attach_segment(int peer, uint16_t seg, uint64_t size, const std::string &blob) = 0;
     // Called once every peer has attached (after a barrier): e.g. unlink shm names.
     virtual void segments_attached() {}
+    // Memory for one of this rank's segments that this transport allocates itself (and then
+    // registers in register_segment), for transports that reach same-node peers fastest in
+    // memory they allocated (UCX's shared-memory transports). status::unsupported by default:
+    // the core then creates the segment as POSIX shared memory.
+    virtual result<void *> allocate_segment(uint16_t seg, uint64_t size) { return status::unsupported; }
     // Base address of a peer segment mapped into this process, or nullptr.
     virtual void *peer_base(int peer, uint16_t seg) const { return nullptr; }
     // Release everything; called after the final barrier. Idempotent.

@@ -224,6 +224,37 @@ status ucx_transport::connect(const setup &s) {
     return status::ok;
 }
 
+result<void *> ucx_transport::allocate_segment(uint16_t seg, uint64_t size) {
+    if (seg >= k_max_segments || size == 0)
+        return fail(status::internal, "UCX transport: cannot allocate segment %u of %" PRIu64 " bytes", seg, size);
+    local_seg &l = local_[seg];
+    if (l.memh) return fail(status::internal, "UCX transport: segment %u allocated twice", seg);
+    // UCX's shared-memory transports (posix, sysv) store directly only into memory that UCX
+    // allocated; into memory it merely registered, a same-node put becomes a CMA system call.
+    ucp_mem_map_params_t mp{};
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    mp.address = nullptr;
+    mp.length = size;
+    mp.flags = UCP_MEM_MAP_ALLOCATE;
+    ucs_status_t st = ucp_mem_map(context_, &mp, &l.memh);
+    if (st != UCS_OK)
+        return fail(status::no_memory, "UCX could not allocate %" PRIu64 " bytes for segment %u: %s; lower "
+                    "HGAS_HEAP_SIZE / HGAS_LOCAL_HEAP_SIZE", size, seg, ucs_status_string(st));
+    ucp_mem_attr_t attr{};
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+    st = ucp_mem_query(l.memh, &attr);
+    if (st != UCS_OK || attr.length < size) {
+        ucp_mem_unmap(context_, l.memh);
+        l.memh = nullptr;
+        return fail(status::transport, "UCX allocated segment %u but cannot say where: %s", seg, ucs_status_string(st));
+    }
+    l.base = attr.address;
+    l.size = size;
+    l.allocated = true;
+    HGASI_DEBUG("ucx", "segment %u: %" PRIu64 " bytes allocated by UCX at %p", seg, size, attr.address);
+    return attr.address;
+}
+
 status ucx_transport::register_segment(const local_segment &seg, std::string &blob) {
     if (seg.seg >= k_max_segments)
         return fail(status::internal, "UCX transport: segment id %u is beyond its table of %u", seg.seg, k_max_segments);
@@ -231,18 +262,22 @@ status ucx_transport::register_segment(const local_segment &seg, std::string &bl
     if (l.ready.load(std::memory_order_relaxed))
         return fail(status::internal, "UCX transport: segment %u registered twice", seg.seg);
     std::string rkey;
+    if (l.allocated && (l.base != seg.base || l.size != seg.size))
+        return fail(status::internal, "UCX transport: segment %u registered with other memory than it allocated", seg.seg);
     if (seg.size > 0) {
-        ucp_mem_map_params_t mp{};
-        mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-        mp.address = seg.base;
-        mp.length = seg.size;
-        ucs_status_t st = ucp_mem_map(context_, &mp, &l.memh);
-        if (st != UCS_OK)
-            return fail(status::transport, "UCX could not register segment %u (%" PRIu64 " bytes at %p): %s", seg.seg,
-                        seg.size, seg.base, ucs_status_string(st));
+        if (!l.allocated) {  // memory UCX allocated is registered already
+            ucp_mem_map_params_t mp{};
+            mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+            mp.address = seg.base;
+            mp.length = seg.size;
+            ucs_status_t st = ucp_mem_map(context_, &mp, &l.memh);
+            if (st != UCS_OK)
+                return fail(status::transport, "UCX could not register segment %u (%" PRIu64 " bytes at %p): %s",
+                            seg.seg, seg.size, seg.base, ucs_status_string(st));
+        }
         void *buf = nullptr;
         size_t len = 0;
-        st = ucp_rkey_pack(context_, l.memh, &buf, &len);
+        ucs_status_t st = ucp_rkey_pack(context_, l.memh, &buf, &len);
         if (st != UCS_OK) {
             ucp_mem_unmap(context_, l.memh);
             l.memh = nullptr;
@@ -320,6 +355,7 @@ void ucx_transport::shutdown() {
         if (l.memh) {
             ucp_mem_unmap(context_, l.memh);
             l.memh = nullptr;
+            l.allocated = false;
             l.ready.store(false, std::memory_order_relaxed);
         }
     if (worker_) ucp_worker_destroy(worker_);
@@ -639,7 +675,55 @@ status ucx_transport::amo(remote t, amo_op op, unsigned width, uint64_t operand,
         return fail(status::invalid_arg, "UCX atomic: width %u is not supported (4 or 8 bytes)", width);
     if (static_cast<unsigned>(op) > static_cast<unsigned>(amo_op::fetch_xor))
         return fail(status::invalid_arg, "UCX atomic: unknown operation %d", static_cast<int>(op));
+    // Same-node peers in rma mode: UCX's own atomics, which its shared-memory transports
+    // perform as CPU atomics on the target's memory (no target CPU needed). Off-node peers, and
+    // transports without atomics (tcp), go through active messages executed by the target
+    // with the same CPU atomics, so both kinds stay atomic with respect to each other.
+    if (mode_ == data_mode::rma && !peers_[t.rank]->err_mode_peer && native_amo_) {
+        status s = native_amo(t, op, width, operand, compare, result);
+        if (s != status::unsupported) return s;
+        native_amo_ = false;  // this UCX cannot: use active messages from now on
+        HGASI_DEBUG("ucx", "UCX has no atomic protocol to rank %d; atomics go through active messages", t.rank);
+    }
     return am_amo(t, op, width, operand, compare, result);
+}
+
+status ucx_transport::native_amo(remote t, amo_op op, unsigned width, uint64_t operand, uint64_t compare,
+                                 uint64_t *result) {
+    HGAS_TRY(check_target(t, width, "atomic"));
+    ucp_atomic_op_t uop;
+    bool fetch = amo_fetches(op);
+    uint64_t value = operand;
+    switch (op) {
+    case amo_op::fetch: uop = UCP_ATOMIC_OP_OR; value = 0; break;
+    case amo_op::set: uop = UCP_ATOMIC_OP_SWAP; fetch = true; break;  // a swap whose old value is dropped
+    case amo_op::add: case amo_op::fetch_add: uop = UCP_ATOMIC_OP_ADD; break;
+    case amo_op::swap: uop = UCP_ATOMIC_OP_SWAP; break;
+    case amo_op::compare_swap: uop = UCP_ATOMIC_OP_CSWAP; break;
+    case amo_op::and_: case amo_op::fetch_and: uop = UCP_ATOMIC_OP_AND; break;
+    case amo_op::or_: case amo_op::fetch_or: uop = UCP_ATOMIC_OP_OR; break;
+    default: uop = UCP_ATOMIC_OP_XOR; break;
+    }
+    // CSWAP takes the compare value in `buffer` and the new value in the reply buffer, which
+    // then receives the old value.
+    uint64_t buf64 = op == amo_op::compare_swap ? compare : value;
+    uint64_t reply64 = op == amo_op::compare_swap ? operand : 0;
+    uint32_t buf32 = static_cast<uint32_t>(buf64), reply32 = static_cast<uint32_t>(reply64);
+    void *buf = width == 4 ? static_cast<void *>(&buf32) : static_cast<void *>(&buf64);
+    void *reply = width == 4 ? static_cast<void *>(&reply32) : static_cast<void *>(&reply64);
+    const remote_seg &s = remote_[t.rank][t.seg];
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    prm.datatype = ucp_dt_make_contig(width);
+    if (fetch) {
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        prm.reply_buffer = reply;
+    }
+    ucs_status_ptr_t req = ucp_atomic_op_nbx(peers_[t.rank]->ep, uop, buf, 1, s.base + t.offset, s.rkey, &prm);
+    if (UCS_PTR_IS_ERR(req) && UCS_PTR_STATUS(req) == UCS_ERR_UNSUPPORTED) return status::unsupported;
+    HGAS_TRY(wait_request(req, "atomic", t.rank));
+    if (result) *result = width == 4 ? reply32 : reply64;
+    return status::ok;
 }
 
 status ucx_transport::put_signal(remote dst, const void *src, size_t n, remote sig, signal_op op, uint64_t value,

@@ -8,7 +8,6 @@
 // calling into UCX would deadlock against them. With the `self` UCT transport an AM handler
 // even runs inside ucp_am_send_nbx of the sender, on the sender's thread.
 #pragma once
-#include <sched.h>
 #include <thread>
 #include <ucp/api/ucp.h>
 
@@ -56,6 +55,7 @@ struct local_seg {
     void *base = nullptr;
     uint64_t size = 0;
     ucp_mem_h memh = nullptr;
+    bool allocated = false;  // memory allocated by UCX (allocate_segment), freed by unmap
 };
 
 // A peer's segment as this rank reaches it. Touched only by the rank's thread.
@@ -133,6 +133,8 @@ public:
     status connect(const setup &s) override;
     bool can_reach(int peer) const override { return peer >= 0 && peer < static_cast<int>(peers_.size()); }
     status register_segment(const local_segment &seg, std::string &blob) override;
+    result<void *> allocate_segment(uint16_t seg, uint64_t size) override;
+    status native_amo(remote t, amo_op op, unsigned width, uint64_t operand, uint64_t compare, uint64_t *result);
     status attach_segment(int peer, uint16_t seg, uint64_t size, const std::string &blob) override;
     void shutdown() override;
 
@@ -223,7 +225,8 @@ private:
     data_mode mode_ = data_mode::rma;
     bool multi_thread_ = false;
     double timeout_s_ = 300;
-    bool yield_when_idle_ = false;  // more ranks on this node than cores: see wait_until
+    bool yield_when_idle_ = false;
+    bool native_amo_ = true;  // rma mode, same-node peers: try UCX atomics first  // more ranks on this node than cores: see wait_until
     int me_ = 0;
     int size_ = 1;
     bool connected_ = false;
@@ -255,12 +258,9 @@ template <class Done>
 status ucx_transport::wait_until(Done &&done, const char *what, int peer) {
     deadline dl(timeout_s_);
     poll_budget budget;
-    unsigned spins = 0;
+    spin_backoff backoff(yield_when_idle_);  // an AM is answered by the target's CPU
     while (!done()) {
-        // An active message is answered by the target's CPU: when ranks outnumber cores a
-        // spinning initiator would keep that CPU from the target, so it yields after a short
-        // spin.
-        if (ucp_worker_progress(worker_) == 0 && yield_when_idle_ && ++spins > 64) sched_yield();
+        if (ucp_worker_progress(worker_) == 0) backoff.idle();
         if (peer_dead(peer)) {
             if (done()) break;
             return peer_failure(peer, what);
