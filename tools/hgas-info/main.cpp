@@ -66,7 +66,8 @@ int main(int argc, char **argv) {
                 std::printf("  ucx   every rank: UCX %s, mode %s (%s)\n", transport::ucx_version(),
                             cfg->text(setting::ucx_mode).c_str(),
                             cfg->text(setting::ucx_mode) == "am" ? "active messages executed by the target"
-                                                                : "UCX RMA and atomics");
+                                                                : "UCX put/get; atomics via UCX to same-node peers, "
+                                                                  "via active messages to other nodes");
             else
                 std::printf("  ucx   not in this build (rebuild with UCX: make deps, or -DHGAS_UCX_ROOT=...)\n");
         }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# hgas-info prints every setting with its value and source, the transports and the paths, and
+# rejects a bad setting naming it.   hgas_info.sh <hgas-info>
+set -u
+INFO=$1
+FAILED=0
+expect() {  # expect NAME REGEX OUTPUT
+    if grep -qE -- "$2" <<<"$3"; then echo "ok   $1"; else echo "FAIL $1: no /$2/ in:"; echo "$3" | head -40; FAILED=$((FAILED + 1)); fi
+}
+out=$(env HGAS_HEAP_SIZE=128M "$INFO")
+expect "value and source of a set variable" "HGAS_HEAP_SIZE +134217728 +environment" "$out"
+expect "value and source of a default" "HGAS_TIMEOUT +300 +default" "$out"
+expect "secret never printed" "HGAS_BOOT_SECRET +\"\"" "$out"
+expect "same-node path" "host -> host, same node +shm" "$out"
+expect "own-rank path" "host -> host, same process +self" "$out"
+n=$(grep -c "^  HGAS_" <<<"$out")
+expect "every setting listed ($n)" "^  HGAS_DEBUG" "$out"
+out=$(env HGAS_TRANSPORTS=ucx "$INFO")
+expect "forced ucx" "host -> host, same process +(ucx|unreachable)" "$out"
+out=$(env HGAS_BOOT_SECRET=topsecret "$INFO")
+if grep -q topsecret <<<"$out"; then echo "FAIL the secret was printed"; FAILED=$((FAILED + 1)); else echo "ok   secret hidden"; fi
+out=$(env HGAS_TRANSPORTS=shm,rdma "$INFO" 2>&1); rc=$?
+expect "bad setting named" "HGAS_TRANSPORTS='shm,rdma': 'rdma' is not one of: self,shm,ucx" "$out"
+[ $rc -ne 0 ] && echo "ok   bad setting exits $rc" || { echo "FAIL bad setting exits 0"; FAILED=$((FAILED + 1)); }
+echo "$FAILED failed"
+[ $FAILED -eq 0 ]

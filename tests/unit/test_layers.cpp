@@ -1,0 +1,183 @@
+// Transports through their interface (self and shm; UCX has test_ucx_transport.cpp), the
+// router, and the progress engine's helper thread.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "mem/segment.hpp"
+#include "progress/engine.hpp"
+#include "proto/router.hpp"
+#include "transport/transport.hpp"
+
+using namespace hgas;
+using namespace hgas::transport;
+
+namespace {
+
+struct direct_fixture {
+    boot::job_info job;
+    boot::topology topo;
+    settings cfg;
+    std::vector<char> seg = std::vector<char>(4096, 0);
+    direct_fixture() {
+        job.rank = 0;
+        job.size = 1;
+        topo = boot::topology::from_node_names({"n0"}, 0);
+    }
+};
+
+void exercise(transport::transport &t, char *base) {
+    const remote r{0, 0, 64};
+    const char msg[] = "hello, segment";
+    ASSERT_EQ(t.put(r, msg, sizeof msg, false), status::ok);
+    EXPECT_STREQ(base + 64, msg);
+    char back[sizeof msg] = {};
+    ASSERT_EQ(t.get(back, r, sizeof msg, true), status::ok);
+    ASSERT_EQ(t.quiet(), status::ok);
+    EXPECT_STREQ(back, msg);
+    pending p;
+    bool done = false;
+    ASSERT_EQ(t.put_nb(r, "xy", 2, p), status::ok);
+    ASSERT_EQ(t.test(p, done), status::ok);
+    EXPECT_TRUE(done);
+    uint64_t old = 0;
+    const remote w{0, 0, 1024};
+    ASSERT_EQ(t.amo(w, amo_op::set, 8, 40, 0, nullptr), status::ok);
+    ASSERT_EQ(t.amo(w, amo_op::fetch_add, 8, 2, 0, &old), status::ok);
+    EXPECT_EQ(old, 40u);
+    ASSERT_EQ(t.amo(w, amo_op::compare_swap, 8, 7, 42, &old), status::ok);
+    EXPECT_EQ(old, 42u);
+    ASSERT_EQ(t.amo(w, amo_op::fetch_xor, 4, 1, 0, &old), status::ok);
+    EXPECT_EQ(old, 7u);
+    uint64_t v;
+    std::memcpy(&v, base + 1024, 8);
+    EXPECT_EQ(v, 6u);
+    const remote sig{0, 0, 2048};
+    ASSERT_EQ(t.put_signal(r, "signal!", 8, sig, signal_op::add, 5, false), status::ok);
+    ASSERT_EQ(t.put_signal(r, "signal!", 8, sig, signal_op::add, 5, false), status::ok);
+    std::memcpy(&v, base + 2048, 8);
+    EXPECT_EQ(v, 10u);
+    EXPECT_STREQ(base + 64, "signal!");
+    EXPECT_EQ(t.fence(), status::ok);
+}
+
+}  // namespace
+
+TEST(DirectTransports, SelfThroughTheInterface) {
+    direct_fixture f;
+    auto t = create_self();
+    setup s{&f.cfg, &f.job, &f.topo, nullptr};
+    ASSERT_EQ(t->connect(s), status::ok);
+    EXPECT_TRUE(t->can_reach(0));
+    EXPECT_FALSE(t->can_reach(1));
+    std::string blob;
+    ASSERT_EQ(t->register_segment({0, f.seg.data(), f.seg.size(), ""}, blob), status::ok);
+    EXPECT_EQ(t->peer_base(0, 0), f.seg.data());
+    EXPECT_EQ(t->peer_base(0, 1), nullptr);
+    exercise(*t, f.seg.data());
+    t->shutdown();
+}
+
+TEST(DirectTransports, ShmMapsAPeerSegmentByName) {
+    direct_fixture f;
+    f.job.size = 2;
+    f.topo = boot::topology::from_node_names({"n0", "n0"}, 0);
+    const std::string name = mem::shm_name("layers" + std::to_string(getpid()), 1, 0);
+    auto peer = mem::host_mapping::create(name, 4096);  // rank 1's segment
+    ASSERT_TRUE(peer.ok()) << last_error();
+    auto t = create_shm();
+    setup s{&f.cfg, &f.job, &f.topo, nullptr};
+    ASSERT_EQ(t->connect(s), status::ok);
+    EXPECT_TRUE(t->can_reach(1));
+    ASSERT_EQ(t->attach_segment(1, 0, 4096, name), status::ok);
+    ASSERT_NE(t->peer_base(1, 0), nullptr);
+    const remote r{1, 0, 100};
+    ASSERT_EQ(t->put(r, "across", 7, false), status::ok);
+    EXPECT_STREQ(static_cast<char *>(peer->base()) + 100, "across");  // seen through rank 1's mapping
+    EXPECT_NE(t->attach_segment(1, 1, 4096, "/hgas-no-such-segment"), status::ok);
+    t->shutdown();
+    // other nodes are not shm's business
+    f.topo = boot::topology::from_node_names({"n0", "n1"}, 0);
+    auto t2 = create_shm();
+    ASSERT_EQ(t2->connect(s), status::ok);
+    EXPECT_FALSE(t2->can_reach(1));
+}
+
+TEST(Router, FirstTransportThatReachesAPeer) {
+    direct_fixture f;
+    f.job.size = 3;
+    f.topo = boot::topology::from_node_names({"a", "a", "b"}, 0);
+    setup s{&f.cfg, &f.job, &f.topo, nullptr};
+    auto self = create_self(), shm = create_shm();
+    ASSERT_EQ(self->connect(s), status::ok);
+    ASSERT_EQ(shm->connect(s), status::ok);
+    proto::router r;
+    EXPECT_EQ(r.build({self.get(), shm.get()}, 3, 0, f.topo), status::unsupported);  // rank 2 is on node b
+    EXPECT_NE(last_error().find("rank 2"), std::string::npos) << last_error();
+    f.topo = boot::topology::from_node_names({"a", "a", "a"}, 0);
+    ASSERT_EQ(r.build({self.get(), shm.get()}, 3, 0, f.topo), status::ok);
+    EXPECT_STREQ(r.route(0)->name(), "self");
+    EXPECT_STREQ(r.route(1)->name(), "shm");
+    EXPECT_EQ(r.locality_of(1), proto::locality::same_node);
+    EXPECT_EQ(proto::planned_path({"self", "shm", "ucx"}, proto::locality::other_node, true), "ucx");
+    EXPECT_EQ(proto::planned_path({"self", "shm"}, proto::locality::other_node, true), "");
+    EXPECT_EQ(proto::planned_path({"ucx"}, proto::locality::same_process, true), "ucx");
+    EXPECT_EQ(proto::planned_path({"shm"}, proto::locality::same_process, false), "shm");
+}
+
+namespace {
+// A transport that only counts progress calls and says it needs target progress.
+class counting_transport final : public transport::transport {
+public:
+    std::atomic<int> polls{0};
+    const char *name() const override { return "counting"; }
+    caps capabilities() const override { return {false, true, 1, 1}; }
+    status connect(const setup &) override { return status::ok; }
+    bool can_reach(int) const override { return true; }
+    status register_segment(const local_segment &, std::string &) override { return status::ok; }
+    status attach_segment(int, uint16_t, uint64_t, const std::string &) override { return status::ok; }
+    void shutdown() override {}
+    status put(remote, const void *, size_t, bool) override { return status::unsupported; }
+    status get(void *, remote, size_t, bool) override { return status::unsupported; }
+    status put_nb(remote, const void *, size_t, pending &) override { return status::unsupported; }
+    status get_nb(void *, remote, size_t, pending &) override { return status::unsupported; }
+    status test(pending &, bool &) override { return status::unsupported; }
+    status amo(remote, amo_op, unsigned, uint64_t, uint64_t, uint64_t *) override { return status::unsupported; }
+    status put_signal(remote, const void *, size_t, remote, signal_op, uint64_t, bool) override {
+        return status::unsupported;
+    }
+    status fence() override { return status::ok; }
+    status quiet() override { return status::ok; }
+    status progress() override {
+        polls.fetch_add(1);
+        return status::ok;
+    }
+};
+}  // namespace
+
+TEST(ProgressEngine, HelperThreadPollsOnlyTransportsThatNeedIt) {
+    counting_transport c;
+    auto self = create_self();
+    progress::engine e;
+    e.set_transports({self.get(), &c});
+    ASSERT_EQ(e.poll(), status::ok);
+    EXPECT_EQ(c.polls.load(), 1);
+    e.start_helper(10, 0);
+    ASSERT_TRUE(e.helper_running());
+    for (int i = 0; i < 500 && c.polls.load() < 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    EXPECT_GE(c.polls.load(), 20) << "the helper thread does not poll";
+    e.stop_helper();
+    EXPECT_FALSE(e.helper_running());
+    const int after = c.polls.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(c.polls.load(), after);  // stopped means stopped
+    progress::engine idle;  // nothing needs polling: no thread at all
+    idle.set_transports({self.get()});
+    idle.start_helper(0, 0);
+    EXPECT_FALSE(idle.helper_running());
+}
