@@ -21,6 +21,18 @@ status check_local(const char *op, const void *buf, size_t n, const char *what) 
     return status::ok;
 }
 
+// A 4- or 8-byte integer from user memory (which may be unaligned).
+uint64_t read_word(const void *p, unsigned width) {
+    if (width == 4) {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+    }
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
+
 }  // namespace
 
 
@@ -175,23 +187,11 @@ status atomic(core::rank &r, hgas_gptr_t t, hgas_amo_t op, hgas_dtype_t type, co
     }
     if (needs_operand) {
         if (!operand) return fail(status::invalid_arg, "%s: this op needs an operand but operand is NULL", name);
-        if (width == 4) {
-            uint32_t v;
-            std::memcpy(&v, operand, 4);
-            opnd = v;
-        } else {
-            std::memcpy(&opnd, operand, 8);
-        }
+        opnd = read_word(operand, width);
     }
     if (aop == transport::amo_op::compare_swap) {
         if (!compare) return fail(status::invalid_arg, "%s: compare_swap needs a compare value but it is NULL", name);
-        if (width == 4) {
-            uint32_t v;
-            std::memcpy(&v, compare, 4);
-            cmp = v;
-        } else {
-            std::memcpy(&cmp, compare, 8);
-        }
+        cmp = read_word(compare, width);
     }
     const bool fetches = transport::amo_fetches(aop);
     if (fetches && !result) return fail(status::invalid_arg, "%s: this op returns the old value but result is NULL", name);

@@ -691,6 +691,9 @@ status ucx_transport::amo(remote t, amo_op op, unsigned width, uint64_t operand,
 status ucx_transport::native_amo(remote t, amo_op op, unsigned width, uint64_t operand, uint64_t compare,
                                  uint64_t *result) {
     HGAS_TRY(check_target(t, width, "atomic"));
+    if (t.offset % width)  // what the target checks on the active-message path
+        return fail(status::misaligned, "UCX atomic: offset %" PRIu64 " on rank %d is not aligned to %u bytes",
+                    t.offset, t.rank, width);
     ucp_atomic_op_t uop;
     bool fetch = amo_fetches(op);
     uint64_t value = operand;
