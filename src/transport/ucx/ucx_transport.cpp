@@ -504,6 +504,12 @@ status ucx_transport::wait_request(ucs_status_ptr_t req, const char *what, int p
 }
 
 status ucx_transport::progress() {
+    // Without a helper thread every call comes from the rank's thread, which is also the one
+    // that shuts down: no guard needed, and this is the hot loop of every wait.
+    if (!multi_thread_) {
+        if (worker_) ucp_worker_progress(worker_);
+        return status::ok;
+    }
     // The core stops the helper thread before shutdown(); this guard only keeps a late call
     // from touching a destroyed worker. seq_cst on both sides (here and in shutdown): each
     // thread stores, then loads the other's flag, which weaker orders would let pass.

@@ -1,0 +1,660 @@
+/* shmem.h — OpenSHMEM 1.5 over hgas (library: libhgas_shmem, which links libhgas).
+ *
+ * A thin front end: every call is a few lines over the C API in <hgas/hgas.h>. A PE is an
+ * hgas rank; symmetric objects live in the hgas symmetric heap; `shmem_long_put(dest, src,
+ * n, pe)` is hgas_ptr(dest, pe) + hgas_put. docs/shmem.md lists what of OpenSHMEM 1.5 is
+ * covered and what is not yet (teams other than SHMEM_TEAM_WORLD, contexts, symmetric
+ * global/static data, complex reductions).
+ *
+ * Rules that hold for every routine below unless its group says otherwise:
+ *  - Symmetric addresses (`dest` of a put, `source` of a get, atomic targets, wait/test
+ *    variables, collective buffers, pSync, locks) must come from shmem_malloc/calloc/align/
+ *    realloc in this version (global and static variables are not symmetric yet).
+ *  - Completion and ordering are OpenSHMEM's (docs/model.md): a blocking put returns when
+ *    the source may be reused; a blocking get when the data has arrived; `_nbi` calls
+ *    complete at shmem_quiet (or a barrier); fence orders puts to one PE; atomics are atomic
+ *    with respect to every other shmem atomic on the same word.
+ *  - Fatal misuse (not initialized, a PE that does not exist, a non-symmetric address, a NULL
+ *    pSync, an active set outside the job, a wait past HGAS_TIMEOUT) prints one line naming
+ *    the call and the reason to stderr and ends the whole job (hgas_abort), as OpenSHMEM
+ *    implementations do. Routines that return a status (team collectives, init_thread) return
+ *    nonzero instead where the specification lets them.
+ *  - Thread safety: SHMEM_THREAD_SERIALIZED — calls may come from any thread, not at once.
+ *
+ * Type lists. Each OpenSHMEM type table is one X-macro below; X(TYPE, TYPENAME, G) where G is
+ * 1 for a type that takes part in the C11 type-generic interfaces (the distinct C types; the
+ * <stdint.h> names alias them and would collide in _Generic). Every declaration and the
+ * library's definitions expand these lists, so a type is added in one place. */
+#ifndef HGAS_SHMEM_H
+#define HGAS_SHMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * Type tables of OpenSHMEM 1.5 (Tables 5, 6, 7, 8, 10 of the specification)
+ * ---------------------------------------------------------------------------------------- */
+
+/** Standard RMA types: put/get/p/g/iput/iget(_nbi), put_signal, broadcast, collect, fcollect,
+ *  alltoall(s). */
+#define HGAS_SHMEM_TYPES_RMA(X)                                                                     \
+    X(float, float, 1) X(double, double, 1) X(long double, longdouble, 1) X(char, char, 1)          \
+    X(signed char, schar, 1) X(short, short, 1) X(int, int, 1) X(long, long, 1)                     \
+    X(long long, longlong, 1) X(unsigned char, uchar, 1) X(unsigned short, ushort, 1)               \
+    X(unsigned int, uint, 1) X(unsigned long, ulong, 1) X(unsigned long long, ulonglong, 1)         \
+    X(int8_t, int8, 0) X(int16_t, int16, 0) X(int32_t, int32, 0) X(int64_t, int64, 0)               \
+    X(uint8_t, uint8, 0) X(uint16_t, uint16, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0)       \
+    X(size_t, size, 0) X(ptrdiff_t, ptrdiff, 0)
+
+/** Standard AMO types: every atomic (inc, add, compare_swap and the extended ones). */
+#define HGAS_SHMEM_TYPES_AMO(X)                                                                     \
+    X(int, int, 1) X(long, long, 1) X(long long, longlong, 1) X(unsigned int, uint, 1)              \
+    X(unsigned long, ulong, 1) X(unsigned long long, ulonglong, 1) X(int32_t, int32, 0)             \
+    X(int64_t, int64, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0) X(size_t, size, 0)          \
+    X(ptrdiff_t, ptrdiff, 0)
+
+/** Extended AMO types beyond the standard ones: fetch, set, swap only. */
+#define HGAS_SHMEM_TYPES_AMO_EXT(X) X(float, float, 1) X(double, double, 1)
+
+/** Bitwise AMO types: fetch_and/and/fetch_or/or/fetch_xor/xor. */
+#define HGAS_SHMEM_TYPES_AMO_BIT(X)                                                                 \
+    X(unsigned int, uint, 1) X(unsigned long, ulong, 1) X(unsigned long long, ulonglong, 1)         \
+    X(int32_t, int32, 0) X(int64_t, int64, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0)
+
+/** Point-to-point synchronization types: wait_until and test (and their variants). */
+#define HGAS_SHMEM_TYPES_SYNC(X)                                                                    \
+    X(short, short, 1) X(int, int, 1) X(long, long, 1) X(long long, longlong, 1)                    \
+    X(unsigned short, ushort, 1) X(unsigned int, uint, 1) X(unsigned long, ulong, 1)                \
+    X(unsigned long long, ulonglong, 1) X(int32_t, int32, 0) X(int64_t, int64, 0)                   \
+    X(uint32_t, uint32, 0) X(uint64_t, uint64, 0) X(size_t, size, 0) X(ptrdiff_t, ptrdiff, 0)
+
+/** Reduction types for and/or/xor. */
+#define HGAS_SHMEM_TYPES_REDUCE_BIT(X)                                                              \
+    X(unsigned char, uchar, 1) X(unsigned short, ushort, 1) X(unsigned int, uint, 1)                \
+    X(unsigned long, ulong, 1) X(unsigned long long, ulonglong, 1) X(int8_t, int8, 0)               \
+    X(int16_t, int16, 0) X(int32_t, int32, 0) X(int64_t, int64, 0) X(uint8_t, uint8, 0)             \
+    X(uint16_t, uint16, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0) X(size_t, size, 0)
+
+/** Reduction types for max/min/sum/prod (complex sum/prod are not provided yet). */
+#define HGAS_SHMEM_TYPES_REDUCE_ARITH(X)                                                            \
+    X(char, char, 1) X(signed char, schar, 1) X(short, short, 1) X(int, int, 1) X(long, long, 1)    \
+    X(long long, longlong, 1) X(ptrdiff_t, ptrdiff, 0) X(unsigned char, uchar, 1)                   \
+    X(unsigned short, ushort, 1) X(unsigned int, uint, 1) X(unsigned long, ulong, 1)                \
+    X(unsigned long long, ulonglong, 1) X(int8_t, int8, 0) X(int16_t, int16, 0)                     \
+    X(int32_t, int32, 0) X(int64_t, int64, 0) X(uint8_t, uint8, 0) X(uint16_t, uint16, 0)           \
+    X(uint32_t, uint32, 0) X(uint64_t, uint64, 0) X(size_t, size, 0) X(float, float, 1)             \
+    X(double, double, 1) X(long double, longdouble, 1)
+
+/** Sized RMA: X(BITS) for shmem_put8 ... shmem_put128 and the matching get/iput/iget. */
+#define HGAS_SHMEM_SIZES(X) X(8) X(16) X(32) X(64) X(128)
+
+/** Deprecated (1.4) atomic names: shmem_int_fadd, _finc, _add, _inc, _cswap. */
+#define HGAS_SHMEM_TYPES_OLD_AMO(X) X(int, int, 1) X(long, long, 1) X(long long, longlong, 1)
+/** Deprecated atomic names on these too: shmem_float_swap, _fetch, _set. */
+#define HGAS_SHMEM_TYPES_OLD_AMO_EXT(X) X(float, float, 1) X(double, double, 1)
+/** Types of the deprecated shmem_TYPENAME_wait and of the and/or/xor *_to_all reductions. */
+#define HGAS_SHMEM_TYPES_OLD_INT(X) X(short, short, 1) X(int, int, 1) X(long, long, 1) X(long long, longlong, 1)
+/** Types of the max/min/sum/prod *_to_all reductions (complex ones are not provided yet). */
+#define HGAS_SHMEM_TYPES_OLD_ARITH(X)                                                               \
+    HGAS_SHMEM_TYPES_OLD_INT(X) X(float, float, 1) X(double, double, 1) X(long double, longdouble, 1)
+
+/* ------------------------------------------------------------------------------------------
+ * Constants
+ * ---------------------------------------------------------------------------------------- */
+
+#define SHMEM_MAJOR_VERSION 1
+#define SHMEM_MINOR_VERSION 5
+#define SHMEM_MAX_NAME_LEN 256
+#define SHMEM_VENDOR_STRING "hgas OpenSHMEM front end"
+
+/* Thread levels (shmem_init_thread). hgas provides SHMEM_THREAD_SERIALIZED. */
+#define SHMEM_THREAD_SINGLE 0
+#define SHMEM_THREAD_FUNNELED 1
+#define SHMEM_THREAD_SERIALIZED 2
+#define SHMEM_THREAD_MULTIPLE 3
+
+/* Comparisons of wait_until/test/signal_wait_until; equal to hgas_cmp_t. */
+#define SHMEM_CMP_EQ 0
+#define SHMEM_CMP_NE 1
+#define SHMEM_CMP_GT 2
+#define SHMEM_CMP_GE 3
+#define SHMEM_CMP_LT 4
+#define SHMEM_CMP_LE 5
+
+/* Signal operations of put_signal; equal to hgas_signal_op_t. */
+#define SHMEM_SIGNAL_SET 0
+#define SHMEM_SIGNAL_ADD 1
+
+/* Hints of shmem_malloc_with_hints (accepted, no effect: every allocation suits both). */
+#define SHMEM_MALLOC_ATOMICS_REMOTE 1L
+#define SHMEM_MALLOC_SIGNAL_REMOTE 2L
+
+/* pSync/pWrk sizes of the active-set collectives. Every pSync element must hold
+ * SHMEM_SYNC_VALUE before its first use; hgas restores that value before returning. */
+#define SHMEM_SYNC_VALUE 0L
+#define SHMEM_SYNC_SIZE 8
+#define SHMEM_BARRIER_SYNC_SIZE 8
+#define SHMEM_BCAST_SYNC_SIZE 8
+#define SHMEM_COLLECT_SYNC_SIZE 8
+#define SHMEM_REDUCE_SYNC_SIZE 8
+#define SHMEM_ALLTOALL_SYNC_SIZE 8
+#define SHMEM_ALLTOALLS_SYNC_SIZE 8
+#define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
+
+/* The deprecated spellings of the same constants. */
+#define _SHMEM_MAJOR_VERSION SHMEM_MAJOR_VERSION
+#define _SHMEM_MINOR_VERSION SHMEM_MINOR_VERSION
+#define _SHMEM_MAX_NAME_LEN SHMEM_MAX_NAME_LEN
+#define _SHMEM_VENDOR_STRING SHMEM_VENDOR_STRING
+#define _SHMEM_CMP_EQ SHMEM_CMP_EQ
+#define _SHMEM_CMP_NE SHMEM_CMP_NE
+#define _SHMEM_CMP_GT SHMEM_CMP_GT
+#define _SHMEM_CMP_GE SHMEM_CMP_GE
+#define _SHMEM_CMP_LT SHMEM_CMP_LT
+#define _SHMEM_CMP_LE SHMEM_CMP_LE
+#define _SHMEM_SYNC_VALUE SHMEM_SYNC_VALUE
+#define _SHMEM_BARRIER_SYNC_SIZE SHMEM_BARRIER_SYNC_SIZE
+#define _SHMEM_BCAST_SYNC_SIZE SHMEM_BCAST_SYNC_SIZE
+#define _SHMEM_COLLECT_SYNC_SIZE SHMEM_COLLECT_SYNC_SIZE
+#define _SHMEM_REDUCE_SYNC_SIZE SHMEM_REDUCE_SYNC_SIZE
+#define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
+
+/* ------------------------------------------------------------------------------------------
+ * Library setup, exit and query
+ * ---------------------------------------------------------------------------------------- */
+
+/** shmem_init: joins the job (hgas_init); collective. A failure (bootstrap, a setting) ends
+ *  the program with the reason. A second call while initialized does nothing.
+ *  shmem_init_thread: as shmem_init; *provided (may be NULL) is SHMEM_THREAD_SERIALIZED
+ *  whatever was requested (hgas serializes a rank's calls). Returns 0, or nonzero with the
+ *  reason on stderr if joining failed. shmem_query_thread: the level provided.
+ *  shmem_finalize: completes outstanding operations, barriers, releases the heap; collective.
+ *  shmem_global_exit: ends every PE of the job with `status` (0 is reported as 1 by the
+ *  launcher, since the job did not end normally on every PE). Never returns.
+ *  shmem_my_pe / shmem_n_pes: this PE's number and the number of PEs (-1 before init).
+ *  shmem_pe_accessible: 1 if `pe` is a PE of the job. shmem_addr_accessible: 1 if `addr` is
+ *  symmetric (could be the target of RMA on `pe`). shmem_ptr: a load/store address of the
+ *  symmetric `dest` on `pe` (same node, or this PE), else NULL.
+ *  shmem_info_get_version / _get_name: 1.5 and SHMEM_VENDOR_STRING (name receives at most
+ *  SHMEM_MAX_NAME_LEN bytes with the terminating NUL).
+ *  Old names: start_pes(npes) = shmem_init (npes ignored), _my_pe, _num_pes, shmem_num_pes. */
+void shmem_init(void);
+int shmem_init_thread(int requested, int *provided);
+void shmem_query_thread(int *provided);
+void shmem_finalize(void);
+void shmem_global_exit(int status);
+int shmem_my_pe(void);
+int shmem_n_pes(void);
+int shmem_pe_accessible(int pe);
+int shmem_addr_accessible(const void *addr, int pe);
+void *shmem_ptr(const void *dest, int pe);
+void shmem_info_get_version(int *major, int *minor);
+void shmem_info_get_name(char *name);
+void start_pes(int npes);
+int _my_pe(void);
+int _num_pes(void);
+int shmem_num_pes(void);
+
+/* ------------------------------------------------------------------------------------------
+ * Teams. This version has the world team only (and the shared team where the job has one
+ * node, when it is the same set of PEs): a call on another team reports an error.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct hgasi_shmem_team *shmem_team_t;
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+#define SHMEM_TEAM_WORLD ((shmem_team_t)1)
+#define SHMEM_TEAM_SHARED ((shmem_team_t)2)
+
+/** shmem_team_my_pe / shmem_team_n_pes: this PE's number in `team` and its size, -1 for a
+ *  team this version does not have (SHMEM_TEAM_SHARED across several nodes, invalid).
+ *  shmem_team_sync: waits for every PE of the team (a barrier without quiet); 0 or nonzero. */
+int shmem_team_my_pe(shmem_team_t team);
+int shmem_team_n_pes(shmem_team_t team);
+int shmem_team_sync(shmem_team_t team);
+
+/* ------------------------------------------------------------------------------------------
+ * Memory management (collective: every PE calls with the same arguments in the same order;
+ * each includes a barrier). Allocations are 64-byte aligned (or `alignment`).
+ * ---------------------------------------------------------------------------------------- */
+
+/** shmem_malloc: symmetric allocation of `size` bytes; NULL (reason on stderr) if the heap is
+ *  full (raise HGAS_HEAP_SIZE) or size is 0. shmem_calloc: zero-filled count*size bytes.
+ *  shmem_align: with a power-of-two alignment. shmem_malloc_with_hints: as shmem_malloc (the
+ *  hints need nothing special here). shmem_realloc: a new allocation holding the first
+ *  min(old, new) bytes of `ptr`, which is freed; NULL ptr = malloc, size 0 = free.
+ *  shmem_free: releases an allocation of these routines (NULL accepted); a pointer they did
+ *  not return ends the job with an error. Do not pass their results to hgas_free.
+ *  Old names: shmalloc, shfree, shrealloc, shmemalign. */
+void *shmem_malloc(size_t size);
+void *shmem_calloc(size_t count, size_t size);
+void *shmem_align(size_t alignment, size_t size);
+void *shmem_malloc_with_hints(size_t size, long hints);
+void *shmem_realloc(void *ptr, size_t size);
+void shmem_free(void *ptr);
+void *shmalloc(size_t size);
+void shfree(void *ptr);
+void *shrealloc(void *ptr, size_t size);
+void *shmemalign(size_t alignment, size_t size);
+
+/* ------------------------------------------------------------------------------------------
+ * RMA. For TYPE/TYPENAME in HGAS_SHMEM_TYPES_RMA:
+ *  shmem_TYPENAME_put(dest, source, nelems, pe): copies nelems elements to the symmetric dest
+ *    on pe; returns when source may be reused. shmem_TYPENAME_p: one element by value.
+ *  shmem_TYPENAME_iput(dest, source, dst, sst, nelems, pe): element i of source (stride sst
+ *    elements) to element i*dst of dest; strides >= 1.
+ *  shmem_TYPENAME_get / g / iget: the same in the other direction; return when the data is
+ *    in dest. shmem_TYPENAME_put_nbi / get_nbi: return at once, complete at shmem_quiet.
+ *  shmem_putBITS / getBITS / iputBITS / igetBITS (_nbi for put/get), BITS in
+ *  HGAS_SHMEM_SIZES: the same on elements of BITS bits; shmem_putmem / getmem (_nbi): bytes.
+ *  nelems 0 does nothing.
+ * ---------------------------------------------------------------------------------------- */
+
+#define HGASI_SHMEM_DECL_RMA(T, N, G)                                                              \
+    void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe);                          \
+    void shmem_##N##_p(T *dest, T value, int pe);                                                   \
+    void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,    \
+                          int pe);                                                                  \
+    void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe);                          \
+    T shmem_##N##_g(const T *source, int pe);                                                       \
+    void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,    \
+                          int pe);                                                                  \
+    void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe);                      \
+    void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe);
+HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DECL_RMA)
+
+#define HGASI_SHMEM_DECL_SIZED(B)                                                                   \
+    void shmem_put##B(void *dest, const void *source, size_t nelems, int pe);                       \
+    void shmem_get##B(void *dest, const void *source, size_t nelems, int pe);                       \
+    void shmem_iput##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                       int pe);                                                                     \
+    void shmem_iget##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                       int pe);                                                                     \
+    void shmem_put##B##_nbi(void *dest, const void *source, size_t nelems, int pe);                 \
+    void shmem_get##B##_nbi(void *dest, const void *source, size_t nelems, int pe);
+HGAS_SHMEM_SIZES(HGASI_SHMEM_DECL_SIZED)
+void shmem_putmem(void *dest, const void *source, size_t nelems, int pe);
+void shmem_getmem(void *dest, const void *source, size_t nelems, int pe);
+void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+
+/* ------------------------------------------------------------------------------------------
+ * Put with signal (hgas_put_signal). For TYPE/TYPENAME in HGAS_SHMEM_TYPES_RMA, BITS in
+ * HGAS_SHMEM_SIZES and bytes (putmem):
+ *  shmem_TYPENAME_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe): puts the
+ *    data, then updates the symmetric uint64_t *sig_addr on pe by sig_op (SHMEM_SIGNAL_SET or
+ *    SHMEM_SIGNAL_ADD) with `signal`; a PE that sees the new signal sees the data. Returns
+ *    when source may be reused. _nbi: completes at shmem_quiet.
+ *  shmem_signal_fetch: atomic read of a local signal word.
+ *  shmem_signal_wait_until: waits until *sig_addr `cmp` cmp_value, returns the value seen.
+ * ---------------------------------------------------------------------------------------- */
+
+#define HGASI_SHMEM_DECL_SIGNAL(T, N, G)                                                           \
+    void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,        \
+                                uint64_t signal, int sig_op, int pe);                               \
+    void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,    \
+                                    uint64_t signal, int sig_op, int pe);
+HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DECL_SIGNAL)
+#define HGASI_SHMEM_DECL_SIZED_SIGNAL(B)                                                            \
+    void shmem_put##B##_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,   \
+                               uint64_t signal, int sig_op, int pe);                                \
+    void shmem_put##B##_signal_nbi(void *dest, const void *source, size_t nelems,                   \
+                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+HGAS_SHMEM_SIZES(HGASI_SHMEM_DECL_SIZED_SIGNAL)
+void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                         uint64_t signal, int sig_op, int pe);
+void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe);
+uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
+uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
+
+/* ------------------------------------------------------------------------------------------
+ * Atomic memory operations on the symmetric `dest`/`source` of PE `pe` (hgas_atomic). Each
+ * is complete at return (the `_nbi` fetching forms too: *fetch holds the old value at once,
+ * which OpenSHMEM allows). For TYPE/TYPENAME in
+ *  HGAS_SHMEM_TYPES_AMO and HGAS_SHMEM_TYPES_AMO_EXT:
+ *    shmem_TYPENAME_atomic_fetch(source, pe)            returns *source
+ *    shmem_TYPENAME_atomic_set(dest, value, pe)         *dest = value
+ *    shmem_TYPENAME_atomic_swap(dest, value, pe)        returns old; *dest = value
+ *  HGAS_SHMEM_TYPES_AMO:
+ *    shmem_TYPENAME_atomic_compare_swap(dest, cond, value, pe)  returns old; if old == cond
+ *                                                                 *dest = value
+ *    shmem_TYPENAME_atomic_fetch_inc(dest, pe) / _inc(dest, pe)          *dest += 1
+ *    shmem_TYPENAME_atomic_fetch_add(dest, value, pe) / _add(dest, value, pe)
+ *  HGAS_SHMEM_TYPES_AMO_BIT: atomic_fetch_and/and, fetch_or/or, fetch_xor/xor(dest, value, pe)
+ *  and `_nbi` forms of every fetching one, e.g. shmem_TYPENAME_atomic_fetch_add_nbi(fetch,
+ *  dest, value, pe), writing the old value to *fetch.
+ *  float/double fetch, set and swap move the bit pattern atomically.
+ *  Deprecated names (HGAS_SHMEM_TYPES_OLD_AMO): shmem_TYPENAME_fadd, _finc, _add, _inc,
+ *  _cswap, _swap, _fetch, _set; (HGAS_SHMEM_TYPES_OLD_AMO_EXT): _swap, _fetch, _set.
+ * ---------------------------------------------------------------------------------------- */
+
+#define HGASI_SHMEM_DECL_AMO_EXT(T, N, G)                                                          \
+    T shmem_##N##_atomic_fetch(const T *source, int pe);                                            \
+    void shmem_##N##_atomic_set(T *dest, T value, int pe);                                          \
+    T shmem_##N##_atomic_swap(T *dest, T value, int pe);                                            \
+    void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe);                           \
+    void shmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe);
+#define HGASI_SHMEM_DECL_AMO(T, N, G)                                                              \
+    HGASI_SHMEM_DECL_AMO_EXT(T, N, G)                                                               \
+    T shmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe);                            \
+    T shmem_##N##_atomic_fetch_inc(T *dest, int pe);                                                \
+    void shmem_##N##_atomic_inc(T *dest, int pe);                                                   \
+    T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe);                                       \
+    void shmem_##N##_atomic_add(T *dest, T value, int pe);                                          \
+    void shmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe);           \
+    void shmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe);                               \
+    void shmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe);
+#define HGASI_SHMEM_DECL_AMO_BIT(T, N, G)                                                          \
+    T shmem_##N##_atomic_fetch_and(T *dest, T value, int pe);                                       \
+    void shmem_##N##_atomic_and(T *dest, T value, int pe);                                          \
+    T shmem_##N##_atomic_fetch_or(T *dest, T value, int pe);                                        \
+    void shmem_##N##_atomic_or(T *dest, T value, int pe);                                           \
+    T shmem_##N##_atomic_fetch_xor(T *dest, T value, int pe);                                       \
+    void shmem_##N##_atomic_xor(T *dest, T value, int pe);                                          \
+    void shmem_##N##_atomic_fetch_and_nbi(T *fetch, T *dest, T value, int pe);                      \
+    void shmem_##N##_atomic_fetch_or_nbi(T *fetch, T *dest, T value, int pe);                       \
+    void shmem_##N##_atomic_fetch_xor_nbi(T *fetch, T *dest, T value, int pe);
+HGAS_SHMEM_TYPES_AMO(HGASI_SHMEM_DECL_AMO)
+HGAS_SHMEM_TYPES_AMO_EXT(HGASI_SHMEM_DECL_AMO_EXT)
+HGAS_SHMEM_TYPES_AMO_BIT(HGASI_SHMEM_DECL_AMO_BIT)
+
+#define HGASI_SHMEM_DECL_OLD_AMO_EXT(T, N, G)                                                      \
+    T shmem_##N##_swap(T *dest, T value, int pe);                                                   \
+    T shmem_##N##_fetch(const T *source, int pe);                                                   \
+    void shmem_##N##_set(T *dest, T value, int pe);
+#define HGASI_SHMEM_DECL_OLD_AMO(T, N, G)                                                          \
+    HGASI_SHMEM_DECL_OLD_AMO_EXT(T, N, G)                                                           \
+    T shmem_##N##_fadd(T *dest, T value, int pe);                                                   \
+    T shmem_##N##_finc(T *dest, int pe);                                                            \
+    void shmem_##N##_add(T *dest, T value, int pe);                                                 \
+    void shmem_##N##_inc(T *dest, int pe);                                                          \
+    T shmem_##N##_cswap(T *dest, T cond, T value, int pe);
+HGAS_SHMEM_TYPES_OLD_AMO(HGASI_SHMEM_DECL_OLD_AMO)
+HGAS_SHMEM_TYPES_OLD_AMO_EXT(HGASI_SHMEM_DECL_OLD_AMO_EXT)
+
+/* ------------------------------------------------------------------------------------------
+ * Ordering and point-to-point synchronization
+ *  shmem_fence: puts, put_signals and atomics to each PE issued before it are delivered
+ *    before those issued after it (hgas_fence). shmem_quiet: every operation this PE issued
+ *    is complete at its target (hgas_quiet).
+ *  For TYPE/TYPENAME in HGAS_SHMEM_TYPES_SYNC, on the local symmetric ivar(s), with cmp one
+ *  of SHMEM_CMP_EQ/NE/GT/GE/LT/LE (signed comparison for signed types):
+ *    shmem_TYPENAME_wait_until(ivar, cmp, value): returns once *ivar cmp value.
+ *    _wait_until_all(ivars, nelems, status, cmp, value): once every ivars[i] whose status[i]
+ *      is 0 (status may be NULL: all) satisfies it.
+ *    _wait_until_any(...): returns the index of one that does (SIZE_MAX if all are excluded).
+ *    _wait_until_some(ivars, nelems, indices, status, cmp, value): waits for at least one,
+ *      writes the indices of all that satisfy it to `indices` and returns their count.
+ *    _all_vector/_any_vector/_some_vector: the same, element i compared with cmp_values[i].
+ *    shmem_TYPENAME_test(ivar, cmp, value): 1 if satisfied now, else 0; test_all (1/0),
+ *      test_any (index or SIZE_MAX), test_some (count, possibly 0) and their _vector forms
+ *      check once without waiting.
+ *    Deprecated: shmem_TYPENAME_wait(ivar, value) (HGAS_SHMEM_TYPES_OLD_INT) and
+ *      shmem_wait(long *ivar, long value): wait until *ivar != value.
+ *  A wait makes progress while it spins and ends the job after HGAS_TIMEOUT seconds.
+ * ---------------------------------------------------------------------------------------- */
+
+void shmem_fence(void);
+void shmem_quiet(void);
+
+#define HGASI_SHMEM_DECL_SYNC(T, N, G)                                                             \
+    void shmem_##N##_wait_until(T *ivar, int cmp, T cmp_value);                                     \
+    void shmem_##N##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp,            \
+                                    T cmp_value);                                                   \
+    size_t shmem_##N##_wait_until_any(T *ivars, size_t nelems, const int *status, int cmp,          \
+                                      T cmp_value);                                                 \
+    size_t shmem_##N##_wait_until_some(T *ivars, size_t nelems, size_t *indices,                    \
+                                       const int *status, int cmp, T cmp_value);                    \
+    void shmem_##N##_wait_until_all_vector(T *ivars, size_t nelems, const int *status, int cmp,     \
+                                           T *cmp_values);                                          \
+    size_t shmem_##N##_wait_until_any_vector(T *ivars, size_t nelems, const int *status, int cmp,   \
+                                             T *cmp_values);                                        \
+    size_t shmem_##N##_wait_until_some_vector(T *ivars, size_t nelems, size_t *indices,             \
+                                              const int *status, int cmp, T *cmp_values);           \
+    int shmem_##N##_test(T *ivar, int cmp, T cmp_value);                                            \
+    int shmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);     \
+    size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);  \
+    size_t shmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status,       \
+                                 int cmp, T cmp_value);                                             \
+    int shmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp,            \
+                                    T *cmp_values);                                                 \
+    size_t shmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp,         \
+                                       T *cmp_values);                                              \
+    size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices,                   \
+                                        const int *status, int cmp, T *cmp_values);
+HGAS_SHMEM_TYPES_SYNC(HGASI_SHMEM_DECL_SYNC)
+#define HGASI_SHMEM_DECL_OLD_WAIT(T, N, G) void shmem_##N##_wait(T *ivar, T cmp_value);
+HGAS_SHMEM_TYPES_OLD_INT(HGASI_SHMEM_DECL_OLD_WAIT)
+void shmem_wait(long *ivar, long cmp_value);
+
+/* ------------------------------------------------------------------------------------------
+ * Distributed locks on a symmetric `long` initialized to 0 on every PE (the word on PE 0
+ * holds the lock). shmem_set_lock: acquires, spinning with progress and back-off (ends the
+ * job after HGAS_TIMEOUT). shmem_test_lock: acquires if free and returns 0, else returns 1.
+ * shmem_clear_lock: completes this PE's outstanding puts (quiet), then releases.
+ * ---------------------------------------------------------------------------------------- */
+
+void shmem_set_lock(long *lock);
+int shmem_test_lock(long *lock);
+void shmem_clear_lock(long *lock);
+
+/* ------------------------------------------------------------------------------------------
+ * Collectives on teams (SHMEM_TEAM_WORLD). Every PE of the team calls them in the same order
+ * with the same sizes and root; buffers are symmetric. Each returns 0, or nonzero with the
+ * reason on stderr for a team this version does not have.
+ *  shmem_barrier_all: quiet, then wait for every PE. shmem_sync_all: wait for every PE.
+ *  shmem_TYPENAME_broadcast(team, dest, source, nelems, PE_root) / shmem_broadcastmem (bytes):
+ *    source of PE_root lands in dest on every PE of the team, the root included.
+ *  shmem_TYPENAME_collect(team, dest, source, nelems) / collectmem: each PE's nelems (which
+ *    may differ between PEs) concatenated in PE order in dest on every PE.
+ *  shmem_TYPENAME_fcollect / fcollectmem: the same with equal nelems everywhere.
+ *  shmem_TYPENAME_alltoall(team, dest, source, nelems) / alltoallmem: block j of PE i's
+ *    source (nelems elements) lands as block i of PE j's dest.
+ *  shmem_TYPENAME_alltoalls(team, dest, source, dst, sst, nelems) / alltoallsmem: the same
+ *    with element strides dst and sst (>= 1) inside the blocks.
+ *  shmem_TYPENAME_OP_reduce(team, dest, source, nreduce), OP in and/or/xor
+ *    (HGAS_SHMEM_TYPES_REDUCE_BIT) and max/min/sum/prod (HGAS_SHMEM_TYPES_REDUCE_ARITH):
+ *    dest[i] = OP over every PE of source[i]; dest and source may be the same array.
+ *    Integer sum/prod wrap around.
+ * ---------------------------------------------------------------------------------------- */
+
+void shmem_barrier_all(void);
+void shmem_sync_all(void);
+int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root);
+int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems);
+
+#define HGASI_SHMEM_DECL_COLL(T, N, G)                                                             \
+    int shmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems,           \
+                              int PE_root);                                                         \
+    int shmem_##N##_collect(shmem_team_t team, T *dest, const T *source, size_t nelems);            \
+    int shmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source, size_t nelems);           \
+    int shmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems);           \
+    int shmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst,           \
+                              ptrdiff_t sst, size_t nelems);
+HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DECL_COLL)
+
+#define HGASI_SHMEM_DECL_REDUCE(T, N, OP)                                                          \
+    int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce);
+#define HGASI_SHMEM_DECL_REDUCE_BIT(T, N, G)                                                       \
+    HGASI_SHMEM_DECL_REDUCE(T, N, and) HGASI_SHMEM_DECL_REDUCE(T, N, or)                            \
+    HGASI_SHMEM_DECL_REDUCE(T, N, xor)
+#define HGASI_SHMEM_DECL_REDUCE_ARITH(T, N, G)                                                     \
+    HGASI_SHMEM_DECL_REDUCE(T, N, max) HGASI_SHMEM_DECL_REDUCE(T, N, min)                           \
+    HGASI_SHMEM_DECL_REDUCE(T, N, sum) HGASI_SHMEM_DECL_REDUCE(T, N, prod)
+HGAS_SHMEM_TYPES_REDUCE_BIT(HGASI_SHMEM_DECL_REDUCE_BIT)
+HGAS_SHMEM_TYPES_REDUCE_ARITH(HGASI_SHMEM_DECL_REDUCE_ARITH)
+
+/* ------------------------------------------------------------------------------------------
+ * Deprecated active-set collectives. The active set is the PEs PE_start + i * 2^logPE_stride
+ * for i < PE_size; only its members call, all with the same arguments. pSync is a symmetric
+ * array of SHMEM_*_SYNC_SIZE longs, every element SHMEM_SYNC_VALUE before the call (restored
+ * on return); it is used when the active set is not the whole job, and must then come from
+ * shmem_malloc. pWrk is not needed and may be anything. A NULL pSync, a negative or too large
+ * active set, a caller outside it, or a root outside it ends the job naming the call.
+ *  shmem_barrier: quiet, then wait for the active set. shmem_sync: wait for the active set.
+ *  shmem_broadcast32/64(dest, source, nelems, PE_root, ...): PE_root is an index in the active
+ *    set; nelems 32/64-bit elements of its source land in dest on every other member (the
+ *    root's dest is not written).
+ *  shmem_collect32/64, shmem_fcollect32/64(dest, source, nelems, ...), shmem_alltoall32/64,
+ *    shmem_alltoalls32/64(dest, source, dst, sst, nelems, ...): as the team versions.
+ *  shmem_TYPENAME_OP_to_all(dest, source, nreduce, PE_start, logPE_stride, PE_size, pWrk,
+ *    pSync): OP in and/or/xor (HGAS_SHMEM_TYPES_OLD_INT), max/min/sum/prod
+ *    (HGAS_SHMEM_TYPES_OLD_ARITH); as the team reductions over the active set.
+ * ---------------------------------------------------------------------------------------- */
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define HGASI_SHMEM_DECL_ACTIVE(B)                                                                  \
+    void shmem_broadcast##B(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, \
+                            int logPE_stride, int PE_size, long *pSync);                            \
+    void shmem_collect##B(void *dest, const void *source, size_t nelems, int PE_start,              \
+                          int logPE_stride, int PE_size, long *pSync);                              \
+    void shmem_fcollect##B(void *dest, const void *source, size_t nelems, int PE_start,             \
+                           int logPE_stride, int PE_size, long *pSync);                             \
+    void shmem_alltoall##B(void *dest, const void *source, size_t nelems, int PE_start,             \
+                           int logPE_stride, int PE_size, long *pSync);                             \
+    void shmem_alltoalls##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,           \
+                            size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+HGASI_SHMEM_DECL_ACTIVE(32)
+HGASI_SHMEM_DECL_ACTIVE(64)
+
+#define HGASI_SHMEM_DECL_TO_ALL(T, N, OP)                                                          \
+    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start,             \
+                                   int logPE_stride, int PE_size, T *pWrk, long *pSync);
+#define HGASI_SHMEM_DECL_TO_ALL_BIT(T, N, G)                                                       \
+    HGASI_SHMEM_DECL_TO_ALL(T, N, and) HGASI_SHMEM_DECL_TO_ALL(T, N, or)                            \
+    HGASI_SHMEM_DECL_TO_ALL(T, N, xor)
+#define HGASI_SHMEM_DECL_TO_ALL_ARITH(T, N, G)                                                     \
+    HGASI_SHMEM_DECL_TO_ALL(T, N, max) HGASI_SHMEM_DECL_TO_ALL(T, N, min)                           \
+    HGASI_SHMEM_DECL_TO_ALL(T, N, sum) HGASI_SHMEM_DECL_TO_ALL(T, N, prod)
+HGAS_SHMEM_TYPES_OLD_INT(HGASI_SHMEM_DECL_TO_ALL_BIT)
+HGAS_SHMEM_TYPES_OLD_ARITH(HGASI_SHMEM_DECL_TO_ALL_ARITH)
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * C11 type-generic interfaces: shmem_put(dest, source, nelems, pe) selects
+ * shmem_TYPENAME_put from the type of *dest, over the types with G = 1 in the lists above
+ * (the <stdint.h> names are the same C types). Likewise shmem_p, get, g, iput, iget, put_nbi,
+ * get_nbi, put_signal(_nbi), the atomic_* names, wait_until, test, broadcast, collect,
+ * fcollect, alltoall, alltoalls and the OP_reduce names. A type outside the table fails to
+ * compile with an undeclared hgasi_shmem_type_not_supported.
+ * ---------------------------------------------------------------------------------------- */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
+#define HGASI_SHMEM_IF_1(x) x
+#define HGASI_SHMEM_IF_0(x)
+#define HGASI_SHMEM_GEN(T, N, G, OP) HGASI_SHMEM_IF_##G(T: shmem_##N##_##OP,)
+#define HGASI_SHMEM_GEN_put(T, N, G) HGASI_SHMEM_GEN(T, N, G, put)
+#define HGASI_SHMEM_GEN_p(T, N, G) HGASI_SHMEM_GEN(T, N, G, p)
+#define HGASI_SHMEM_GEN_iput(T, N, G) HGASI_SHMEM_GEN(T, N, G, iput)
+#define HGASI_SHMEM_GEN_get(T, N, G) HGASI_SHMEM_GEN(T, N, G, get)
+#define HGASI_SHMEM_GEN_g(T, N, G) HGASI_SHMEM_GEN(T, N, G, g)
+#define HGASI_SHMEM_GEN_iget(T, N, G) HGASI_SHMEM_GEN(T, N, G, iget)
+#define HGASI_SHMEM_GEN_put_nbi(T, N, G) HGASI_SHMEM_GEN(T, N, G, put_nbi)
+#define HGASI_SHMEM_GEN_get_nbi(T, N, G) HGASI_SHMEM_GEN(T, N, G, get_nbi)
+#define HGASI_SHMEM_GEN_put_signal(T, N, G) HGASI_SHMEM_GEN(T, N, G, put_signal)
+#define HGASI_SHMEM_GEN_put_signal_nbi(T, N, G) HGASI_SHMEM_GEN(T, N, G, put_signal_nbi)
+#define HGASI_SHMEM_GEN_atomic_fetch(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch)
+#define HGASI_SHMEM_GEN_atomic_set(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_set)
+#define HGASI_SHMEM_GEN_atomic_swap(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_swap)
+#define HGASI_SHMEM_GEN_atomic_compare_swap(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_compare_swap)
+#define HGASI_SHMEM_GEN_atomic_fetch_inc(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch_inc)
+#define HGASI_SHMEM_GEN_atomic_inc(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_inc)
+#define HGASI_SHMEM_GEN_atomic_fetch_add(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch_add)
+#define HGASI_SHMEM_GEN_atomic_add(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_add)
+#define HGASI_SHMEM_GEN_atomic_fetch_and(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch_and)
+#define HGASI_SHMEM_GEN_atomic_and(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_and)
+#define HGASI_SHMEM_GEN_atomic_fetch_or(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch_or)
+#define HGASI_SHMEM_GEN_atomic_or(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_or)
+#define HGASI_SHMEM_GEN_atomic_fetch_xor(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch_xor)
+#define HGASI_SHMEM_GEN_atomic_xor(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_xor)
+#define HGASI_SHMEM_GEN_wait_until(T, N, G) HGASI_SHMEM_GEN(T, N, G, wait_until)
+#define HGASI_SHMEM_GEN_test(T, N, G) HGASI_SHMEM_GEN(T, N, G, test)
+#define HGASI_SHMEM_GEN_broadcast(T, N, G) HGASI_SHMEM_GEN(T, N, G, broadcast)
+#define HGASI_SHMEM_GEN_collect(T, N, G) HGASI_SHMEM_GEN(T, N, G, collect)
+#define HGASI_SHMEM_GEN_fcollect(T, N, G) HGASI_SHMEM_GEN(T, N, G, fcollect)
+#define HGASI_SHMEM_GEN_alltoall(T, N, G) HGASI_SHMEM_GEN(T, N, G, alltoall)
+#define HGASI_SHMEM_GEN_alltoalls(T, N, G) HGASI_SHMEM_GEN(T, N, G, alltoalls)
+#define HGASI_SHMEM_GEN_and_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, and_reduce)
+#define HGASI_SHMEM_GEN_or_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, or_reduce)
+#define HGASI_SHMEM_GEN_xor_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, xor_reduce)
+#define HGASI_SHMEM_GEN_max_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, max_reduce)
+#define HGASI_SHMEM_GEN_min_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, min_reduce)
+#define HGASI_SHMEM_GEN_sum_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, sum_reduce)
+#define HGASI_SHMEM_GEN_prod_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, prod_reduce)
+/* _Generic over the type that `ptr` points to, in list LIST, for operation OP. */
+#define HGASI_SHMEM_SELECT(LIST, OP, ptr)                                                           \
+    _Generic(*(ptr), LIST(HGASI_SHMEM_GEN_##OP) default: hgasi_shmem_type_not_supported)
+#define HGASI_SHMEM_AMO_ALL(X) HGAS_SHMEM_TYPES_AMO(X) HGAS_SHMEM_TYPES_AMO_EXT(X)
+
+#define shmem_put(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, put, dest)(dest, __VA_ARGS__)
+#define shmem_p(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, p, dest)(dest, __VA_ARGS__)
+#define shmem_iput(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, iput, dest)(dest, __VA_ARGS__)
+#define shmem_get(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, get, dest)(dest, __VA_ARGS__)
+#define shmem_g(src, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, g, src)(src, __VA_ARGS__)
+#define shmem_iget(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, iget, dest)(dest, __VA_ARGS__)
+#define shmem_put_nbi(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, put_nbi, dest)(dest, __VA_ARGS__)
+#define shmem_get_nbi(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, get_nbi, dest)(dest, __VA_ARGS__)
+#define shmem_put_signal(dest, ...)                                                                 \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, put_signal, dest)(dest, __VA_ARGS__)
+#define shmem_put_signal_nbi(dest, ...)                                                             \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, put_signal_nbi, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_fetch(src, ...) HGASI_SHMEM_SELECT(HGASI_SHMEM_AMO_ALL, atomic_fetch, src)(src, __VA_ARGS__)
+#define shmem_atomic_set(dest, ...) HGASI_SHMEM_SELECT(HGASI_SHMEM_AMO_ALL, atomic_set, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_swap(dest, ...) HGASI_SHMEM_SELECT(HGASI_SHMEM_AMO_ALL, atomic_swap, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_compare_swap(dest, ...)                                                        \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO, atomic_compare_swap, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(dest, ...)                                                           \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO, atomic_fetch_inc, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_inc(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO, atomic_inc, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_fetch_add(dest, ...)                                                           \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO, atomic_fetch_add, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_add(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO, atomic_add, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_fetch_and(dest, ...)                                                           \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_and, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_and(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_and, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_fetch_or(dest, ...)                                                            \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_or, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_or(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_or, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(dest, ...)                                                           \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_xor, dest)(dest, __VA_ARGS__)
+#define shmem_atomic_xor(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_xor, dest)(dest, __VA_ARGS__)
+#define shmem_wait_until(ivar, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_SYNC, wait_until, ivar)(ivar, __VA_ARGS__)
+#define shmem_test(ivar, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_SYNC, test, ivar)(ivar, __VA_ARGS__)
+#define shmem_broadcast(team, dest, ...)                                                            \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, broadcast, dest)(team, dest, __VA_ARGS__)
+#define shmem_collect(team, dest, ...)                                                              \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, collect, dest)(team, dest, __VA_ARGS__)
+#define shmem_fcollect(team, dest, ...)                                                             \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, fcollect, dest)(team, dest, __VA_ARGS__)
+#define shmem_alltoall(team, dest, ...)                                                             \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, alltoall, dest)(team, dest, __VA_ARGS__)
+#define shmem_alltoalls(team, dest, ...)                                                            \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, alltoalls, dest)(team, dest, __VA_ARGS__)
+#define shmem_and_reduce(team, dest, ...)                                                           \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_BIT, and_reduce, dest)(team, dest, __VA_ARGS__)
+#define shmem_or_reduce(team, dest, ...)                                                            \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_BIT, or_reduce, dest)(team, dest, __VA_ARGS__)
+#define shmem_xor_reduce(team, dest, ...)                                                           \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_BIT, xor_reduce, dest)(team, dest, __VA_ARGS__)
+#define shmem_max_reduce(team, dest, ...)                                                           \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_ARITH, max_reduce, dest)(team, dest, __VA_ARGS__)
+#define shmem_min_reduce(team, dest, ...)                                                           \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_ARITH, min_reduce, dest)(team, dest, __VA_ARGS__)
+#define shmem_sum_reduce(team, dest, ...)                                                           \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_ARITH, sum_reduce, dest)(team, dest, __VA_ARGS__)
+#define shmem_prod_reduce(team, dest, ...)                                                          \
+    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_ARITH, prod_reduce, dest)(team, dest, __VA_ARGS__)
+#endif /* C11 */
+
+#endif /* HGAS_SHMEM_H */

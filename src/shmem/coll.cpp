@@ -1,0 +1,422 @@
+// OpenSHMEM collectives: team (SHMEM_TEAM_WORLD) and the deprecated active-set forms.
+//
+// Where hgas has the collective (world broadcast, fcollect, alltoall, allreduce of its six
+// types), the call is passed through. The rest — active sets smaller than the job, collect
+// with per-PE sizes, strided alltoalls, reductions hgas does not combine (and/or/xor, char,
+// short, long double) — is done here with puts/gets between two barriers of the set; on a
+// subset of PEs the barrier runs over the caller's pSync words. See docs/shmem.md.
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "internal.hpp"
+
+namespace hgas::shmem {
+namespace {
+
+// An active set: PE start + i * stride for i < size; `psync` used when it is not the world.
+struct active_set {
+    int start = 0, stride = 1, size = 0;
+    long *psync = nullptr;
+    bool world = true;
+    int me = 0;     // this PE's index in the set
+    int pe(int i) const { return start + i * stride; }
+};
+
+active_set world_set(const char *fn) {
+    active_set s;
+    s.size = hgas_rank_n();
+    if (s.size < 0) fatal(fn, "called before shmem_init()");
+    s.me = hgas_rank_me();
+    return s;
+}
+
+// Validates the arguments of an active-set call (fatal, naming `fn`, when wrong).
+active_set make_set(const char *fn, int PE_start, int logPE_stride, int PE_size, long *pSync) {
+    const int n = hgas_rank_n(), me = hgas_rank_me();
+    if (n < 0) fatal(fn, "called before shmem_init()");
+    if (!pSync) fatal(fn, "pSync is NULL; pass a symmetric array of SHMEM_*_SYNC_SIZE longs set to SHMEM_SYNC_VALUE");
+    if (PE_start < 0 || logPE_stride < 0 || logPE_stride > 30 || PE_size < 1)
+        fatal(fn, "active set (PE_start=%d, logPE_stride=%d, PE_size=%d) is invalid: PE_start and logPE_stride must be "
+              ">= 0 and PE_size >= 1", PE_start, logPE_stride, PE_size);
+    active_set s;
+    s.start = PE_start;
+    s.stride = 1 << logPE_stride;
+    s.size = PE_size;
+    s.psync = pSync;
+    const long long last = PE_start + static_cast<long long>(PE_size - 1) * s.stride;
+    if (last >= n)
+        fatal(fn, "active set (PE_start=%d, logPE_stride=%d, PE_size=%d) reaches PE %lld, but the job has %d PEs",
+              PE_start, logPE_stride, PE_size, last, n);
+    if (me < PE_start || (me - PE_start) % s.stride || (me - PE_start) / s.stride >= PE_size)
+        fatal(fn, "PE %d is not in the active set (PE_start=%d, logPE_stride=%d, PE_size=%d); only its members may "
+              "call", me, PE_start, logPE_stride, PE_size);
+    s.me = (me - PE_start) / s.stride;
+    s.world = PE_start == 0 && s.stride == 1 && PE_size == n;
+    if (!s.world) {
+        hgas_gptr_t g;
+        if (hgas_ptr(pSync, me, &g) != HGAS_OK || hgas_ptr(pSync + SHMEM_SYNC_SIZE - 1, me, &g) != HGAS_OK)
+            fatal(fn, "pSync (%p) is not a symmetric array of SHMEM_SYNC_SIZE longs; allocate it with shmem_malloc",
+                  static_cast<void *>(pSync));
+    }
+    return s;
+}
+
+// pSync words used by this file.
+enum : int { k_arrived = 0, k_release = 1, k_count = 2 };
+
+void atomic_set_word(const char *fn, long *word, int pe, int64_t v) {
+    check(fn, hgas_atomic(gptr(fn, word, pe), HGAS_AMO_SET, HGAS_INT64, &v, nullptr, nullptr));
+}
+
+// Quiet, then wait for every member. The world uses hgas_barrier; a subset counts arrivals in
+// pSync[k_arrived] of its first member, which then sets pSync[k_release] of every other one.
+// Every word is back at SHMEM_SYNC_VALUE when the call returns on its owner, so pSync can be
+// reused by the next barrier at once (each member resets its own words before it can be
+// involved in the next round: the first member before it releases anyone, the others before
+// they arrive again).
+void set_barrier(const char *fn, const active_set &s) {
+    if (s.world) {
+        check(fn, hgas_barrier());
+        return;
+    }
+    check(fn, hgas_quiet());
+    if (s.size == 1) return;
+    const int me = hgas_rank_me();
+    if (s.me == 0) {
+        const long *arrived = &s.psync[k_arrived];
+        spin_until(fn, [&] { return load(arrived) == s.size - 1; });
+        atomic_set_word(fn, s.psync + k_arrived, me, SHMEM_SYNC_VALUE);
+        for (int i = 1; i < s.size; ++i) atomic_set_word(fn, s.psync + k_release, s.pe(i), 1);
+    } else {
+        const int64_t one = 1;
+        check(fn, hgas_atomic(gptr(fn, s.psync + k_arrived, s.pe(0)), HGAS_AMO_ADD, HGAS_INT64, &one, nullptr,
+                              nullptr));
+        const long *release = &s.psync[k_release];
+        spin_until(fn, [&] { return load(release) != SHMEM_SYNC_VALUE; });
+        atomic_set_word(fn, s.psync + k_release, me, SHMEM_SYNC_VALUE);
+    }
+}
+
+void put_to(const char *fn, void *dest, const void *src, size_t bytes, int pe) {
+    if (bytes) check(fn, hgas_put(gptr(fn, dest, pe), src, bytes));
+}
+
+// Root's `bytes` of source to dest of every other member (the old broadcast: the root's dest
+// is not written). Entry barrier: every member has entered, so its dest is ours to write.
+void set_broadcast(const char *fn, const active_set &s, void *dest, const void *source, size_t bytes, int root) {
+    if (root < 0 || root >= s.size)
+        fatal(fn, "PE_root %d is not an index in the active set of %d PEs", root, s.size);
+    if (bytes == 0) return;
+    set_barrier(fn, s);
+    if (s.me == root)
+        for (int i = 0; i < s.size; ++i)
+            if (i != root) put_to(fn, dest, source, bytes, s.pe(i));
+    set_barrier(fn, s);
+}
+
+// Every member's block of `bytes` to dest + index * bytes of every member.
+void set_fcollect(const char *fn, const active_set &s, void *dest, const void *source, size_t bytes) {
+    if (bytes == 0) return;
+    set_barrier(fn, s);
+    char *d = static_cast<char *>(dest) + static_cast<size_t>(s.me) * bytes;
+    for (int i = 0; i < s.size; ++i) put_to(fn, d, source, bytes, s.pe(i));
+    set_barrier(fn, s);
+}
+
+// Blocks of different sizes, concatenated in member order. The sizes travel through one
+// symmetric word per member: pSync[k_count] on a subset, a fresh symmetric word on the world.
+void set_collect(const char *fn, const active_set &s, void *dest, const void *source, size_t bytes) {
+    long *word = s.psync ? s.psync + k_count : nullptr;
+    void *fresh = nullptr;
+    if (s.world) {  // the world's pSync may be anything (even static data): use our own word
+        check(fn, hgas_calloc(1, sizeof(long), &fresh));
+        word = static_cast<long *>(fresh);
+    }
+    *word = static_cast<long>(bytes);  // nobody reads it before the barrier below
+    set_barrier(fn, s);
+    size_t offset = 0;
+    for (int i = 0; i < s.me; ++i) {
+        int64_t theirs = 0;
+        check(fn, hgas_atomic(gptr(fn, word, s.pe(i)), HGAS_AMO_FETCH, HGAS_INT64, nullptr, nullptr, &theirs));
+        offset += static_cast<size_t>(theirs);
+    }
+    for (int i = 0; i < s.size; ++i) put_to(fn, static_cast<char *>(dest) + offset, source, bytes, s.pe(i));
+    set_barrier(fn, s);  // also: every member has read our word
+    if (fresh) check(fn, hgas_free(fresh));
+    else *word = SHMEM_SYNC_VALUE;
+}
+
+// Element k of block j of our source (elements at source[sst * (j * nelems + k)]) lands at
+// dest[dst * (me * nelems + k)] of member j.
+void set_alltoalls(const char *fn, const active_set &s, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                   size_t nelems, size_t size) {
+    if (nelems == 0) return;
+    set_barrier(fn, s);
+    const auto es = static_cast<ptrdiff_t>(size), ne = static_cast<ptrdiff_t>(nelems);
+    for (int j = 0; j < s.size; ++j) {
+        const hgas_gptr_t g = gptr(fn, dest, s.pe(j));
+        for (ptrdiff_t k = 0; k < ne; ++k)
+            check(fn, hgas_put(hgas_gptr_add(g, dst * (s.me * ne + k) * es),
+                               static_cast<const char *>(source) + sst * (j * ne + k) * es, size));
+    }
+    set_barrier(fn, s);
+}
+
+// --- reductions -------------------------------------------------------------------------------
+enum class op { and_, or_, xor_, max, min, sum, prod };
+
+template <class T>
+T combine(op o, T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+        using U = std::make_unsigned_t<T>;  // sum/prod wrap around instead of overflowing
+        switch (o) {
+        case op::and_: return static_cast<T>(a & b);
+        case op::or_: return static_cast<T>(a | b);
+        case op::xor_: return static_cast<T>(a ^ b);
+        case op::sum: return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+        case op::prod: return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+        default: break;
+        }
+    } else {
+        if (o == op::sum) return a + b;
+        if (o == op::prod) return a * b;
+    }
+    return o == op::max ? (a < b ? b : a) : (b < a ? b : a);
+}
+
+constexpr int hgas_op(op o) {
+    switch (o) {
+    case op::sum: return HGAS_OP_SUM;
+    case op::prod: return HGAS_OP_PROD;
+    case op::max: return HGAS_OP_MAX;
+    case op::min: return HGAS_OP_MIN;
+    default: return -1;
+    }
+}
+
+// dest[i] = op over the set of source[i]. The world and a type/op hgas combines: allreduce.
+// Otherwise: after a barrier every member gets every member's source, combines in member
+// order (so every member computes bit-identical results), and writes dest after a second
+// barrier (dest may be source, which the others may still be reading before it).
+template <class T>
+void set_reduce(const char *fn, const active_set &s, op o, T *dest, const T *source, size_t count) {
+    if (count == 0) return;
+    if (!dest || !source) fatal(fn, "dest or source is NULL");
+    constexpr int dt = reduce_dtype<T>();
+    if (s.world && dt >= 0 && hgas_op(o) >= 0) {
+        check(fn, hgas_allreduce(dest, source, count, static_cast<hgas_dtype_t>(dt),
+                                 static_cast<hgas_op_t>(hgas_op(o))));
+        return;
+    }
+    std::vector<T> acc(count), in(count);
+    set_barrier(fn, s);
+    for (int i = 0; i < s.size; ++i) {
+        T *into = i == 0 ? acc.data() : in.data();
+        if (i == s.me) std::memcpy(into, source, count * sizeof(T));
+        else check(fn, hgas_get(into, gptr(fn, source, s.pe(i)), count * sizeof(T)));
+        if (i > 0)
+            for (size_t k = 0; k < count; ++k) acc[k] = combine(o, acc[k], in[k]);
+    }
+    set_barrier(fn, s);
+    std::memcpy(dest, acc.data(), count * sizeof(T));
+}
+
+// --- teams ------------------------------------------------------------------------------------
+// The teams this version has: the world, and the shared team when it is the world (one node).
+bool have_team(shmem_team_t t) {
+    return t == SHMEM_TEAM_WORLD || (t == SHMEM_TEAM_SHARED && hgas_node_n() == 1);
+}
+int no_team(const char *fn, shmem_team_t t) {
+    std::fprintf(stderr, "%s: team %p is not available: this version has SHMEM_TEAM_WORLD only (and "
+                 "SHMEM_TEAM_SHARED when the job runs on one node)\n", fn, static_cast<void *>(t));
+    return 1;
+}
+
+int team_broadcast(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes, int root) {
+    if (!have_team(t)) return no_team(fn, t);
+    if (bytes) check(fn, hgas_broadcast(dest, source, bytes, root));
+    return 0;
+}
+int team_collect(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes) {
+    if (!have_team(t)) return no_team(fn, t);
+    set_collect(fn, world_set(fn), dest, source, bytes);
+    return 0;
+}
+int team_fcollect(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes) {
+    if (!have_team(t)) return no_team(fn, t);
+    if (bytes) check(fn, hgas_fcollect(dest, source, bytes));
+    return 0;
+}
+int team_alltoall(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes) {
+    if (!have_team(t)) return no_team(fn, t);
+    if (bytes) check(fn, hgas_alltoall(dest, source, bytes));
+    return 0;
+}
+int team_alltoalls(const char *fn, shmem_team_t t, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                   size_t nelems, size_t size) {
+    if (!have_team(t)) return no_team(fn, t);
+    set_alltoalls(fn, world_set(fn), dest, source, dst, sst, nelems, size);
+    return 0;
+}
+template <class T>
+int team_reduce(const char *fn, shmem_team_t t, op o, T *dest, const T *source, size_t count) {
+    if (!have_team(t)) return no_team(fn, t);
+    set_reduce(fn, world_set(fn), o, dest, source, count);
+    return 0;
+}
+
+// Active-set forms that hgas can do for the world (fcollect, alltoall).
+void active_fcollect(const char *fn, void *dest, const void *source, size_t bytes, int PE_start, int logPE_stride,
+                     int PE_size, long *pSync) {
+    const active_set s = make_set(fn, PE_start, logPE_stride, PE_size, pSync);
+    if (s.world) {
+        if (bytes) check(fn, hgas_fcollect(dest, source, bytes));
+    } else {
+        set_fcollect(fn, s, dest, source, bytes);
+    }
+}
+void active_alltoall(const char *fn, void *dest, const void *source, size_t nelems, size_t size, int PE_start,
+                     int logPE_stride, int PE_size, long *pSync) {
+    const active_set s = make_set(fn, PE_start, logPE_stride, PE_size, pSync);
+    if (s.world) {
+        if (nelems) check(fn, hgas_alltoall(dest, source, nelems * size));
+    } else {
+        set_alltoalls(fn, s, dest, source, 1, 1, nelems, size);
+    }
+}
+
+}  // namespace
+}  // namespace hgas::shmem
+
+using namespace hgas::shmem;
+
+extern "C" {
+
+int shmem_team_my_pe(shmem_team_t team) { return have_team(team) ? hgas_rank_me() : -1; }
+int shmem_team_n_pes(shmem_team_t team) { return have_team(team) ? hgas_rank_n() : -1; }
+int shmem_team_sync(shmem_team_t team) {
+    if (!have_team(team)) return no_team("shmem_team_sync", team);
+    check("shmem_team_sync", hgas_barrier());
+    return 0;
+}
+
+int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root) {
+    return team_broadcast("shmem_broadcastmem", team, dest, source, nelems, PE_root);
+}
+int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems) {
+    return team_collect("shmem_collectmem", team, dest, source, nelems);
+}
+int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems) {
+    return team_fcollect("shmem_fcollectmem", team, dest, source, nelems);
+}
+int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems) {
+    return team_alltoall("shmem_alltoallmem", team, dest, source, nelems);
+}
+int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems) {
+    return team_alltoalls("shmem_alltoallsmem", team, dest, source, dst, sst, nelems, 1);
+}
+
+#define HGASI_SHMEM_DEF_COLL(T, N, G)                                                              \
+    int shmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems,           \
+                              int PE_root) {                                                        \
+        return team_broadcast("shmem_" #N "_broadcast", team, dest, source, nelems * sizeof(T),     \
+                              PE_root);                                                             \
+    }                                                                                               \
+    int shmem_##N##_collect(shmem_team_t team, T *dest, const T *source, size_t nelems) {           \
+        return team_collect("shmem_" #N "_collect", team, dest, source, nelems * sizeof(T));        \
+    }                                                                                               \
+    int shmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source, size_t nelems) {          \
+        return team_fcollect("shmem_" #N "_fcollect", team, dest, source, nelems * sizeof(T));      \
+    }                                                                                               \
+    int shmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems) {          \
+        return team_alltoall("shmem_" #N "_alltoall", team, dest, source, nelems * sizeof(T));      \
+    }                                                                                               \
+    int shmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst,           \
+                              ptrdiff_t sst, size_t nelems) {                                       \
+        return team_alltoalls("shmem_" #N "_alltoalls", team, dest, source, dst, sst, nelems,       \
+                              sizeof(T));                                                           \
+    }
+HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DEF_COLL)
+
+#define HGASI_SHMEM_DEF_REDUCE(T, N, OP, O)                                                        \
+    int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce) {    \
+        return team_reduce<T>("shmem_" #N "_" #OP "_reduce", team, O, dest, source, nreduce);       \
+    }                                                                                               \
+    static_assert(true)
+#define HGASI_SHMEM_DEF_REDUCE_BIT(T, N, G)                                                        \
+    HGASI_SHMEM_DEF_REDUCE(T, N, and, op::and_);                                                    \
+    HGASI_SHMEM_DEF_REDUCE(T, N, or, op::or_);                                                      \
+    HGASI_SHMEM_DEF_REDUCE(T, N, xor, op::xor_);
+#define HGASI_SHMEM_DEF_REDUCE_ARITH(T, N, G)                                                      \
+    HGASI_SHMEM_DEF_REDUCE(T, N, max, op::max);                                                     \
+    HGASI_SHMEM_DEF_REDUCE(T, N, min, op::min);                                                     \
+    HGASI_SHMEM_DEF_REDUCE(T, N, sum, op::sum);                                                     \
+    HGASI_SHMEM_DEF_REDUCE(T, N, prod, op::prod);
+HGAS_SHMEM_TYPES_REDUCE_BIT(HGASI_SHMEM_DEF_REDUCE_BIT)
+HGAS_SHMEM_TYPES_REDUCE_ARITH(HGASI_SHMEM_DEF_REDUCE_ARITH)
+
+// --- deprecated active-set collectives ----------------------------------------------------------
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) {
+    set_barrier("shmem_barrier", make_set("shmem_barrier", PE_start, logPE_stride, PE_size, pSync));
+}
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync) {
+    set_barrier("shmem_sync", make_set("shmem_sync", PE_start, logPE_stride, PE_size, pSync));
+}
+
+#define HGASI_SHMEM_DEF_ACTIVE(B)                                                                   \
+    void shmem_broadcast##B(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, \
+                            int logPE_stride, int PE_size, long *pSync) {                           \
+        const char *fn = "shmem_broadcast" #B;                                                      \
+        set_broadcast(fn, make_set(fn, PE_start, logPE_stride, PE_size, pSync), dest, source,       \
+                      nelems * (B / 8), PE_root);                                                   \
+    }                                                                                               \
+    void shmem_collect##B(void *dest, const void *source, size_t nelems, int PE_start,              \
+                          int logPE_stride, int PE_size, long *pSync) {                             \
+        const char *fn = "shmem_collect" #B;                                                        \
+        set_collect(fn, make_set(fn, PE_start, logPE_stride, PE_size, pSync), dest, source,         \
+                    nelems * (B / 8));                                                              \
+    }                                                                                               \
+    void shmem_fcollect##B(void *dest, const void *source, size_t nelems, int PE_start,             \
+                           int logPE_stride, int PE_size, long *pSync) {                            \
+        active_fcollect("shmem_fcollect" #B, dest, source, nelems * (B / 8), PE_start, logPE_stride, \
+                        PE_size, pSync);                                                            \
+    }                                                                                               \
+    void shmem_alltoall##B(void *dest, const void *source, size_t nelems, int PE_start,             \
+                           int logPE_stride, int PE_size, long *pSync) {                            \
+        active_alltoall("shmem_alltoall" #B, dest, source, nelems, B / 8, PE_start, logPE_stride,   \
+                        PE_size, pSync);                                                            \
+    }                                                                                               \
+    void shmem_alltoalls##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,           \
+                            size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync) { \
+        const char *fn = "shmem_alltoalls" #B;                                                      \
+        set_alltoalls(fn, make_set(fn, PE_start, logPE_stride, PE_size, pSync), dest, source, dst,  \
+                      sst, nelems, B / 8);                                                          \
+    }
+HGASI_SHMEM_DEF_ACTIVE(32)
+HGASI_SHMEM_DEF_ACTIVE(64)
+
+#define HGASI_SHMEM_DEF_TO_ALL(T, N, OP, O)                                                        \
+    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start,             \
+                                   int logPE_stride, int PE_size, T *, long *pSync) {               \
+        const char *fn = "shmem_" #N "_" #OP "_to_all";                                             \
+        if (nreduce < 0) fatal(fn, "nreduce %d is negative", nreduce);                              \
+        set_reduce<T>(fn, make_set(fn, PE_start, logPE_stride, PE_size, pSync), O, dest, source,    \
+                      static_cast<size_t>(nreduce));                                                \
+    }                                                                                               \
+    static_assert(true)
+#define HGASI_SHMEM_DEF_TO_ALL_BIT(T, N, G)                                                        \
+    HGASI_SHMEM_DEF_TO_ALL(T, N, and, op::and_);                                                    \
+    HGASI_SHMEM_DEF_TO_ALL(T, N, or, op::or_);                                                      \
+    HGASI_SHMEM_DEF_TO_ALL(T, N, xor, op::xor_);
+#define HGASI_SHMEM_DEF_TO_ALL_ARITH(T, N, G)                                                      \
+    HGASI_SHMEM_DEF_TO_ALL(T, N, max, op::max);                                                     \
+    HGASI_SHMEM_DEF_TO_ALL(T, N, min, op::min);                                                     \
+    HGASI_SHMEM_DEF_TO_ALL(T, N, sum, op::sum);                                                     \
+    HGASI_SHMEM_DEF_TO_ALL(T, N, prod, op::prod);
+HGAS_SHMEM_TYPES_OLD_INT(HGASI_SHMEM_DEF_TO_ALL_BIT)
+HGAS_SHMEM_TYPES_OLD_ARITH(HGASI_SHMEM_DEF_TO_ALL_ARITH)
+
+}  // extern "C"

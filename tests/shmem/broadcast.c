@@ -1,0 +1,53 @@
+/* Broadcast: the specification's examples for the team broadcast (root included) and the
+ * deprecated shmem_broadcast64 (the root's dest is not written), with different roots. */
+#include "check.h"
+
+int main(void) {
+    shmem_init();
+    const int me = shmem_my_pe(), n = shmem_n_pes();
+
+    long *source = shmem_malloc(4 * sizeof(long));
+    long *dest = shmem_malloc(4 * sizeof(long));
+    for (int i = 0; i < 4; ++i) {
+        source[i] = me == 0 ? i + 1 : -100;
+        dest[i] = -1;
+    }
+    CHECK(shmem_long_broadcast(SHMEM_TEAM_WORLD, dest, source, 4, 0) == 0, "long_broadcast");
+    for (int i = 0; i < 4; ++i) CHECK(dest[i] == i + 1, "dest[%d] = %ld", i, dest[i]);
+
+    /* Another root, another type, the generic and mem names. */
+    double *dsrc = shmem_malloc(100 * sizeof(double)), *ddst = shmem_malloc(100 * sizeof(double));
+    for (int i = 0; i < 100; ++i) dsrc[i] = (double)me + 0.5 * i;
+    CHECK(shmem_broadcast(SHMEM_TEAM_WORLD, ddst, dsrc, 100, n - 1) == 0, "generic broadcast");
+    for (int i = 0; i < 100; ++i) CHECK(ddst[i] == (double)(n - 1) + 0.5 * i, "ddst[%d] = %g", i, ddst[i]);
+    char *cs = shmem_malloc(8), *cd = shmem_malloc(8);
+    for (int i = 0; i < 8; ++i) cs[i] = (char)('a' + me);
+    CHECK(shmem_broadcastmem(SHMEM_TEAM_WORLD, cd, cs, 8, n / 2) == 0, "broadcastmem");
+    for (int i = 0; i < 8; ++i) CHECK(cd[i] == (char)('a' + n / 2), "cd[%d] = %c", i, cd[i]);
+
+    /* Deprecated broadcast64 over every PE: the root's dest keeps its value. */
+    long *pSync = shmem_malloc(SHMEM_BCAST_SYNC_SIZE * sizeof(long));
+    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; ++i) pSync[i] = SHMEM_SYNC_VALUE;
+    for (int i = 0; i < 4; ++i) dest[i] = -1;
+    shmem_barrier_all(); /* pSync initialized everywhere before use */
+    shmem_broadcast64(dest, source, 4, 0, 0, 0, n, pSync);
+    for (int i = 0; i < 4; ++i) CHECK(dest[i] == (me == 0 ? -1 : i + 1), "broadcast64 dest[%d] = %ld", i, dest[i]);
+    int *isrc = shmem_malloc(3 * sizeof(int)), *idst = shmem_calloc(3, sizeof(int));
+    for (int i = 0; i < 3; ++i) isrc[i] = 10 * me + i;
+    shmem_broadcast32(idst, isrc, 3, n - 1, 0, 0, n, pSync);
+    for (int i = 0; i < 3; ++i)
+        CHECK(idst[i] == (me == n - 1 ? 0 : 10 * (n - 1) + i), "broadcast32 idst[%d] = %d", i, idst[i]);
+    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; ++i) CHECK(pSync[i] == SHMEM_SYNC_VALUE, "pSync[%d] restored", i);
+
+    shmem_barrier_all();
+    shmem_free(idst);
+    shmem_free(isrc);
+    shmem_free(pSync);
+    shmem_free(cd);
+    shmem_free(cs);
+    shmem_free(ddst);
+    shmem_free(dsrc);
+    shmem_free(dest);
+    shmem_free(source);
+    FINISH();
+}

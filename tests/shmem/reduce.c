@@ -1,0 +1,125 @@
+/* Reductions: the specification's examples (team sum_reduce; shmem_int_sum_to_all with pWrk
+ * and pSync) and every op over types that hgas combines itself (int, long, float, double, ...)
+ * and that the front end combines (char, short, long double, the bitwise ops). */
+#include "check.h"
+
+#define COUNT 257 /* not a power of two, several elements per PE */
+
+/* sum, max, min, prod over the world for one arithmetic type. Values are small so that
+ * products of up to 4 PEs fit every type. */
+#define TEST_ARITH(T, N, G)                                                                        \
+    {                                                                                              \
+        T *src = shmem_malloc(COUNT * sizeof(T)), *dst = shmem_malloc(COUNT * sizeof(T));          \
+        for (int i = 0; i < COUNT; ++i) src[i] = (T)((me + i) % 3 + 1);                            \
+        CHECK(shmem_##N##_sum_reduce(SHMEM_TEAM_WORLD, dst, src, COUNT) == 0, #N " sum");          \
+        for (int i = 0; i < COUNT; ++i) {                                                          \
+            long long want = 0;                                                                    \
+            for (int p = 0; p < n; ++p) want += (p + i) % 3 + 1;                                   \
+            CHECK(dst[i] == (T)want, #N " sum[%d] = %lld, want %lld", i, (long long)dst[i], want); \
+        }                                                                                          \
+        CHECK(shmem_##N##_max_reduce(SHMEM_TEAM_WORLD, dst, src, COUNT) == 0, #N " max");          \
+        for (int i = 0; i < COUNT; ++i) {                                                          \
+            long long want = 0;                                                                    \
+            for (int p = 0; p < n; ++p) want = want > (p + i) % 3 + 1 ? want : (p + i) % 3 + 1;     \
+            CHECK(dst[i] == (T)want, #N " max[%d] = %lld", i, (long long)dst[i]);                  \
+        }                                                                                          \
+        CHECK(shmem_##N##_min_reduce(SHMEM_TEAM_WORLD, dst, src, COUNT) == 0, #N " min");          \
+        for (int i = 0; i < COUNT; ++i) {                                                          \
+            long long want = 99;                                                                   \
+            for (int p = 0; p < n; ++p) want = want < (p + i) % 3 + 1 ? want : (p + i) % 3 + 1;     \
+            CHECK(dst[i] == (T)want, #N " min[%d] = %lld", i, (long long)dst[i]);                  \
+        }                                                                                          \
+        /* in place: dest == source */                                                             \
+        CHECK(shmem_##N##_prod_reduce(SHMEM_TEAM_WORLD, src, src, COUNT) == 0, #N " prod");        \
+        for (int i = 0; i < COUNT; ++i) {                                                          \
+            long long want = 1;                                                                    \
+            for (int p = 0; p < n; ++p) want *= (p + i) % 3 + 1;                                   \
+            CHECK(src[i] == (T)want, #N " prod[%d] = %lld", i, (long long)src[i]);                 \
+        }                                                                                          \
+        shmem_free(dst);                                                                           \
+        shmem_free(src);                                                                           \
+    }
+
+#define TEST_BITWISE(T, N, G)                                                                      \
+    {                                                                                              \
+        T *src = shmem_malloc(3 * sizeof(T)), *dst = shmem_malloc(3 * sizeof(T));                  \
+        T bit = (T)(1u << (me % 7));                                                               \
+        src[0] = bit;                                                                              \
+        src[1] = (T)~bit;                                                                          \
+        src[2] = (T)(0x11 * (me + 1));                                                             \
+        CHECK(shmem_##N##_or_reduce(SHMEM_TEAM_WORLD, dst, src, 1) == 0, #N " or");                \
+        CHECK(shmem_##N##_and_reduce(SHMEM_TEAM_WORLD, dst + 1, src + 1, 1) == 0, #N " and");      \
+        CHECK(shmem_##N##_xor_reduce(SHMEM_TEAM_WORLD, dst + 2, src + 2, 1) == 0, #N " xor");      \
+        T all = 0, x = 0;                                                                          \
+        for (int p = 0; p < n; ++p) {                                                              \
+            all |= (T)(1u << (p % 7));                                                             \
+            x ^= (T)(0x11 * (p + 1));                                                              \
+        }                                                                                          \
+        CHECK(dst[0] == all && dst[1] == (T)~all && dst[2] == x, #N " bitwise %llx %llx %llx",     \
+              (unsigned long long)dst[0], (unsigned long long)dst[1], (unsigned long long)dst[2]); \
+        shmem_free(dst);                                                                           \
+        shmem_free(src);                                                                           \
+    }
+
+int main(void) {
+    shmem_init();
+    const int me = shmem_my_pe(), n = shmem_n_pes();
+
+    /* Spec example (team): each PE contributes its number; everyone gets the sum. */
+    int *value = shmem_malloc(sizeof(int)), *sum = shmem_malloc(sizeof(int));
+    *value = me;
+    CHECK(shmem_int_sum_reduce(SHMEM_TEAM_WORLD, sum, value, 1) == 0, "int_sum_reduce");
+    CHECK(*sum == n * (n - 1) / 2, "sum %d", *sum);
+    CHECK(shmem_sum_reduce(SHMEM_TEAM_WORLD, sum, value, 1) == 0 && *sum == n * (n - 1) / 2, "generic sum");
+
+    HGAS_SHMEM_TYPES_REDUCE_ARITH(TEST_ARITH)
+    HGAS_SHMEM_TYPES_REDUCE_BIT(TEST_BITWISE)
+
+    /* Spec example (deprecated): shmem_int_sum_to_all with pWrk and pSync over every PE. */
+    int *src = shmem_malloc(COUNT * sizeof(int)), *dst = shmem_malloc(COUNT * sizeof(int));
+    int *pWrk = shmem_malloc((COUNT / 2 + 1 > SHMEM_REDUCE_MIN_WRKDATA_SIZE ? COUNT / 2 + 1
+                                                                           : SHMEM_REDUCE_MIN_WRKDATA_SIZE) *
+                             sizeof(int));
+    long *pSync = shmem_malloc(SHMEM_REDUCE_SYNC_SIZE * sizeof(long));
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) pSync[i] = SHMEM_SYNC_VALUE;
+    for (int i = 0; i < COUNT; ++i) src[i] = me + i;
+    shmem_barrier_all();
+    shmem_int_sum_to_all(dst, src, COUNT, 0, 0, n, pWrk, pSync);
+    for (int i = 0; i < COUNT; ++i) CHECK(dst[i] == n * (n - 1) / 2 + n * i, "sum_to_all dst[%d] = %d", i, dst[i]);
+    shmem_barrier_all(); /* a barrier between two collectives on one pSync (as the spec asks) */
+    short *ss = shmem_malloc(4 * sizeof(short)), *sd = shmem_malloc(4 * sizeof(short));
+    short *sw = shmem_malloc(4 * sizeof(short));
+    for (int i = 0; i < 4; ++i) ss[i] = (short)(0xf0 | me);
+    shmem_short_and_to_all(sd, ss, 4, 0, 0, n, sw, pSync);
+    short andw = (short)0xff;
+    for (int p = 0; p < n; ++p) andw &= (short)(0xf0 | p);
+    for (int i = 0; i < 4; ++i) CHECK(sd[i] == andw, "short_and_to_all %d", sd[i]);
+    shmem_barrier_all();
+    double *ds = shmem_malloc(sizeof(double)), *dd = shmem_malloc(sizeof(double)), *dw = shmem_malloc(sizeof(double));
+    *ds = -1.0 * me;
+    shmem_double_min_to_all(dd, ds, 1, 0, 0, n, dw, pSync);
+    CHECK(*dd == -1.0 * (n - 1), "double_min_to_all %g", *dd);
+    shmem_barrier_all();
+    long double *ls = shmem_malloc(sizeof(long double)), *ldd = shmem_malloc(sizeof(long double));
+    *ls = 2.0L;
+    shmem_longdouble_prod_to_all(ldd, ls, 1, 0, 0, n, NULL, pSync);
+    CHECK(*ldd == (long double)(1 << n), "longdouble_prod_to_all %Lg", *ldd);
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) CHECK(pSync[i] == SHMEM_SYNC_VALUE, "pSync[%d] restored", i);
+
+    shmem_barrier_all();
+    shmem_free(ldd);
+    shmem_free(ls);
+    shmem_free(dw);
+    shmem_free(dd);
+    shmem_free(ds);
+    shmem_free(sw);
+    shmem_free(sd);
+    shmem_free(ss);
+    shmem_free(pSync);
+    shmem_free(pWrk);
+    shmem_free(dst);
+    shmem_free(src);
+    shmem_free(sum);
+    shmem_free(value);
+    FINISH();
+}
