@@ -548,11 +548,14 @@ HGAS_SHMEM_TYPES_OLD_ARITH(HGASI_SHMEM_DECL_TO_ALL_ARITH)
  * (the <stdint.h> names are the same C types). Likewise shmem_p, get, g, iput, iget, put_nbi,
  * get_nbi, put_signal(_nbi), the atomic_* names, wait_until, test, broadcast, collect,
  * fcollect, alltoall, alltoalls and the OP_reduce names. A type outside the table fails to
- * compile with an undeclared hgasi_shmem_type_not_supported.
+ * compile, naming hgasi_shmem_type_not_supported.
  * ---------------------------------------------------------------------------------------- */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
-#define HGASI_SHMEM_IF_1(x) x
-#define HGASI_SHMEM_IF_0(x)
+/* Never defined: selected for a type outside the table, so that the call fails to compile
+ * ("too many arguments to function 'hgasi_shmem_type_not_supported'"). */
+void hgasi_shmem_type_not_supported(void);
+#define HGASI_SHMEM_IF_1(...) __VA_ARGS__
+#define HGASI_SHMEM_IF_0(...)
 #define HGASI_SHMEM_GEN(T, N, G, OP) HGASI_SHMEM_IF_##G(T: shmem_##N##_##OP,)
 #define HGASI_SHMEM_GEN_put(T, N, G) HGASI_SHMEM_GEN(T, N, G, put)
 #define HGASI_SHMEM_GEN_p(T, N, G) HGASI_SHMEM_GEN(T, N, G, p)

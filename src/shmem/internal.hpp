@@ -11,8 +11,8 @@
 
 namespace hgas::shmem {
 
-/// Ends the job: prints "<fn>: <what>" (and hgas_last_error() when `with_last` is set) through
-/// hgas_abort. The one place where a fatal SHMEM error is decided and reported.
+/// Ends the job: prints "<fn>: <what>" through hgas_abort (with this PE's number), which
+/// tells every other PE. The one place where a fatal SHMEM error is reported.
 [[noreturn]] void fatal(const char *fn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /// Ends the job with the message of the hgas call that just failed with `s`.
 [[noreturn]] void fatal_status(const char *fn, hgas_status_t s);

@@ -22,6 +22,7 @@ void fatal(const char *fn, const char *fmt, ...) {
     char msg[1024];
     std::snprintf(msg, sizeof msg, "%s: %s", fn, what);
     hgas_abort(1, msg);  // prints the message with the PE number and ends every PE
+    std::abort();        // not reached: hgas_abort never returns
 }
 
 void fatal_status(const char *fn, hgas_status_t s) {

@@ -1,0 +1,44 @@
+/* Bad input: each case (argv[1]) misuses one routine; the job must end with a message that
+ * names the routine (checked by the test's PASS_REGULAR_EXPRESSION). Run with 2 PEs. */
+#include <string.h>
+
+#include "check.h"
+
+int main(int argc, char **argv) {
+    const char *c = argc > 1 ? argv[1] : "";
+    shmem_init();
+    const int me = shmem_my_pe(), n = shmem_n_pes();
+    long *pSync = shmem_malloc(SHMEM_SYNC_SIZE * sizeof(long));
+    for (int i = 0; i < SHMEM_SYNC_SIZE; ++i) pSync[i] = SHMEM_SYNC_VALUE;
+    long *sym = shmem_calloc(16, sizeof(long));
+    shmem_barrier_all();
+
+    if (!strcmp(c, "null_psync")) {
+        shmem_barrier(0, 0, n, NULL);
+    } else if (!strcmp(c, "set_range")) {
+        shmem_broadcast64(sym, sym + 8, 1, 0, 0, 0, n + 1, pSync);
+    } else if (!strcmp(c, "not_member")) {
+        if (me == 1) shmem_fcollect32(sym, sym + 8, 1, 0, 0, 1, pSync); /* PE 1 is outside {0} */
+    } else if (!strcmp(c, "root_range")) {
+        shmem_broadcast32(sym, sym + 8, 1, 5, 0, 0, n, pSync);
+    } else if (!strcmp(c, "not_symmetric")) {
+        long local = 0;
+        shmem_long_p(&local, 1, 0);
+    } else if (!strcmp(c, "bad_pe")) {
+        int v = 0;
+        shmem_int_put((int *)sym, &v, 1, 7);
+    } else if (!strcmp(c, "bad_cmp")) {
+        shmem_int_wait_until((int *)sym, 42, 0);
+    } else if (!strcmp(c, "bad_free")) {
+        shmem_free(sym + 1);
+    } else if (!strcmp(c, "clear_unheld")) {
+        shmem_clear_lock(sym);
+    } else {
+        fprintf(stderr, "unknown case '%s'\n", c);
+        return 2;
+    }
+    shmem_barrier_all();
+    fprintf(stderr, "PE %d: case '%s' was not reported as an error\n", me, c);
+    shmem_finalize();
+    return 1;
+}
