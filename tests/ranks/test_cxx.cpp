@@ -48,6 +48,7 @@ TEST(Cxx, PutGetHandlesAndAtomics) {
     if (me == 0) {
         EXPECT_EQ(counter[0], n);
     }
+    ASSERT_TRUE(hgas::barrier());  // rank 0 has read it before anyone swaps
     int64_t seen = -1;
     ASSERT_TRUE(hgas::compare_swap(counter.on(0), int64_t(n), int64_t(-7), &seen));
     ASSERT_TRUE(hgas::barrier());
