@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <unistd.h>
 #include <thread>
 
 #include "base/log.hpp"
@@ -56,13 +57,24 @@ status rank::init() {
     const double boot_timeout = cfg_.seconds(setting::boot_timeout);
     HGAS_TRY_ASSIGN(store_, boot::client::connect(job_, boot_timeout));
 
+    // Node names decide who shares memory; host names decide who shares cores (they differ
+    // when one machine pretends to be several nodes: hgasrun --nodes, HGAS_NODE_NAME).
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
     std::vector<std::string> names;
-    HGAS_TRY(store_->allgather("init.node", job_.node_name, names, boot_timeout));
-    topo_ = boot::topology::from_node_names(names, job_.rank);
+    HGAS_TRY(store_->allgather("init.node", job_.node_name + '\n' + host, names, boot_timeout));
+    std::vector<std::string> nodes(names.size());
+    int same_machine = 0;
+    for (size_t i = 0; i < names.size(); ++i) {
+        const size_t nl = names[i].find('\n');
+        nodes[i] = names[i].substr(0, nl);
+        if (nl != std::string::npos && names[i].compare(nl + 1, std::string::npos, host) == 0) ++same_machine;
+    }
+    topo_ = boot::topology::from_node_names(nodes, job_.rank);
+    oversubscribed_ = same_machine > static_cast<int>(std::thread::hardware_concurrency());
     HGASI_DEBUG("core", "rank %d of %d on node %d/%d (local %d/%d), launcher %s", job_.rank, job_.size,
                 topo_.node_me, topo_.node_n, topo_.local_rank, topo_.local_n, job_.launcher.c_str());
 
-    oversubscribed_ = topo_.local_n > static_cast<int>(std::thread::hardware_concurrency());
     HGAS_TRY(create_transports());
     HGAS_TRY(create_segments());
     HGAS_TRY(exchange_segments());
@@ -128,7 +140,7 @@ status rank::create_transports() {
     const auto &wanted = cfg_.list(setting::transports);
     if (wanted.empty())
         return fail(status::invalid_setting, "HGAS_TRANSPORTS is empty: name at least one of self,shm,ucx");
-    transport::setup su{&cfg_, &job_, &topo_, store_.get()};
+    transport::setup su{&cfg_, &job_, &topo_, store_.get(), oversubscribed_};
     for (const auto &name : wanted) {
         std::unique_ptr<transport::transport> t;
         if (name == "self") t = transport::create_self();

@@ -168,8 +168,15 @@ void set_alltoalls(const char *fn, const active_set &s, void *dest, const void *
 enum class op { and_, or_, xor_, max, min, sum, prod };
 
 template <class T>
+struct is_complex : std::false_type {};
+template <class T>
+struct is_complex<std::complex<T>> : std::true_type {};
+
+template <class T>
 T combine(op o, T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (is_complex<T>::value) {
+        return o == op::prod ? a * b : a + b;  // complex types have sum and prod only
+    } else if constexpr (std::is_integral_v<T>) {
         using U = std::make_unsigned_t<T>;  // sum/prod wrap around instead of overflowing
         switch (o) {
         case op::and_: return static_cast<T>(a & b);
@@ -183,7 +190,8 @@ T combine(op o, T a, T b) {
         if (o == op::sum) return a + b;
         if (o == op::prod) return a * b;
     }
-    return o == op::max ? (a < b ? b : a) : (b < a ? b : a);
+    if constexpr (!is_complex<T>::value) return o == op::max ? (a < b ? b : a) : (b < a ? b : a);
+    return a;  // not reached: complex returned above
 }
 
 constexpr int hgas_op(op o) {
@@ -357,6 +365,10 @@ HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DEF_COLL)
     HGASI_SHMEM_DEF_REDUCE(T, N, prod, op::prod);
 HGAS_SHMEM_TYPES_REDUCE_BIT(HGASI_SHMEM_DEF_REDUCE_BIT)
 HGAS_SHMEM_TYPES_REDUCE_ARITH(HGASI_SHMEM_DEF_REDUCE_ARITH)
+#define HGASI_SHMEM_DEF_REDUCE_COMPLEX(T, N, G)                                                    \
+    HGASI_SHMEM_DEF_REDUCE(T, N, sum, op::sum);                                                     \
+    HGASI_SHMEM_DEF_REDUCE(T, N, prod, op::prod);
+HGAS_SHMEM_TYPES_REDUCE_COMPLEX(HGASI_SHMEM_DEF_REDUCE_COMPLEX)
 
 // --- deprecated active-set collectives ----------------------------------------------------------
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) {
@@ -418,5 +430,9 @@ HGASI_SHMEM_DEF_ACTIVE(64)
     HGASI_SHMEM_DEF_TO_ALL(T, N, prod, op::prod);
 HGAS_SHMEM_TYPES_OLD_INT(HGASI_SHMEM_DEF_TO_ALL_BIT)
 HGAS_SHMEM_TYPES_OLD_ARITH(HGASI_SHMEM_DEF_TO_ALL_ARITH)
+#define HGASI_SHMEM_DEF_TO_ALL_COMPLEX(T, N, G)                                                    \
+    HGASI_SHMEM_DEF_TO_ALL(T, N, sum, op::sum);                                                     \
+    HGASI_SHMEM_DEF_TO_ALL(T, N, prod, op::prod);
+HGAS_SHMEM_TYPES_REDUCE_COMPLEX(HGASI_SHMEM_DEF_TO_ALL_COMPLEX)
 
 }  // extern "C"

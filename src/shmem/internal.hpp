@@ -3,6 +3,12 @@
 // C API has no typed wait (wait_until on non-64-bit words, locks, pSync words).
 #pragma once
 #include <hgas/hgas.h>
+
+#include <complex>
+// The complex reductions of shmem.h are declared with std::complex, which has the layout of
+// C's T _Complex (they are only ever passed by pointer).
+#define HGASI_SHMEM_COMPLEX(T) std::complex<T>
+#define HGASI_SHMEM_COMPLEX_CXX 1
 #include <shmem.h>
 
 #include <cstddef>
@@ -22,12 +28,9 @@ inline void check(const char *fn, hgas_status_t s) {
     if (s != HGAS_OK) fatal_status(fn, s);
 }
 
-/// Global pointer to the symmetric `sym` on `pe` (ends the job naming `fn` if not symmetric).
-inline hgas_gptr_t gptr(const char *fn, const void *sym, int pe) {
-    hgas_gptr_t g;
-    check(fn, hgas_ptr(sym, pe, &g));
-    return g;
-}
+/// Global pointer to the symmetric `sym` on `pe`; ends the job naming `fn` if `pe` does not
+/// exist or `sym` is not symmetric (in OpenSHMEM words rather than hgas_ptr's).
+hgas_gptr_t gptr(const char *fn, const void *sym, int pe);
 
 /// The hgas_atomic type that carries T (integers by size and sign; float/double by their
 /// bit pattern, for fetch/set/swap only).
@@ -93,6 +96,10 @@ inline bool compare(const char *fn, T v, int cmp, T value) {
     }
     fatal(fn, "comparison %d is not one of SHMEM_CMP_EQ/NE/GT/GE/LT/LE", cmp);
 }
+
+/// Ends the job naming `fn` unless `ctx` is SHMEM_CTX_DEFAULT or a live context of
+/// shmem_ctx_create / shmem_team_create_ctx.
+void check_ctx(const char *fn, shmem_ctx_t ctx);
 
 /// Ends the job naming `fn` if `cmp` is not a SHMEM_CMP_* value (checked before any wait).
 void check_cmp(const char *fn, int cmp);

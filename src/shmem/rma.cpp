@@ -73,163 +73,134 @@ T amo(const char *fn, hgas_amo_t op, const T *target, int pe, T operand = T(), T
 
 using namespace hgas::shmem;
 
+// Each routine is defined twice from one body: with prefix P = shmem_TYPENAME and no context
+// (K = 0), and as P = shmem_ctx_TYPENAME with the leading `shmem_ctx_t ctx` (K = 1), whose
+// handle is checked first. All contexts share the PE's one ordering domain (docs/shmem.md).
+#define HGASI_SHMEM_CTX_CHECK_0(fn)
+#define HGASI_SHMEM_CTX_CHECK_1(fn) check_ctx(fn, ctx);
+#define HGASI_SHMEM_DEF_WITH_CTX(DEF, N, ...)                                                      \
+    DEF(shmem_##N, (), 0, __VA_ARGS__) DEF(shmem_ctx_##N, (shmem_ctx_t ctx, ), 1, __VA_ARGS__)
+#define HGASI_SHMEM_DEF_WITH_CTX0(DEF, ...)                                                        \
+    DEF(shmem, (), 0, __VA_ARGS__) DEF(shmem_ctx, (shmem_ctx_t ctx, ), 1, __VA_ARGS__)
+// One routine: return type R, name P##OP, parameters (after the context) PARAMS, body BODY
+// (which sees `fn`, the routine's name).
+#define HGASI_SHMEM_DEF(R, P, C, K, OP, PARAMS, BODY)                                              \
+    R P##OP(HGASI_SHMEM_UNPAREN C HGASI_SHMEM_UNPAREN PARAMS) {                                     \
+        const char *fn = #P #OP;                                                                    \
+        HGASI_SHMEM_CTX_CHECK_##K(fn) HGASI_SHMEM_UNPAREN BODY                                      \
+    }
+
 extern "C" {
 
 // --- RMA --------------------------------------------------------------------------------------
-#define HGASI_SHMEM_DEF_RMA(T, N, G)                                                               \
-    void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe) {                         \
-        put_bytes("shmem_" #N "_put", dest, source, nelems * sizeof(T), pe, false);                 \
-    }                                                                                               \
-    void shmem_##N##_p(T *dest, T value, int pe) {                                                  \
-        put_bytes("shmem_" #N "_p", dest, &value, sizeof(T), pe, false);                            \
-    }                                                                                               \
-    void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,    \
-                          int pe) {                                                                 \
-        iput_bytes("shmem_" #N "_iput", dest, source, dst, sst, nelems, sizeof(T), pe);             \
-    }                                                                                               \
-    void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe) {                         \
-        get_bytes("shmem_" #N "_get", dest, source, nelems * sizeof(T), pe, false);                 \
-    }                                                                                               \
-    T shmem_##N##_g(const T *source, int pe) {                                                      \
-        T v{};                                                                                      \
-        get_bytes("shmem_" #N "_g", &v, source, sizeof(T), pe, false);                              \
-        return v;                                                                                   \
-    }                                                                                               \
-    void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,    \
-                          int pe) {                                                                 \
-        iget_bytes("shmem_" #N "_iget", dest, source, dst, sst, nelems, sizeof(T), pe);             \
-    }                                                                                               \
-    void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe) {                     \
-        put_bytes("shmem_" #N "_put_nbi", dest, source, nelems * sizeof(T), pe, true);              \
-    }                                                                                               \
-    void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe) {                     \
-        get_bytes("shmem_" #N "_get_nbi", dest, source, nelems * sizeof(T), pe, true);              \
-    }                                                                                               \
-    void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,        \
-                                uint64_t signal, int sig_op, int pe) {                              \
-        put_signal_bytes("shmem_" #N "_put_signal", dest, source, nelems * sizeof(T), sig_addr,     \
-                         signal, sig_op, pe, false);                                                \
-    }                                                                                               \
-    void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,    \
-                                    uint64_t signal, int sig_op, int pe) {                          \
-        put_signal_bytes("shmem_" #N "_put_signal_nbi", dest, source, nelems * sizeof(T), sig_addr, \
-                         signal, sig_op, pe, true);                                                 \
-    }
+#define HGASI_SHMEM_DEF_RMA_P(P, C, K, T)                                                          \
+    HGASI_SHMEM_DEF(void, P, C, K, _put, (T * dest, const T *source, size_t nelems, int pe),        \
+                    (put_bytes(fn, dest, source, nelems * sizeof(T), pe, false);))                  \
+    HGASI_SHMEM_DEF(void, P, C, K, _p, (T * dest, T value, int pe),                                 \
+                    (put_bytes(fn, dest, &value, sizeof(T), pe, false);))                           \
+    HGASI_SHMEM_DEF(void, P, C, K, _iput,                                                           \
+                    (T * dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
+                    (iput_bytes(fn, dest, source, dst, sst, nelems, sizeof(T), pe);))               \
+    HGASI_SHMEM_DEF(void, P, C, K, _get, (T * dest, const T *source, size_t nelems, int pe),        \
+                    (get_bytes(fn, dest, source, nelems * sizeof(T), pe, false);))                  \
+    HGASI_SHMEM_DEF(T, P, C, K, _g, (const T *source, int pe),                                      \
+                    (T v{}; get_bytes(fn, &v, source, sizeof(T), pe, false); return v;))            \
+    HGASI_SHMEM_DEF(void, P, C, K, _iget,                                                           \
+                    (T * dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
+                    (iget_bytes(fn, dest, source, dst, sst, nelems, sizeof(T), pe);))               \
+    HGASI_SHMEM_DEF(void, P, C, K, _put_nbi, (T * dest, const T *source, size_t nelems, int pe),    \
+                    (put_bytes(fn, dest, source, nelems * sizeof(T), pe, true);))                   \
+    HGASI_SHMEM_DEF(void, P, C, K, _get_nbi, (T * dest, const T *source, size_t nelems, int pe),    \
+                    (get_bytes(fn, dest, source, nelems * sizeof(T), pe, true);))                   \
+    HGASI_SHMEM_DEF(void, P, C, K, _put_signal,                                                     \
+                    (T * dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, \
+                     int sig_op, int pe),                                                           \
+                    (put_signal_bytes(fn, dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe, \
+                                      false);))                                                     \
+    HGASI_SHMEM_DEF(void, P, C, K, _put_signal_nbi,                                                 \
+                    (T * dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, \
+                     int sig_op, int pe),                                                           \
+                    (put_signal_bytes(fn, dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe, \
+                                      true);))
+#define HGASI_SHMEM_DEF_RMA(T, N, G) HGASI_SHMEM_DEF_WITH_CTX(HGASI_SHMEM_DEF_RMA_P, N, T)
 HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DEF_RMA)
 
+// Sized (B bits per element, E bytes) and mem (E = 1) forms.
+#define HGASI_SHMEM_DEF_SIZED_P(P, C, K, B, E)                                                     \
+    HGASI_SHMEM_DEF(void, P, C, K, _put##B, (void *dest, const void *source, size_t nelems, int pe), \
+                    (put_bytes(fn, dest, source, nelems * (E), pe, false);))                        \
+    HGASI_SHMEM_DEF(void, P, C, K, _get##B, (void *dest, const void *source, size_t nelems, int pe), \
+                    (get_bytes(fn, dest, source, nelems * (E), pe, false);))                        \
+    HGASI_SHMEM_DEF(void, P, C, K, _put##B##_nbi,                                                   \
+                    (void *dest, const void *source, size_t nelems, int pe),                        \
+                    (put_bytes(fn, dest, source, nelems * (E), pe, true);))                         \
+    HGASI_SHMEM_DEF(void, P, C, K, _get##B##_nbi,                                                   \
+                    (void *dest, const void *source, size_t nelems, int pe),                        \
+                    (get_bytes(fn, dest, source, nelems * (E), pe, true);))                         \
+    HGASI_SHMEM_DEF(void, P, C, K, _put##B##_signal,                                                \
+                    (void *dest, const void *source, size_t nelems, uint64_t *sig_addr,             \
+                     uint64_t signal, int sig_op, int pe),                                          \
+                    (put_signal_bytes(fn, dest, source, nelems * (E), sig_addr, signal, sig_op, pe, false);)) \
+    HGASI_SHMEM_DEF(void, P, C, K, _put##B##_signal_nbi,                                            \
+                    (void *dest, const void *source, size_t nelems, uint64_t *sig_addr,             \
+                     uint64_t signal, int sig_op, int pe),                                          \
+                    (put_signal_bytes(fn, dest, source, nelems * (E), sig_addr, signal, sig_op, pe, true);))
+#define HGASI_SHMEM_DEF_STRIDED_P(P, C, K, B)                                                      \
+    HGASI_SHMEM_DEF(void, P, C, K, _iput##B,                                                        \
+                    (void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
+                    (iput_bytes(fn, dest, source, dst, sst, nelems, (B) / 8, pe);))                 \
+    HGASI_SHMEM_DEF(void, P, C, K, _iget##B,                                                        \
+                    (void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
+                    (iget_bytes(fn, dest, source, dst, sst, nelems, (B) / 8, pe);))
 #define HGASI_SHMEM_DEF_SIZED(B)                                                                    \
-    void shmem_put##B(void *dest, const void *source, size_t nelems, int pe) {                      \
-        put_bytes("shmem_put" #B, dest, source, nelems * (B / 8), pe, false);                       \
-    }                                                                                               \
-    void shmem_get##B(void *dest, const void *source, size_t nelems, int pe) {                      \
-        get_bytes("shmem_get" #B, dest, source, nelems * (B / 8), pe, false);                       \
-    }                                                                                               \
-    void shmem_iput##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
-                       int pe) {                                                                    \
-        iput_bytes("shmem_iput" #B, dest, source, dst, sst, nelems, B / 8, pe);                     \
-    }                                                                                               \
-    void shmem_iget##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
-                       int pe) {                                                                    \
-        iget_bytes("shmem_iget" #B, dest, source, dst, sst, nelems, B / 8, pe);                     \
-    }                                                                                               \
-    void shmem_put##B##_nbi(void *dest, const void *source, size_t nelems, int pe) {                \
-        put_bytes("shmem_put" #B "_nbi", dest, source, nelems * (B / 8), pe, true);                 \
-    }                                                                                               \
-    void shmem_get##B##_nbi(void *dest, const void *source, size_t nelems, int pe) {                \
-        get_bytes("shmem_get" #B "_nbi", dest, source, nelems * (B / 8), pe, true);                 \
-    }                                                                                               \
-    void shmem_put##B##_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,   \
-                               uint64_t signal, int sig_op, int pe) {                               \
-        put_signal_bytes("shmem_put" #B "_signal", dest, source, nelems * (B / 8), sig_addr,        \
-                         signal, sig_op, pe, false);                                                \
-    }                                                                                               \
-    void shmem_put##B##_signal_nbi(void *dest, const void *source, size_t nelems,                   \
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {       \
-        put_signal_bytes("shmem_put" #B "_signal_nbi", dest, source, nelems * (B / 8), sig_addr,    \
-                         signal, sig_op, pe, true);                                                 \
-    }
+    HGASI_SHMEM_DEF_WITH_CTX0(HGASI_SHMEM_DEF_SIZED_P, B, (B) / 8)                                  \
+    HGASI_SHMEM_DEF_WITH_CTX0(HGASI_SHMEM_DEF_STRIDED_P, B)
 HGAS_SHMEM_SIZES(HGASI_SHMEM_DEF_SIZED)
-
-void shmem_putmem(void *dest, const void *source, size_t nelems, int pe) {
-    put_bytes("shmem_putmem", dest, source, nelems, pe, false);
-}
-void shmem_getmem(void *dest, const void *source, size_t nelems, int pe) {
-    get_bytes("shmem_getmem", dest, source, nelems, pe, false);
-}
-void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe) {
-    put_bytes("shmem_putmem_nbi", dest, source, nelems, pe, true);
-}
-void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe) {
-    get_bytes("shmem_getmem_nbi", dest, source, nelems, pe, true);
-}
-void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                         int sig_op, int pe) {
-    put_signal_bytes("shmem_putmem_signal", dest, source, nelems, sig_addr, signal, sig_op, pe, false);
-}
-void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                             int sig_op, int pe) {
-    put_signal_bytes("shmem_putmem_signal_nbi", dest, source, nelems, sig_addr, signal, sig_op, pe, true);
-}
+HGASI_SHMEM_DEF_WITH_CTX0(HGASI_SHMEM_DEF_SIZED_P, mem, 1)
 
 // --- atomics ----------------------------------------------------------------------------------
-#define HGASI_SHMEM_DEF_AMO_EXT(T, N, G)                                                           \
-    T shmem_##N##_atomic_fetch(const T *source, int pe) {                                           \
-        return amo<T>("shmem_" #N "_atomic_fetch", HGAS_AMO_FETCH, source, pe);                     \
-    }                                                                                               \
-    void shmem_##N##_atomic_set(T *dest, T value, int pe) {                                         \
-        amo<T>("shmem_" #N "_atomic_set", HGAS_AMO_SET, dest, pe, value);                           \
-    }                                                                                               \
-    T shmem_##N##_atomic_swap(T *dest, T value, int pe) {                                           \
-        return amo<T>("shmem_" #N "_atomic_swap", HGAS_AMO_SWAP, dest, pe, value);                  \
-    }                                                                                               \
-    void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe) {                          \
-        *fetch = amo<T>("shmem_" #N "_atomic_fetch_nbi", HGAS_AMO_FETCH, source, pe);               \
-    }                                                                                               \
-    void shmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe) {                          \
-        *fetch = amo<T>("shmem_" #N "_atomic_swap_nbi", HGAS_AMO_SWAP, dest, pe, value);            \
-    }
-#define HGASI_SHMEM_DEF_AMO(T, N, G)                                                               \
-    HGASI_SHMEM_DEF_AMO_EXT(T, N, G)                                                                \
-    T shmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe) {                           \
-        return amo<T>("shmem_" #N "_atomic_compare_swap", HGAS_AMO_COMPARE_SWAP, dest, pe, value,   \
-                      cond);                                                                        \
-    }                                                                                               \
-    T shmem_##N##_atomic_fetch_inc(T *dest, int pe) {                                               \
-        return amo<T>("shmem_" #N "_atomic_fetch_inc", HGAS_AMO_FETCH_INC, dest, pe);               \
-    }                                                                                               \
-    void shmem_##N##_atomic_inc(T *dest, int pe) {                                                  \
-        amo<T>("shmem_" #N "_atomic_inc", HGAS_AMO_INC, dest, pe);                                  \
-    }                                                                                               \
-    T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe) {                                      \
-        return amo<T>("shmem_" #N "_atomic_fetch_add", HGAS_AMO_FETCH_ADD, dest, pe, value);        \
-    }                                                                                               \
-    void shmem_##N##_atomic_add(T *dest, T value, int pe) {                                         \
-        amo<T>("shmem_" #N "_atomic_add", HGAS_AMO_ADD, dest, pe, value);                           \
-    }                                                                                               \
-    void shmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe) {          \
-        *fetch = amo<T>("shmem_" #N "_atomic_compare_swap_nbi", HGAS_AMO_COMPARE_SWAP, dest, pe,    \
-                        value, cond);                                                               \
-    }                                                                                               \
-    void shmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe) {                              \
-        *fetch = amo<T>("shmem_" #N "_atomic_fetch_inc_nbi", HGAS_AMO_FETCH_INC, dest, pe);         \
-    }                                                                                               \
-    void shmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe) {                     \
-        *fetch = amo<T>("shmem_" #N "_atomic_fetch_add_nbi", HGAS_AMO_FETCH_ADD, dest, pe, value);  \
-    }
-#define HGASI_SHMEM_DEF_AMO_BIT_OP(T, N, OP, AMO)                                                  \
-    T shmem_##N##_atomic_fetch_##OP(T *dest, T value, int pe) {                                     \
-        return amo<T>("shmem_" #N "_atomic_fetch_" #OP, HGAS_AMO_FETCH_##AMO, dest, pe, value);     \
-    }                                                                                               \
-    void shmem_##N##_atomic_##OP(T *dest, T value, int pe) {                                        \
-        amo<T>("shmem_" #N "_atomic_" #OP, HGAS_AMO_##AMO, dest, pe, value);                        \
-    }                                                                                               \
-    void shmem_##N##_atomic_fetch_##OP##_nbi(T *fetch, T *dest, T value, int pe) {                  \
-        *fetch = amo<T>("shmem_" #N "_atomic_fetch_" #OP "_nbi", HGAS_AMO_FETCH_##AMO, dest, pe,    \
-                        value);                                                                     \
-    }
-#define HGASI_SHMEM_DEF_AMO_BIT(T, N, G)                                                           \
-    HGASI_SHMEM_DEF_AMO_BIT_OP(T, N, and, AND)                                                      \
-    HGASI_SHMEM_DEF_AMO_BIT_OP(T, N, or, OR) HGASI_SHMEM_DEF_AMO_BIT_OP(T, N, xor, XOR)
+#define HGASI_SHMEM_DEF_AMO_EXT_P(P, C, K, T)                                                      \
+    HGASI_SHMEM_DEF(T, P, C, K, _atomic_fetch, (const T *source, int pe),                           \
+                    (return amo<T>(fn, HGAS_AMO_FETCH, source, pe);))                               \
+    HGASI_SHMEM_DEF(void, P, C, K, _atomic_set, (T * dest, T value, int pe),                        \
+                    (amo<T>(fn, HGAS_AMO_SET, dest, pe, value);))                                   \
+    HGASI_SHMEM_DEF(T, P, C, K, _atomic_swap, (T * dest, T value, int pe),                          \
+                    (return amo<T>(fn, HGAS_AMO_SWAP, dest, pe, value);))                           \
+    HGASI_SHMEM_DEF(void, P, C, K, _atomic_fetch_nbi, (T * fetch, const T *source, int pe),         \
+                    (*fetch = amo<T>(fn, HGAS_AMO_FETCH, source, pe);))                             \
+    HGASI_SHMEM_DEF(void, P, C, K, _atomic_swap_nbi, (T * fetch, T * dest, T value, int pe),        \
+                    (*fetch = amo<T>(fn, HGAS_AMO_SWAP, dest, pe, value);))
+#define HGASI_SHMEM_DEF_AMO_P(P, C, K, T)                                                          \
+    HGASI_SHMEM_DEF_AMO_EXT_P(P, C, K, T)                                                           \
+    HGASI_SHMEM_DEF(T, P, C, K, _atomic_compare_swap, (T * dest, T cond, T value, int pe),          \
+                    (return amo<T>(fn, HGAS_AMO_COMPARE_SWAP, dest, pe, value, cond);))             \
+    HGASI_SHMEM_DEF(T, P, C, K, _atomic_fetch_inc, (T * dest, int pe),                              \
+                    (return amo<T>(fn, HGAS_AMO_FETCH_INC, dest, pe);))                             \
+    HGASI_SHMEM_DEF(void, P, C, K, _atomic_inc, (T * dest, int pe), (amo<T>(fn, HGAS_AMO_INC, dest, pe);)) \
+    HGASI_SHMEM_DEF(T, P, C, K, _atomic_fetch_add, (T * dest, T value, int pe),                     \
+                    (return amo<T>(fn, HGAS_AMO_FETCH_ADD, dest, pe, value);))                      \
+    HGASI_SHMEM_DEF(void, P, C, K, _atomic_add, (T * dest, T value, int pe),                        \
+                    (amo<T>(fn, HGAS_AMO_ADD, dest, pe, value);))                                   \
+    HGASI_SHMEM_DEF(void, P, C, K, _atomic_compare_swap_nbi,                                        \
+                    (T * fetch, T * dest, T cond, T value, int pe),                                 \
+                    (*fetch = amo<T>(fn, HGAS_AMO_COMPARE_SWAP, dest, pe, value, cond);))           \
+    HGASI_SHMEM_DEF(void, P, C, K, _atomic_fetch_inc_nbi, (T * fetch, T * dest, int pe),            \
+                    (*fetch = amo<T>(fn, HGAS_AMO_FETCH_INC, dest, pe);))                           \
+    HGASI_SHMEM_DEF(void, P, C, K, _atomic_fetch_add_nbi, (T * fetch, T * dest, T value, int pe),   \
+                    (*fetch = amo<T>(fn, HGAS_AMO_FETCH_ADD, dest, pe, value);))
+#define HGASI_SHMEM_DEF_AMO_BIT_OP(P, C, K, T, OP, AMO)                                            \
+    HGASI_SHMEM_DEF(T, P, C, K, _atomic_fetch_##OP, (T * dest, T value, int pe),                    \
+                    (return amo<T>(fn, HGAS_AMO_FETCH_##AMO, dest, pe, value);))                    \
+    HGASI_SHMEM_DEF(void, P, C, K, _atomic_##OP, (T * dest, T value, int pe),                       \
+                    (amo<T>(fn, HGAS_AMO_##AMO, dest, pe, value);))                                 \
+    HGASI_SHMEM_DEF(void, P, C, K, _atomic_fetch_##OP##_nbi, (T * fetch, T * dest, T value, int pe), \
+                    (*fetch = amo<T>(fn, HGAS_AMO_FETCH_##AMO, dest, pe, value);))
+#define HGASI_SHMEM_DEF_AMO_BIT_P(P, C, K, T)                                                      \
+    HGASI_SHMEM_DEF_AMO_BIT_OP(P, C, K, T, and, AND)                                                \
+    HGASI_SHMEM_DEF_AMO_BIT_OP(P, C, K, T, or, OR) HGASI_SHMEM_DEF_AMO_BIT_OP(P, C, K, T, xor, XOR)
+#define HGASI_SHMEM_DEF_AMO(T, N, G) HGASI_SHMEM_DEF_WITH_CTX(HGASI_SHMEM_DEF_AMO_P, N, T)
+#define HGASI_SHMEM_DEF_AMO_EXT(T, N, G) HGASI_SHMEM_DEF_WITH_CTX(HGASI_SHMEM_DEF_AMO_EXT_P, N, T)
+#define HGASI_SHMEM_DEF_AMO_BIT(T, N, G) HGASI_SHMEM_DEF_WITH_CTX(HGASI_SHMEM_DEF_AMO_BIT_P, N, T)
 HGAS_SHMEM_TYPES_AMO(HGASI_SHMEM_DEF_AMO)
 HGAS_SHMEM_TYPES_AMO_EXT(HGASI_SHMEM_DEF_AMO_EXT)
 HGAS_SHMEM_TYPES_AMO_BIT(HGASI_SHMEM_DEF_AMO_BIT)

@@ -30,6 +30,18 @@ void fatal_status(const char *fn, hgas_status_t s) {
     fatal(fn, "%s (%s)", last && *last ? last : "failed", hgas_error_string(s));
 }
 
+hgas_gptr_t gptr(const char *fn, const void *sym, int pe) {
+    hgas_gptr_t g;
+    const hgas_status_t s = hgas_ptr(sym, pe, &g);
+    if (s == HGAS_OK) return g;
+    const int n = hgas_rank_n();
+    if (n > 0 && (pe < 0 || pe >= n)) fatal(fn, "PE %d does not exist (the job has %d PEs)", pe, n);
+    if (s == HGAS_ERR_INVALID_POINTER)
+        fatal(fn, "%p is not symmetric: allocate it with shmem_malloc (global and static variables are not "
+              "symmetric in this version)", sym);
+    fatal_status(fn, s);
+}
+
 void check_cmp(const char *fn, int cmp) {
     if (cmp < SHMEM_CMP_EQ || cmp > SHMEM_CMP_LE)
         fatal(fn, "comparison %d is not one of SHMEM_CMP_EQ/NE/GT/GE/LT/LE", cmp);
@@ -221,6 +233,14 @@ void start_pes(int) { shmem_init(); }
 int _my_pe(void) { return hgas_rank_me(); }
 int _num_pes(void) { return hgas_rank_n(); }
 int shmem_num_pes(void) { return hgas_rank_n(); }
+void shmem_pcontrol(const int, ...) {}
+// Cache management: hgas delivers RMA into coherent memory, so there is nothing to invalidate.
+void shmem_set_cache_inv(void) {}
+void shmem_set_cache_line_inv(void *) {}
+void shmem_clear_cache_inv(void) {}
+void shmem_clear_cache_line_inv(void *) {}
+void shmem_udcflush(void) {}
+void shmem_udcflush_line(void *) {}
 
 // --- memory -----------------------------------------------------------------------------------
 void *shmem_malloc(size_t size) { return allocate("shmem_malloc", 64, size, false); }

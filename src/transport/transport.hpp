@@ -64,6 +64,7 @@ struct setup {
     const boot::job_info *job = nullptr;
     const boot::topology *topo = nullptr;
     boot::client *store = nullptr;
+    bool oversubscribed = false;  // more ranks on this machine than cores: waits back off
 };
 
 // A segment of this rank as transports register it.

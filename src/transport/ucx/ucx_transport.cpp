@@ -155,7 +155,7 @@ status ucx_transport::connect(const setup &s) {
         return fail(status::internal, "UCX transport: connect() needs the job's rank and size");
     me_ = s.job->rank;
     size_ = s.job->size;
-    yield_when_idle_ = s.topo && s.topo->local_n > static_cast<int>(std::thread::hardware_concurrency());
+    yield_when_idle_ = s.oversubscribed;
     // Both modes: atomics and put_signal always travel as active messages (see README).
     HGAS_TRY(register_am_handlers());
 

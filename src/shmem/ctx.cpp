@@ -1,0 +1,91 @@
+// OpenSHMEM contexts. hgas has one ordering and completion domain per rank, so a context is a
+// validated handle that names its team: every context's fence/quiet is the PE's fence/quiet,
+// which does at least what OpenSHMEM asks of a context's (docs/shmem.md).
+#include <cstdio>
+
+#include "internal.hpp"
+
+// The object behind a shmem_ctx_t other than SHMEM_CTX_DEFAULT.
+struct hgasi_shmem_ctx {
+    uint64_t magic;
+    shmem_team_t team;
+    long options;
+};
+
+namespace hgas::shmem {
+namespace {
+constexpr uint64_t k_ctx_magic = 0x68676173'63747821ull;  // "hgasctx!"
+constexpr long k_ctx_options = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
+
+bool team_available(shmem_team_t t) {
+    return t == SHMEM_TEAM_WORLD || (t == SHMEM_TEAM_SHARED && hgas_node_n() == 1);
+}
+
+int create(const char *fn, shmem_team_t team, long options, shmem_ctx_t *ctx) {
+    if (!ctx) fatal(fn, "the result pointer is NULL");
+    *ctx = SHMEM_CTX_INVALID;
+    if (!hgas_initialized()) fatal(fn, "called before shmem_init()");
+    if (options & ~k_ctx_options) {
+        std::fprintf(stderr, "%s: options 0x%lx hold bits other than SHMEM_CTX_SERIALIZED, _PRIVATE, _NOSTORE\n", fn,
+                     options);
+        return 1;
+    }
+    if (!team_available(team)) {
+        std::fprintf(stderr, "%s: team %p is not available: this version has SHMEM_TEAM_WORLD only (and "
+                     "SHMEM_TEAM_SHARED when the job runs on one node)\n", fn, static_cast<void *>(team));
+        return 1;
+    }
+    *ctx = new hgasi_shmem_ctx{k_ctx_magic, team, options};
+    return 0;
+}
+}  // namespace
+
+void check_ctx(const char *fn, shmem_ctx_t ctx) {
+    if (ctx == SHMEM_CTX_DEFAULT) return;
+    if (ctx == SHMEM_CTX_INVALID) fatal(fn, "the context is SHMEM_CTX_INVALID");
+    if (ctx->magic != k_ctx_magic)
+        fatal(fn, "%p is not a live context (destroyed, or not from shmem_ctx_create)", static_cast<void *>(ctx));
+}
+
+}  // namespace hgas::shmem
+
+using namespace hgas::shmem;
+
+extern "C" {
+
+int shmem_ctx_create(long options, shmem_ctx_t *ctx) {
+    return create("shmem_ctx_create", SHMEM_TEAM_WORLD, options, ctx);
+}
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx) {
+    return create("shmem_team_create_ctx", team, options, ctx);
+}
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team) {
+    const char *fn = "shmem_ctx_get_team";
+    if (!team) fatal(fn, "the result pointer is NULL");
+    if (ctx == SHMEM_CTX_INVALID) {
+        *team = SHMEM_TEAM_INVALID;
+        return 1;
+    }
+    check_ctx(fn, ctx);
+    *team = ctx == SHMEM_CTX_DEFAULT ? SHMEM_TEAM_WORLD : ctx->team;
+    return 0;
+}
+void shmem_ctx_destroy(shmem_ctx_t ctx) {
+    const char *fn = "shmem_ctx_destroy";
+    if (ctx == SHMEM_CTX_INVALID) return;
+    if (ctx == SHMEM_CTX_DEFAULT) fatal(fn, "SHMEM_CTX_DEFAULT cannot be destroyed");
+    check_ctx(fn, ctx);
+    check(fn, hgas_quiet());  // destroying a context completes its operations
+    ctx->magic = 0;           // a later use is reported as "not a live context" while the memory lasts
+    delete ctx;
+}
+void shmem_ctx_fence(shmem_ctx_t ctx) {
+    check_ctx("shmem_ctx_fence", ctx);
+    check("shmem_ctx_fence", hgas_fence());
+}
+void shmem_ctx_quiet(shmem_ctx_t ctx) {
+    check_ctx("shmem_ctx_quiet", ctx);
+    check("shmem_ctx_quiet", hgas_quiet());
+}
+
+}  // extern "C"
