@@ -3,8 +3,8 @@
  * A thin front end: every call is a few lines over the C API in <hgas/hgas.h>. A PE is an
  * hgas rank; symmetric objects live in the hgas symmetric heap; `shmem_long_put(dest, src,
  * n, pe)` is hgas_ptr(dest, pe) + hgas_put. docs/shmem.md lists what of OpenSHMEM 1.5 is
- * covered and what is not yet (teams other than SHMEM_TEAM_WORLD, contexts, symmetric
- * global/static data, complex reductions).
+ * covered and what is not yet (symmetric global/static data, teams other than
+ * SHMEM_TEAM_WORLD, contexts with a completion domain of their own).
  *
  * Rules that hold for every routine below unless its group says otherwise:
  *  - Symmetric addresses (`dest` of a put, `source` of a get, atomic targets, wait/test
@@ -79,7 +79,7 @@ extern "C" {
     X(int16_t, int16, 0) X(int32_t, int32, 0) X(int64_t, int64, 0) X(uint8_t, uint8, 0)             \
     X(uint16_t, uint16, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0) X(size_t, size, 0)
 
-/** Reduction types for max/min/sum/prod (complex sum/prod are not provided yet). */
+/** Reduction types for max/min/sum/prod. */
 #define HGAS_SHMEM_TYPES_REDUCE_ARITH(X)                                                            \
     X(char, char, 1) X(signed char, schar, 1) X(short, short, 1) X(int, int, 1) X(long, long, 1)    \
     X(long long, longlong, 1) X(ptrdiff_t, ptrdiff, 0) X(unsigned char, uchar, 1)                   \
@@ -88,6 +88,17 @@ extern "C" {
     X(int32_t, int32, 0) X(int64_t, int64, 0) X(uint8_t, uint8, 0) X(uint16_t, uint16, 0)           \
     X(uint32_t, uint32, 0) X(uint64_t, uint64, 0) X(size_t, size, 0) X(float, float, 1)             \
     X(double, double, 1) X(long double, longdouble, 1)
+
+/** Complex reduction types: sum/prod only. HGASI_SHMEM_COMPLEX(T) is `T _Complex` in C; the
+ *  library (C++) defines it as std::complex<T>, which has the same layout. C++ programs that
+ *  include this header do not see the complex routines. */
+#ifndef HGASI_SHMEM_COMPLEX
+#define HGASI_SHMEM_COMPLEX(T) T _Complex
+#endif
+#define HGAS_SHMEM_TYPES_REDUCE_COMPLEX(X) X(HGASI_SHMEM_COMPLEX(double), complexd, 1) X(HGASI_SHMEM_COMPLEX(float), complexf, 1)
+#if !defined(__cplusplus) || defined(HGASI_SHMEM_COMPLEX_CXX)
+#define HGASI_SHMEM_HAVE_COMPLEX 1
+#endif
 
 /** Sized RMA: X(BITS) for shmem_put8 ... shmem_put128 and the matching get/iput/iget. */
 #define HGAS_SHMEM_SIZES(X) X(8) X(16) X(32) X(64) X(128)
@@ -98,7 +109,8 @@ extern "C" {
 #define HGAS_SHMEM_TYPES_OLD_AMO_EXT(X) X(float, float, 1) X(double, double, 1)
 /** Types of the deprecated shmem_TYPENAME_wait and of the and/or/xor *_to_all reductions. */
 #define HGAS_SHMEM_TYPES_OLD_INT(X) X(short, short, 1) X(int, int, 1) X(long, long, 1) X(long long, longlong, 1)
-/** Types of the max/min/sum/prod *_to_all reductions (complex ones are not provided yet). */
+/** Types of the max/min/sum/prod *_to_all reductions (complex sum/prod:
+ *  HGAS_SHMEM_TYPES_REDUCE_COMPLEX). */
 #define HGAS_SHMEM_TYPES_OLD_ARITH(X)                                                               \
     HGAS_SHMEM_TYPES_OLD_INT(X) X(float, float, 1) X(double, double, 1) X(long double, longdouble, 1)
 
@@ -181,7 +193,11 @@ extern "C" {
  *  symmetric `dest` on `pe` (same node, or this PE), else NULL.
  *  shmem_info_get_version / _get_name: 1.5 and SHMEM_VENDOR_STRING (name receives at most
  *  SHMEM_MAX_NAME_LEN bytes with the terminating NUL).
- *  Old names: start_pes(npes) = shmem_init (npes ignored), _my_pe, _num_pes, shmem_num_pes. */
+ *  shmem_pcontrol: accepted and ignored (hgas has no profiling levels).
+ *  Old names: start_pes(npes) = shmem_init (npes ignored), _my_pe, _num_pes, shmem_num_pes.
+ *  Deprecated cache routines (shmem_set/clear_cache_inv, _cache_line_inv, shmem_udcflush,
+ *  _line): do nothing, as the specification allows where caches are coherent (every hgas
+ *  transport delivers into coherent memory). */
 void shmem_init(void);
 int shmem_init_thread(int requested, int *provided);
 void shmem_query_thread(int *provided);
@@ -198,6 +214,13 @@ void start_pes(int npes);
 int _my_pe(void);
 int _num_pes(void);
 int shmem_num_pes(void);
+void shmem_pcontrol(const int level, ...);
+void shmem_set_cache_inv(void);
+void shmem_set_cache_line_inv(void *dest);
+void shmem_clear_cache_inv(void);
+void shmem_clear_cache_line_inv(void *dest);
+void shmem_udcflush(void);
+void shmem_udcflush_line(void *dest);
 
 /* ------------------------------------------------------------------------------------------
  * Teams. This version has the world team only (and the shared team where the job has one
@@ -241,11 +264,50 @@ void *shrealloc(void *ptr, size_t size);
 void *shmemalign(size_t alignment, size_t size);
 
 /* ------------------------------------------------------------------------------------------
+ * Contexts. Every RMA, signal and atomic routine below also exists as shmem_ctx_NAME(ctx, ...)
+ * (e.g. shmem_ctx_long_put(ctx, dest, source, nelems, pe)), as do shmem_ctx_fence and
+ * shmem_ctx_quiet. In this version all contexts of a PE share one ordering and completion
+ * domain: shmem_ctx_quiet(ctx) completes every operation of the PE and shmem_ctx_fence(ctx)
+ * orders all of them, which OpenSHMEM allows (they do at least what is asked).
+ *  shmem_ctx_create(options, &ctx): options are SHMEM_CTX_SERIALIZED, _PRIVATE, _NOSTORE or
+ *    0 (accepted; none changes behaviour here). Returns 0, or nonzero (ctx set to
+ *    SHMEM_CTX_INVALID) for unknown option bits. Not collective.
+ *  shmem_team_create_ctx(team, options, &ctx): the same on a team (the world; nonzero for a
+ *    team this version does not have). shmem_ctx_get_team: the team of a context (0), or
+ *    nonzero and SHMEM_TEAM_INVALID for SHMEM_CTX_INVALID.
+ *  shmem_ctx_destroy: quiets, then releases the context (SHMEM_CTX_INVALID: nothing; the
+ *    default context or an unknown handle ends the job with an error).
+ *  A routine given SHMEM_CTX_INVALID, a destroyed context or a foreign handle ends the job.
+ *  The C11 type-generic names take no context argument in this version.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct hgasi_shmem_ctx *shmem_ctx_t;
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+#define SHMEM_CTX_DEFAULT ((shmem_ctx_t)1)
+#define SHMEM_CTX_SERIALIZED 1L
+#define SHMEM_CTX_PRIVATE 2L
+#define SHMEM_CTX_NOSTORE 4L
+
+int shmem_ctx_create(long options, shmem_ctx_t *ctx);
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+void shmem_ctx_destroy(shmem_ctx_t ctx);
+void shmem_ctx_fence(shmem_ctx_t ctx);
+void shmem_ctx_quiet(shmem_ctx_t ctx);
+
+/* The declaration macros below expand each routine twice: with prefix P = shmem_TYPENAME (or
+ * shmem) and no context, and with P = shmem_ctx_TYPENAME (or shmem_ctx) and C =
+ * (shmem_ctx_t ctx,) as the first parameter. */
+#define HGASI_SHMEM_UNPAREN(...) __VA_ARGS__
+#define HGASI_SHMEM_WITH_CTX(DECL, N, ...) DECL(shmem_##N, (), __VA_ARGS__) DECL(shmem_ctx_##N, (shmem_ctx_t ctx,), __VA_ARGS__)
+#define HGASI_SHMEM_WITH_CTX0(DECL, ...) DECL(shmem, (), __VA_ARGS__) DECL(shmem_ctx, (shmem_ctx_t ctx,), __VA_ARGS__)
+
+/* ------------------------------------------------------------------------------------------
  * RMA. For TYPE/TYPENAME in HGAS_SHMEM_TYPES_RMA:
  *  shmem_TYPENAME_put(dest, source, nelems, pe): copies nelems elements to the symmetric dest
  *    on pe; returns when source may be reused. shmem_TYPENAME_p: one element by value.
- *  shmem_TYPENAME_iput(dest, source, dst, sst, nelems, pe): element i of source (stride sst
- *    elements) to element i*dst of dest; strides >= 1.
+ *  shmem_TYPENAME_iput(dest, source, dst, sst, nelems, pe): element i*sst of source to
+ *    element i*dst of dest (strides in elements).
  *  shmem_TYPENAME_get / g / iget: the same in the other direction; return when the data is
  *    in dest. shmem_TYPENAME_put_nbi / get_nbi: return at once, complete at shmem_quiet.
  *  shmem_putBITS / getBITS / iputBITS / igetBITS (_nbi for put/get), BITS in
@@ -253,33 +315,37 @@ void *shmemalign(size_t alignment, size_t size);
  *  nelems 0 does nothing.
  * ---------------------------------------------------------------------------------------- */
 
-#define HGASI_SHMEM_DECL_RMA(T, N, G)                                                              \
-    void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe);                          \
-    void shmem_##N##_p(T *dest, T value, int pe);                                                   \
-    void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,    \
-                          int pe);                                                                  \
-    void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe);                          \
-    T shmem_##N##_g(const T *source, int pe);                                                       \
-    void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,    \
-                          int pe);                                                                  \
-    void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe);                      \
-    void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe);
+#define HGASI_SHMEM_DECL_RMA_P(P, C, T)                                                            \
+    void P##_put(HGASI_SHMEM_UNPAREN C T *dest, const T *source, size_t nelems, int pe);            \
+    void P##_p(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                                     \
+    void P##_iput(HGASI_SHMEM_UNPAREN C T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,     \
+                  size_t nelems, int pe);                                                           \
+    void P##_get(HGASI_SHMEM_UNPAREN C T *dest, const T *source, size_t nelems, int pe);            \
+    T P##_g(HGASI_SHMEM_UNPAREN C const T *source, int pe);                                         \
+    void P##_iget(HGASI_SHMEM_UNPAREN C T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,     \
+                  size_t nelems, int pe);                                                           \
+    void P##_put_nbi(HGASI_SHMEM_UNPAREN C T *dest, const T *source, size_t nelems, int pe);        \
+    void P##_get_nbi(HGASI_SHMEM_UNPAREN C T *dest, const T *source, size_t nelems, int pe);
+#define HGASI_SHMEM_DECL_RMA(T, N, G) HGASI_SHMEM_WITH_CTX(HGASI_SHMEM_DECL_RMA_P, N, T)
 HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DECL_RMA)
 
+/* P is shmem or shmem_ctx here; B the element size in bits, or mem for bytes. */
+#define HGASI_SHMEM_DECL_SIZED_P(P, C, B)                                                           \
+    void P##_put##B(HGASI_SHMEM_UNPAREN C void *dest, const void *source, size_t nelems, int pe);   \
+    void P##_get##B(HGASI_SHMEM_UNPAREN C void *dest, const void *source, size_t nelems, int pe);   \
+    void P##_put##B##_nbi(HGASI_SHMEM_UNPAREN C void *dest, const void *source, size_t nelems,      \
+                          int pe);                                                                  \
+    void P##_get##B##_nbi(HGASI_SHMEM_UNPAREN C void *dest, const void *source, size_t nelems,      \
+                          int pe);
+#define HGASI_SHMEM_DECL_STRIDED_P(P, C, B)                                                         \
+    void P##_iput##B(HGASI_SHMEM_UNPAREN C void *dest, const void *source, ptrdiff_t dst,           \
+                     ptrdiff_t sst, size_t nelems, int pe);                                         \
+    void P##_iget##B(HGASI_SHMEM_UNPAREN C void *dest, const void *source, ptrdiff_t dst,           \
+                     ptrdiff_t sst, size_t nelems, int pe);
 #define HGASI_SHMEM_DECL_SIZED(B)                                                                   \
-    void shmem_put##B(void *dest, const void *source, size_t nelems, int pe);                       \
-    void shmem_get##B(void *dest, const void *source, size_t nelems, int pe);                       \
-    void shmem_iput##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
-                       int pe);                                                                     \
-    void shmem_iget##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
-                       int pe);                                                                     \
-    void shmem_put##B##_nbi(void *dest, const void *source, size_t nelems, int pe);                 \
-    void shmem_get##B##_nbi(void *dest, const void *source, size_t nelems, int pe);
+    HGASI_SHMEM_WITH_CTX0(HGASI_SHMEM_DECL_SIZED_P, B) HGASI_SHMEM_WITH_CTX0(HGASI_SHMEM_DECL_STRIDED_P, B)
 HGAS_SHMEM_SIZES(HGASI_SHMEM_DECL_SIZED)
-void shmem_putmem(void *dest, const void *source, size_t nelems, int pe);
-void shmem_getmem(void *dest, const void *source, size_t nelems, int pe);
-void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe);
-void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+HGASI_SHMEM_WITH_CTX0(HGASI_SHMEM_DECL_SIZED_P, mem)
 
 /* ------------------------------------------------------------------------------------------
  * Put with signal (hgas_put_signal). For TYPE/TYPENAME in HGAS_SHMEM_TYPES_RMA, BITS in
@@ -292,22 +358,22 @@ void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
  *  shmem_signal_wait_until: waits until *sig_addr `cmp` cmp_value, returns the value seen.
  * ---------------------------------------------------------------------------------------- */
 
-#define HGASI_SHMEM_DECL_SIGNAL(T, N, G)                                                           \
-    void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,        \
-                                uint64_t signal, int sig_op, int pe);                               \
-    void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,    \
-                                    uint64_t signal, int sig_op, int pe);
+#define HGASI_SHMEM_DECL_SIGNAL_P(P, C, T)                                                         \
+    void P##_put_signal(HGASI_SHMEM_UNPAREN C T *dest, const T *source, size_t nelems,              \
+                        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);                   \
+    void P##_put_signal_nbi(HGASI_SHMEM_UNPAREN C T *dest, const T *source, size_t nelems,          \
+                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+#define HGASI_SHMEM_DECL_SIGNAL(T, N, G) HGASI_SHMEM_WITH_CTX(HGASI_SHMEM_DECL_SIGNAL_P, N, T)
 HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DECL_SIGNAL)
-#define HGASI_SHMEM_DECL_SIZED_SIGNAL(B)                                                            \
-    void shmem_put##B##_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,   \
-                               uint64_t signal, int sig_op, int pe);                                \
-    void shmem_put##B##_signal_nbi(void *dest, const void *source, size_t nelems,                   \
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+#define HGASI_SHMEM_DECL_SIZED_SIGNAL_P(P, C, B)                                                    \
+    void P##_put##B##_signal(HGASI_SHMEM_UNPAREN C void *dest, const void *source, size_t nelems,   \
+                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);              \
+    void P##_put##B##_signal_nbi(HGASI_SHMEM_UNPAREN C void *dest, const void *source,              \
+                                 size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op,    \
+                                 int pe);
+#define HGASI_SHMEM_DECL_SIZED_SIGNAL(B) HGASI_SHMEM_WITH_CTX0(HGASI_SHMEM_DECL_SIZED_SIGNAL_P, B)
 HGAS_SHMEM_SIZES(HGASI_SHMEM_DECL_SIZED_SIGNAL)
-void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
-                         uint64_t signal, int sig_op, int pe);
-void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe);
+HGASI_SHMEM_DECL_SIZED_SIGNAL(mem)
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
 
@@ -332,32 +398,36 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
  *  _cswap, _swap, _fetch, _set; (HGAS_SHMEM_TYPES_OLD_AMO_EXT): _swap, _fetch, _set.
  * ---------------------------------------------------------------------------------------- */
 
-#define HGASI_SHMEM_DECL_AMO_EXT(T, N, G)                                                          \
-    T shmem_##N##_atomic_fetch(const T *source, int pe);                                            \
-    void shmem_##N##_atomic_set(T *dest, T value, int pe);                                          \
-    T shmem_##N##_atomic_swap(T *dest, T value, int pe);                                            \
-    void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe);                           \
-    void shmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe);
-#define HGASI_SHMEM_DECL_AMO(T, N, G)                                                              \
-    HGASI_SHMEM_DECL_AMO_EXT(T, N, G)                                                               \
-    T shmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe);                            \
-    T shmem_##N##_atomic_fetch_inc(T *dest, int pe);                                                \
-    void shmem_##N##_atomic_inc(T *dest, int pe);                                                   \
-    T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe);                                       \
-    void shmem_##N##_atomic_add(T *dest, T value, int pe);                                          \
-    void shmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe);           \
-    void shmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe);                               \
-    void shmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe);
-#define HGASI_SHMEM_DECL_AMO_BIT(T, N, G)                                                          \
-    T shmem_##N##_atomic_fetch_and(T *dest, T value, int pe);                                       \
-    void shmem_##N##_atomic_and(T *dest, T value, int pe);                                          \
-    T shmem_##N##_atomic_fetch_or(T *dest, T value, int pe);                                        \
-    void shmem_##N##_atomic_or(T *dest, T value, int pe);                                           \
-    T shmem_##N##_atomic_fetch_xor(T *dest, T value, int pe);                                       \
-    void shmem_##N##_atomic_xor(T *dest, T value, int pe);                                          \
-    void shmem_##N##_atomic_fetch_and_nbi(T *fetch, T *dest, T value, int pe);                      \
-    void shmem_##N##_atomic_fetch_or_nbi(T *fetch, T *dest, T value, int pe);                       \
-    void shmem_##N##_atomic_fetch_xor_nbi(T *fetch, T *dest, T value, int pe);
+#define HGASI_SHMEM_DECL_AMO_EXT_P(P, C, T)                                                        \
+    T P##_atomic_fetch(HGASI_SHMEM_UNPAREN C const T *source, int pe);                              \
+    void P##_atomic_set(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                            \
+    T P##_atomic_swap(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                              \
+    void P##_atomic_fetch_nbi(HGASI_SHMEM_UNPAREN C T *fetch, const T *source, int pe);             \
+    void P##_atomic_swap_nbi(HGASI_SHMEM_UNPAREN C T *fetch, T *dest, T value, int pe);
+#define HGASI_SHMEM_DECL_AMO_P(P, C, T)                                                            \
+    HGASI_SHMEM_DECL_AMO_EXT_P(P, C, T)                                                             \
+    T P##_atomic_compare_swap(HGASI_SHMEM_UNPAREN C T *dest, T cond, T value, int pe);              \
+    T P##_atomic_fetch_inc(HGASI_SHMEM_UNPAREN C T *dest, int pe);                                  \
+    void P##_atomic_inc(HGASI_SHMEM_UNPAREN C T *dest, int pe);                                     \
+    T P##_atomic_fetch_add(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                         \
+    void P##_atomic_add(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                            \
+    void P##_atomic_compare_swap_nbi(HGASI_SHMEM_UNPAREN C T *fetch, T *dest, T cond, T value,      \
+                                     int pe);                                                       \
+    void P##_atomic_fetch_inc_nbi(HGASI_SHMEM_UNPAREN C T *fetch, T *dest, int pe);                 \
+    void P##_atomic_fetch_add_nbi(HGASI_SHMEM_UNPAREN C T *fetch, T *dest, T value, int pe);
+#define HGASI_SHMEM_DECL_AMO_BIT_P(P, C, T)                                                        \
+    T P##_atomic_fetch_and(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                         \
+    void P##_atomic_and(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                            \
+    T P##_atomic_fetch_or(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                          \
+    void P##_atomic_or(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                             \
+    T P##_atomic_fetch_xor(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                         \
+    void P##_atomic_xor(HGASI_SHMEM_UNPAREN C T *dest, T value, int pe);                            \
+    void P##_atomic_fetch_and_nbi(HGASI_SHMEM_UNPAREN C T *fetch, T *dest, T value, int pe);        \
+    void P##_atomic_fetch_or_nbi(HGASI_SHMEM_UNPAREN C T *fetch, T *dest, T value, int pe);         \
+    void P##_atomic_fetch_xor_nbi(HGASI_SHMEM_UNPAREN C T *fetch, T *dest, T value, int pe);
+#define HGASI_SHMEM_DECL_AMO(T, N, G) HGASI_SHMEM_WITH_CTX(HGASI_SHMEM_DECL_AMO_P, N, T)
+#define HGASI_SHMEM_DECL_AMO_EXT(T, N, G) HGASI_SHMEM_WITH_CTX(HGASI_SHMEM_DECL_AMO_EXT_P, N, T)
+#define HGASI_SHMEM_DECL_AMO_BIT(T, N, G) HGASI_SHMEM_WITH_CTX(HGASI_SHMEM_DECL_AMO_BIT_P, N, T)
 HGAS_SHMEM_TYPES_AMO(HGASI_SHMEM_DECL_AMO)
 HGAS_SHMEM_TYPES_AMO_EXT(HGASI_SHMEM_DECL_AMO_EXT)
 HGAS_SHMEM_TYPES_AMO_BIT(HGASI_SHMEM_DECL_AMO_BIT)
@@ -458,6 +528,7 @@ void shmem_clear_lock(long *lock);
  *    with element strides dst and sst (>= 1) inside the blocks.
  *  shmem_TYPENAME_OP_reduce(team, dest, source, nreduce), OP in and/or/xor
  *    (HGAS_SHMEM_TYPES_REDUCE_BIT) and max/min/sum/prod (HGAS_SHMEM_TYPES_REDUCE_ARITH):
+ *    and sum/prod only for HGAS_SHMEM_TYPES_REDUCE_COMPLEX (complexd, complexf):
  *    dest[i] = OP over every PE of source[i]; dest and source may be the same array.
  *    Integer sum/prod wrap around.
  * ---------------------------------------------------------------------------------------- */
@@ -491,6 +562,11 @@ HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DECL_COLL)
     HGASI_SHMEM_DECL_REDUCE(T, N, sum) HGASI_SHMEM_DECL_REDUCE(T, N, prod)
 HGAS_SHMEM_TYPES_REDUCE_BIT(HGASI_SHMEM_DECL_REDUCE_BIT)
 HGAS_SHMEM_TYPES_REDUCE_ARITH(HGASI_SHMEM_DECL_REDUCE_ARITH)
+#define HGASI_SHMEM_DECL_REDUCE_COMPLEX(T, N, G)                                                   \
+    HGASI_SHMEM_DECL_REDUCE(T, N, sum) HGASI_SHMEM_DECL_REDUCE(T, N, prod)
+#ifdef HGASI_SHMEM_HAVE_COMPLEX
+HGAS_SHMEM_TYPES_REDUCE_COMPLEX(HGASI_SHMEM_DECL_REDUCE_COMPLEX)
+#endif
 
 /* ------------------------------------------------------------------------------------------
  * Deprecated active-set collectives. The active set is the PEs PE_start + i * 2^logPE_stride
@@ -507,7 +583,8 @@ HGAS_SHMEM_TYPES_REDUCE_ARITH(HGASI_SHMEM_DECL_REDUCE_ARITH)
  *    shmem_alltoalls32/64(dest, source, dst, sst, nelems, ...): as the team versions.
  *  shmem_TYPENAME_OP_to_all(dest, source, nreduce, PE_start, logPE_stride, PE_size, pWrk,
  *    pSync): OP in and/or/xor (HGAS_SHMEM_TYPES_OLD_INT), max/min/sum/prod
- *    (HGAS_SHMEM_TYPES_OLD_ARITH); as the team reductions over the active set.
+ *    (HGAS_SHMEM_TYPES_OLD_ARITH), sum/prod (HGAS_SHMEM_TYPES_REDUCE_COMPLEX); as the team
+ *    reductions over the active set.
  * ---------------------------------------------------------------------------------------- */
 
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
@@ -537,6 +614,11 @@ HGASI_SHMEM_DECL_ACTIVE(64)
     HGASI_SHMEM_DECL_TO_ALL(T, N, sum) HGASI_SHMEM_DECL_TO_ALL(T, N, prod)
 HGAS_SHMEM_TYPES_OLD_INT(HGASI_SHMEM_DECL_TO_ALL_BIT)
 HGAS_SHMEM_TYPES_OLD_ARITH(HGASI_SHMEM_DECL_TO_ALL_ARITH)
+#define HGASI_SHMEM_DECL_TO_ALL_COMPLEX(T, N, G)                                                   \
+    HGASI_SHMEM_DECL_TO_ALL(T, N, sum) HGASI_SHMEM_DECL_TO_ALL(T, N, prod)
+#ifdef HGASI_SHMEM_HAVE_COMPLEX
+HGAS_SHMEM_TYPES_REDUCE_COMPLEX(HGASI_SHMEM_DECL_TO_ALL_COMPLEX)
+#endif
 
 #ifdef __cplusplus
 }
@@ -654,10 +736,11 @@ void hgasi_shmem_type_not_supported(void);
     HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_ARITH, max_reduce, dest)(team, dest, __VA_ARGS__)
 #define shmem_min_reduce(team, dest, ...)                                                           \
     HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_ARITH, min_reduce, dest)(team, dest, __VA_ARGS__)
+#define HGASI_SHMEM_SUM_PROD_TYPES(X) HGAS_SHMEM_TYPES_REDUCE_ARITH(X) HGAS_SHMEM_TYPES_REDUCE_COMPLEX(X)
 #define shmem_sum_reduce(team, dest, ...)                                                           \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_ARITH, sum_reduce, dest)(team, dest, __VA_ARGS__)
+    HGASI_SHMEM_SELECT(HGASI_SHMEM_SUM_PROD_TYPES, sum_reduce, dest)(team, dest, __VA_ARGS__)
 #define shmem_prod_reduce(team, dest, ...)                                                          \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_ARITH, prod_reduce, dest)(team, dest, __VA_ARGS__)
+    HGASI_SHMEM_SELECT(HGASI_SHMEM_SUM_PROD_TYPES, prod_reduce, dest)(team, dest, __VA_ARGS__)
 #endif /* C11 */
 
 #endif /* HGAS_SHMEM_H */

@@ -232,45 +232,35 @@ void set_reduce(const char *fn, const active_set &s, op o, T *dest, const T *sou
 }
 
 // --- teams ------------------------------------------------------------------------------------
-// The teams this version has: the world, and the shared team when it is the world (one node).
-bool have_team(shmem_team_t t) {
-    return t == SHMEM_TEAM_WORLD || (t == SHMEM_TEAM_SHARED && hgas_node_n() == 1);
-}
-int no_team(const char *fn, shmem_team_t t) {
-    std::fprintf(stderr, "%s: team %p is not available: this version has SHMEM_TEAM_WORLD only (and "
-                 "SHMEM_TEAM_SHARED when the job runs on one node)\n", fn, static_cast<void *>(t));
-    return 1;
-}
-
 int team_broadcast(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes, int root) {
-    if (!have_team(t)) return no_team(fn, t);
+    if (!team_available(t)) return team_unavailable(fn, t);
     if (bytes) check(fn, hgas_broadcast(dest, source, bytes, root));
     return 0;
 }
 int team_collect(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes) {
-    if (!have_team(t)) return no_team(fn, t);
+    if (!team_available(t)) return team_unavailable(fn, t);
     set_collect(fn, world_set(fn), dest, source, bytes);
     return 0;
 }
 int team_fcollect(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes) {
-    if (!have_team(t)) return no_team(fn, t);
+    if (!team_available(t)) return team_unavailable(fn, t);
     if (bytes) check(fn, hgas_fcollect(dest, source, bytes));
     return 0;
 }
 int team_alltoall(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes) {
-    if (!have_team(t)) return no_team(fn, t);
+    if (!team_available(t)) return team_unavailable(fn, t);
     if (bytes) check(fn, hgas_alltoall(dest, source, bytes));
     return 0;
 }
 int team_alltoalls(const char *fn, shmem_team_t t, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
                    size_t nelems, size_t size) {
-    if (!have_team(t)) return no_team(fn, t);
+    if (!team_available(t)) return team_unavailable(fn, t);
     set_alltoalls(fn, world_set(fn), dest, source, dst, sst, nelems, size);
     return 0;
 }
 template <class T>
 int team_reduce(const char *fn, shmem_team_t t, op o, T *dest, const T *source, size_t count) {
-    if (!have_team(t)) return no_team(fn, t);
+    if (!team_available(t)) return team_unavailable(fn, t);
     set_reduce(fn, world_set(fn), o, dest, source, count);
     return 0;
 }
@@ -296,16 +286,26 @@ void active_alltoall(const char *fn, void *dest, const void *source, size_t nele
 }
 
 }  // namespace
+
+bool team_available(shmem_team_t t) {
+    return t == SHMEM_TEAM_WORLD || (t == SHMEM_TEAM_SHARED && hgas_node_n() == 1);
+}
+int team_unavailable(const char *fn, shmem_team_t t) {
+    std::fprintf(stderr, "%s: team %p is not available: this version has SHMEM_TEAM_WORLD only (and "
+                 "SHMEM_TEAM_SHARED when the job runs on one node)\n", fn, static_cast<void *>(t));
+    return 1;
+}
+
 }  // namespace hgas::shmem
 
 using namespace hgas::shmem;
 
 extern "C" {
 
-int shmem_team_my_pe(shmem_team_t team) { return have_team(team) ? hgas_rank_me() : -1; }
-int shmem_team_n_pes(shmem_team_t team) { return have_team(team) ? hgas_rank_n() : -1; }
+int shmem_team_my_pe(shmem_team_t team) { return team_available(team) ? hgas_rank_me() : -1; }
+int shmem_team_n_pes(shmem_team_t team) { return team_available(team) ? hgas_rank_n() : -1; }
 int shmem_team_sync(shmem_team_t team) {
-    if (!have_team(team)) return no_team("shmem_team_sync", team);
+    if (!team_available(team)) return team_unavailable("shmem_team_sync", team);
     check("shmem_team_sync", hgas_barrier());
     return 0;
 }

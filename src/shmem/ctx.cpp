@@ -17,10 +17,6 @@ namespace {
 constexpr uint64_t k_ctx_magic = 0x68676173'63747821ull;  // "hgasctx!"
 constexpr long k_ctx_options = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
 
-bool team_available(shmem_team_t t) {
-    return t == SHMEM_TEAM_WORLD || (t == SHMEM_TEAM_SHARED && hgas_node_n() == 1);
-}
-
 int create(const char *fn, shmem_team_t team, long options, shmem_ctx_t *ctx) {
     if (!ctx) fatal(fn, "the result pointer is NULL");
     *ctx = SHMEM_CTX_INVALID;
@@ -30,11 +26,7 @@ int create(const char *fn, shmem_team_t team, long options, shmem_ctx_t *ctx) {
                      options);
         return 1;
     }
-    if (!team_available(team)) {
-        std::fprintf(stderr, "%s: team %p is not available: this version has SHMEM_TEAM_WORLD only (and "
-                     "SHMEM_TEAM_SHARED when the job runs on one node)\n", fn, static_cast<void *>(team));
-        return 1;
-    }
+    if (!team_available(team)) return team_unavailable(fn, team);
     *ctx = new hgasi_shmem_ctx{k_ctx_magic, team, options};
     return 0;
 }

@@ -97,6 +97,12 @@ inline bool compare(const char *fn, T v, int cmp, T value) {
     fatal(fn, "comparison %d is not one of SHMEM_CMP_EQ/NE/GT/GE/LT/LE", cmp);
 }
 
+/// True for the teams this version has: SHMEM_TEAM_WORLD, and SHMEM_TEAM_SHARED when the job
+/// runs on one node (then the same PEs).
+bool team_available(shmem_team_t t);
+/// Prints why `t` cannot be used by `fn` and returns 1 (the status of team routines).
+int team_unavailable(const char *fn, shmem_team_t t);
+
 /// Ends the job naming `fn` unless `ctx` is SHMEM_CTX_DEFAULT or a live context of
 /// shmem_ctx_create / shmem_team_create_ctx.
 void check_ctx(const char *fn, shmem_ctx_t ctx);

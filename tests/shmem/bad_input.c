@@ -1,8 +1,8 @@
 /* Bad input: each case (argv[1]) misuses one routine; the job must end with a message that
  * names the routine (checked by the test's PASS_REGULAR_EXPRESSION). Run with 2 PEs. */
+#include <shmem.h>
+#include <stdio.h>
 #include <string.h>
-
-#include "check.h"
 
 int main(int argc, char **argv) {
     const char *c = argc > 1 ? argv[1] : "";
@@ -31,6 +31,8 @@ int main(int argc, char **argv) {
         shmem_int_wait_until((int *)sym, 42, 0);
     } else if (!strcmp(c, "bad_free")) {
         shmem_free(sym + 1);
+    } else if (!strcmp(c, "invalid_ctx")) {
+        shmem_ctx_long_put(SHMEM_CTX_INVALID, sym, sym + 8, 1, 0);
     } else if (!strcmp(c, "clear_unheld")) {
         shmem_clear_lock(sym);
     } else {

@@ -1,6 +1,8 @@
 /* Reductions: the specification's examples (team sum_reduce; shmem_int_sum_to_all with pWrk
  * and pSync) and every op over types that hgas combines itself (int, long, float, double, ...)
  * and that the front end combines (char, short, long double, the bitwise ops). */
+#include <complex.h>
+
 #include "check.h"
 
 #define COUNT 257 /* not a power of two, several elements per PE */
@@ -55,7 +57,8 @@
             all |= (T)(1u << (p % 7));                                                             \
             x ^= (T)(0x11 * (p + 1));                                                              \
         }                                                                                          \
-        CHECK(dst[0] == all && dst[1] == (T)~all && dst[2] == x, #N " bitwise %llx %llx %llx",     \
+        const T none = (T)~all;                                                                    \
+        CHECK(dst[0] == all && dst[1] == none && dst[2] == x, #N " bitwise %llx %llx %llx",        \
               (unsigned long long)dst[0], (unsigned long long)dst[1], (unsigned long long)dst[2]); \
         shmem_free(dst);                                                                           \
         shmem_free(src);                                                                           \
@@ -74,6 +77,21 @@ int main(void) {
 
     HGAS_SHMEM_TYPES_REDUCE_ARITH(TEST_ARITH)
     HGAS_SHMEM_TYPES_REDUCE_BIT(TEST_BITWISE)
+
+    /* Complex sum and prod (combined in the front end). */
+    double _Complex *zs = shmem_malloc(2 * sizeof(double _Complex)), *zd = shmem_malloc(2 * sizeof(double _Complex));
+    zs[0] = (double)me + 1.0 * I;
+    zs[1] = 1.0 + 1.0 * I;
+    CHECK(shmem_complexd_sum_reduce(SHMEM_TEAM_WORLD, zd, zs, 2) == 0, "complexd_sum_reduce");
+    CHECK(creal(zd[0]) == n * (n - 1) / 2 && cimag(zd[0]) == n, "complexd sum %g%+gi", creal(zd[0]), cimag(zd[0]));
+    CHECK(shmem_prod_reduce(SHMEM_TEAM_WORLD, zd, zs + 1, 1) == 0, "generic complexd prod");
+    double _Complex want_prod = 1.0;
+    for (int p = 0; p < n; ++p) want_prod *= 1.0 + 1.0 * I;
+    CHECK(zd[0] == want_prod, "complexd prod %g%+gi", creal(zd[0]), cimag(zd[0]));
+    float _Complex *fs = shmem_malloc(sizeof(float _Complex)), *fd = shmem_malloc(sizeof(float _Complex));
+    *fs = 2.0f - 1.0f * I;
+    CHECK(shmem_complexf_sum_reduce(SHMEM_TEAM_WORLD, fd, fs, 1) == 0, "complexf_sum_reduce");
+    CHECK(crealf(*fd) == 2.0f * n && cimagf(*fd) == -1.0f * n, "complexf sum");
 
     /* Spec example (deprecated): shmem_int_sum_to_all with pWrk and pSync over every PE. */
     int *src = shmem_malloc(COUNT * sizeof(int)), *dst = shmem_malloc(COUNT * sizeof(int));
@@ -104,9 +122,16 @@ int main(void) {
     *ls = 2.0L;
     shmem_longdouble_prod_to_all(ldd, ls, 1, 0, 0, n, NULL, pSync);
     CHECK(*ldd == (long double)(1 << n), "longdouble_prod_to_all %Lg", *ldd);
+    shmem_barrier_all();
+    shmem_complexd_sum_to_all(zd, zs, 2, 0, 0, n, NULL, pSync);
+    CHECK(creal(zd[0]) == n * (n - 1) / 2 && cimag(zd[0]) == n && zd[1] == n * (1.0 + 1.0 * I), "complexd_sum_to_all");
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) CHECK(pSync[i] == SHMEM_SYNC_VALUE, "pSync[%d] restored", i);
 
     shmem_barrier_all();
+    shmem_free(fd);
+    shmem_free(fs);
+    shmem_free(zd);
+    shmem_free(zs);
     shmem_free(ldd);
     shmem_free(ls);
     shmem_free(dw);

@@ -17,6 +17,9 @@ int main(void) {
     CHECK(_my_pe() == me && _num_pes() == n && shmem_num_pes() == n, "old names disagree");
     CHECK(shmem_team_my_pe(SHMEM_TEAM_WORLD) == me && shmem_team_n_pes(SHMEM_TEAM_WORLD) == n, "world team");
     CHECK(shmem_team_my_pe(SHMEM_TEAM_INVALID) == -1, "invalid team");
+    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == n, "one node: the shared team is the world");
+    CHECK(shmem_team_sync(SHMEM_TEAM_INVALID) != 0, "team_sync on an invalid team reports it");
+    CHECK(shmem_team_sync(SHMEM_TEAM_SHARED) == 0, "team_sync on the shared team");
     CHECK(shmem_pe_accessible(n - 1) && !shmem_pe_accessible(n) && !shmem_pe_accessible(-1), "pe_accessible");
 
     int major = 0, minor = 0;
