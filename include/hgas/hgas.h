@@ -84,8 +84,13 @@ typedef struct hgas_gptr {
     uint16_t flags;    /**< reserved, 0 */
 } hgas_gptr_t;
 
-#define HGAS_SEG_SYMMETRIC 0u  /**< the symmetric host heap of each rank */
-#define HGAS_SEG_LOCAL 1u      /**< each rank's heap for non-collective allocations */
+#define HGAS_SEG_SYMMETRIC 0u       /**< the symmetric host heap of each rank */
+#define HGAS_SEG_LOCAL 1u           /**< each rank's heap for non-collective allocations */
+#define HGAS_SEG_STATIC 2u          /**< the program's data and bss (OpenSHMEM static objects) */
+#define HGAS_SEG_CUDA_SYMMETRIC 3u  /**< symmetric heap in the rank's GPU memory */
+#define HGAS_SEG_CUDA_LOCAL 4u      /**< non-collective heap in the rank's GPU memory */
+#define HGAS_SEG_SIM_SYMMETRIC 5u   /**< symmetric heap of simulated device memory */
+#define HGAS_SEG_SIM_LOCAL 6u       /**< non-collective heap of simulated device memory */
 #define HGAS_SEG_NULL 0xffffu
 
 /** The null global pointer. */
@@ -110,11 +115,36 @@ int hgas_where(hgas_gptr_t p);
  * Memory
  * ---------------------------------------------------------------------------------------- */
 
+/** Memory kinds. `host`: the rank's host memory. `cuda`: device memory of the rank's GPU
+ *  (GPU = local rank modulo the GPUs visible; several ranks may share one). `sim`: host-backed
+ *  simulated device memory, reachable only through hgas calls (its pointers fault on a plain
+ *  load or store), with a copy engine of settable latency and bandwidth (HGAS_SIM_*), so that
+ *  every device path runs on machines without a GPU. */
+typedef enum hgas_kind { HGAS_KIND_HOST = 0, HGAS_KIND_CUDA = 1, HGAS_KIND_SIM = 2 } hgas_kind_t;
+#define HGAS_KIND_DEFAULT ((hgas_kind_t)-1) /**< the calling rank's current default kind */
+
+/** 1 if this rank has memory of kind `k` (cuda: a GPU and HGAS_CUDA_HEAP_SIZE > 0). */
+int hgas_kind_available(hgas_kind_t k);
+/** Sets the kind that hgas_malloc, hgas_alloc and hgas_all_alloc use from now on (the seeds'
+ *  upc_on_device / upc_off_device) and returns the previous one. Per rank; HOST at init.
+ *  An unavailable kind is refused: the default stays and HGAS_KIND_DEFAULT is returned. */
+hgas_kind_t hgas_set_default_kind(hgas_kind_t k);
+hgas_kind_t hgas_default_kind(void);
+/** Kind of a global pointer's memory; HGAS_KIND_DEFAULT for a null or unknown segment. */
+hgas_kind_t hgas_gptr_kind(hgas_gptr_t p);
+/** Kind of a local address: HOST for anything that is not device memory hgas knows of. */
+hgas_kind_t hgas_ptr_kind(const void *p);
+/** "host", "cuda", "sim" (or "?"). */
+const char *hgas_kind_name(hgas_kind_t k);
+
 /** Collective symmetric allocation: every rank must call with the same size, in the same
  *  order; the result is at the same offset of every rank's symmetric heap, aligned to 64
  *  bytes. Includes a barrier. A heap that is too small fails with HGAS_ERR_NO_MEMORY and a
  *  message naming HGAS_HEAP_SIZE. `size` 0 gives NULL and HGAS_OK. */
 hgas_status_t hgas_malloc(size_t size, void **ptr);
+/** hgas_malloc in memory of kind `k` (HGAS_KIND_DEFAULT: the current default). For `cuda`
+ *  the pointer is a device pointer; for `sim` it is only a name for hgas calls. */
+hgas_status_t hgas_malloc_kind(size_t size, hgas_kind_t k, void **ptr);
 /** As hgas_malloc, zero-filled. */
 hgas_status_t hgas_calloc(size_t count, size_t size, void **ptr);
 /** As hgas_malloc with a power-of-two alignment (at least 64 is used). */
@@ -127,6 +157,8 @@ hgas_status_t hgas_free(void *ptr);
 /** Non-collective allocation in this rank's local heap: the global pointer has this rank's
  *  affinity, and any rank may use it once it has been passed to them. 64-byte aligned. */
 hgas_status_t hgas_alloc(size_t size, hgas_gptr_t *out);
+/** hgas_alloc in memory of kind `k`. */
+hgas_status_t hgas_alloc_kind(size_t size, hgas_kind_t k, hgas_gptr_t *out);
 /** Frees an hgas_alloc allocation. Only the owning rank may free it. */
 hgas_status_t hgas_dealloc(hgas_gptr_t p);
 
@@ -137,11 +169,14 @@ typedef struct hgas_array {
     uint64_t nblocks;
     uint64_t block_bytes;
     uint32_t nranks;
-    uint32_t reserved;
+    uint16_t segment;     /**< symmetric segment of the parts (its kind) */
+    uint16_t reserved;
 } hgas_array_t;
 
 /** Collective: allocate a distributed array (symmetric; includes a barrier). */
 hgas_status_t hgas_all_alloc(uint64_t nblocks, uint64_t block_bytes, hgas_array_t *out);
+/** hgas_all_alloc in memory of kind `k`. */
+hgas_status_t hgas_all_alloc_kind(uint64_t nblocks, uint64_t block_bytes, hgas_kind_t k, hgas_array_t *out);
 /** Collective free. */
 hgas_status_t hgas_all_free(hgas_array_t *a);
 /** Global pointer to byte `byte_index` of the array (as if its blocks were contiguous). */
@@ -152,7 +187,9 @@ int hgas_array_where(const hgas_array_t *a, uint64_t block);
 void *hgas_array_local(const hgas_array_t *a);
 
 /* ------------------------------------------------------------------------------------------
- * One-sided data movement. `src`/`dst` local buffers may be any host memory.
+ * One-sided data movement. `src`/`dst` local buffers may be any host memory, any device
+ * pointer of this rank's GPU (cudaMalloc'd or not), or memory hgas allocated of any kind
+ * (sim memory: an address inside an hgas sim allocation). Targets may be of any kind.
  * ---------------------------------------------------------------------------------------- */
 
 /** Blocking put: returns when `src` may be reused. */
