@@ -35,7 +35,7 @@ run: build
 	$(BUILD)/tools/hgasrun/hgasrun -n 4 --prefix $(BUILD)/examples/hgas-demo
 
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j 2 --timeout 600
+	ctest --test-dir $(BUILD) --output-on-failure -j 2 --timeout 600 -LE gpu
 
 # The OpenSHMEM peer of hgas-bench (Debian's Open MPI, pinned); needs root.
 bench-deps:

@@ -105,25 +105,87 @@ void *hgas_local_addr(hgas_gptr_t p) {
     if (!r) return nullptr;
     const core::peer_segment *ps = r->segment(p.rank, p.segment);
     if (!ps || p.offset >= ps->size) return nullptr;
+    // sim memory is reachable through hgas calls only; cuda memory gives a device pointer.
+    if (ps->kind == mem::kind::sim) return nullptr;
+    if (ps->kind == mem::kind::cuda) return ps->dev ? ps->dev + p.offset : nullptr;
     // A rank can always load its own memory, whichever transport moves its RMA traffic.
     if (p.rank == static_cast<uint32_t>(r->me())) return r->own_base(p.segment) + p.offset;
     return ps->direct ? ps->direct + p.offset : nullptr;
 }
 
+// --- memory kinds ----------------------------------------------------------------------
+namespace {
+// HGAS_KIND_DEFAULT -> the rank's default; anything not a kind -> invalid_arg.
+result<mem::kind> kind_arg(core::rank &r, const char *op, hgas_kind_t k) {
+    if (k == HGAS_KIND_DEFAULT) return r.default_kind();
+    if (k != HGAS_KIND_HOST && k != HGAS_KIND_CUDA && k != HGAS_KIND_SIM)
+        return fail(status::invalid_arg, "%s: %d is not an hgas_kind_t (HGAS_KIND_HOST, HGAS_KIND_CUDA, HGAS_KIND_SIM)",
+                    op, static_cast<int>(k));
+    return static_cast<mem::kind>(k);
+}
+}  // namespace
+
+int hgas_kind_available(hgas_kind_t k) {
+    auto *r = core::current();
+    if (!r) return 0;
+    if (k == HGAS_KIND_HOST) return 1;
+    if (k != HGAS_KIND_CUDA && k != HGAS_KIND_SIM) return 0;
+    return r->device(static_cast<mem::kind>(k)) ? 1 : 0;
+}
+hgas_kind_t hgas_set_default_kind(hgas_kind_t k) {
+    auto *r = core::current();
+    if (!r) {
+        (void)fail(status::not_initialized, "hgas_set_default_kind: call hgas_init first");
+        return HGAS_KIND_DEFAULT;
+    }
+    auto kk = kind_arg(*r, "hgas_set_default_kind", k);
+    if (!kk.ok()) return HGAS_KIND_DEFAULT;
+    if (*kk != mem::kind::host && !r->device(*kk)) {
+        (void)fail(status::unsupported, "hgas_set_default_kind: %s", r->kind_unavailable(*kk).c_str());
+        return HGAS_KIND_DEFAULT;
+    }
+    const mem::kind old = r->default_kind();
+    r->set_default_kind(*kk);
+    return static_cast<hgas_kind_t>(old);
+}
+hgas_kind_t hgas_default_kind(void) {
+    auto *r = core::current();
+    return r ? static_cast<hgas_kind_t>(r->default_kind()) : HGAS_KIND_HOST;
+}
+hgas_kind_t hgas_gptr_kind(hgas_gptr_t p) {
+    if (p.segment >= mem::seg_count) return HGAS_KIND_DEFAULT;
+    return static_cast<hgas_kind_t>(mem::segment_kind(p.segment));
+}
+hgas_kind_t hgas_ptr_kind(const void *p) {
+    auto *r = core::current();
+    if (!r || !p) return HGAS_KIND_HOST;
+    return static_cast<hgas_kind_t>(r->kind_of(p, 1));
+}
+const char *hgas_kind_name(hgas_kind_t k) {
+    if (k != HGAS_KIND_HOST && k != HGAS_KIND_CUDA && k != HGAS_KIND_SIM) return "?";
+    return mem::kind_name(static_cast<mem::kind>(k));
+}
+
 // --- memory ----------------------------------------------------------------------------
 hgas_status_t hgas_malloc(size_t size, void **ptr) {
     HGASI_RANK(r);
-    return to_c(coll::sym_alloc(*r, "hgas_malloc", size, 64, false, ptr));
+    return to_c(coll::sym_alloc(*r, "hgas_malloc", size, 64, false, ptr, r->default_kind()));
+}
+hgas_status_t hgas_malloc_kind(size_t size, hgas_kind_t k, void **ptr) {
+    HGASI_RANK(r);
+    auto kk = kind_arg(*r, "hgas_malloc_kind", k);
+    if (!kk.ok()) return to_c(kk.error());
+    return to_c(coll::sym_alloc(*r, "hgas_malloc_kind", size, 64, false, ptr, *kk));
 }
 hgas_status_t hgas_calloc(size_t count, size_t size, void **ptr) {
     HGASI_RANK(r);
     if (size && count > SIZE_MAX / size)
         return to_c(fail(status::invalid_arg, "hgas_calloc: %zu x %zu bytes overflows", count, size));
-    return to_c(coll::sym_alloc(*r, "hgas_calloc", count * size, 64, true, ptr));
+    return to_c(coll::sym_alloc(*r, "hgas_calloc", count * size, 64, true, ptr, r->default_kind()));
 }
 hgas_status_t hgas_align(size_t alignment, size_t size, void **ptr) {
     HGASI_RANK(r);
-    return to_c(coll::sym_alloc(*r, "hgas_align", size, alignment, false, ptr));
+    return to_c(coll::sym_alloc(*r, "hgas_align", size, alignment, false, ptr, r->default_kind()));
 }
 hgas_status_t hgas_free(void *ptr) {
     HGASI_RANK(r);
@@ -131,7 +193,13 @@ hgas_status_t hgas_free(void *ptr) {
 }
 hgas_status_t hgas_alloc(size_t size, hgas_gptr_t *out) {
     HGASI_RANK(r);
-    return to_c(coll::local_alloc(*r, size, out));
+    return to_c(coll::local_alloc(*r, size, out, r->default_kind()));
+}
+hgas_status_t hgas_alloc_kind(size_t size, hgas_kind_t k, hgas_gptr_t *out) {
+    HGASI_RANK(r);
+    auto kk = kind_arg(*r, "hgas_alloc_kind", k);
+    if (!kk.ok()) return to_c(kk.error());
+    return to_c(coll::local_alloc(*r, size, out, *kk));
 }
 hgas_status_t hgas_dealloc(hgas_gptr_t p) {
     HGASI_RANK(r);
@@ -139,7 +207,13 @@ hgas_status_t hgas_dealloc(hgas_gptr_t p) {
 }
 hgas_status_t hgas_all_alloc(uint64_t nblocks, uint64_t block_bytes, hgas_array_t *out) {
     HGASI_RANK(r);
-    return to_c(coll::all_alloc(*r, nblocks, block_bytes, out));
+    return to_c(coll::all_alloc(*r, nblocks, block_bytes, out, r->default_kind()));
+}
+hgas_status_t hgas_all_alloc_kind(uint64_t nblocks, uint64_t block_bytes, hgas_kind_t k, hgas_array_t *out) {
+    HGASI_RANK(r);
+    auto kk = kind_arg(*r, "hgas_all_alloc_kind", k);
+    if (!kk.ok()) return to_c(kk.error());
+    return to_c(coll::all_alloc(*r, nblocks, block_bytes, out, *kk));
 }
 hgas_status_t hgas_all_free(hgas_array_t *a) {
     HGASI_RANK(r);
@@ -153,7 +227,7 @@ hgas_status_t hgas_array_ptr(const hgas_array_t *a, uint64_t byte_index, hgas_gp
         return to_c(fail(status::out_of_bounds, "hgas_array_ptr: byte %llu is past the end of the array (%llu bytes)",
                          (unsigned long long)byte_index, (unsigned long long)(a->nblocks * a->block_bytes)));
     const uint64_t block = byte_index / a->block_bytes, within = byte_index % a->block_bytes;
-    *out = mem::make_gptr(static_cast<int>(block % a->nranks), mem::seg_symmetric,
+    *out = mem::make_gptr(static_cast<int>(block % a->nranks), a->segment,
                           a->base + (block / a->nranks) * a->block_bytes + within);
     return HGAS_OK;
 }
@@ -163,8 +237,9 @@ int hgas_array_where(const hgas_array_t *a, uint64_t block) {
 }
 void *hgas_array_local(const hgas_array_t *a) {
     auto *r = core::current();
-    if (!r || !a || a->nranks == 0) return nullptr;
-    return r->own_base(mem::seg_symmetric) + a->base;
+    if (!r || !a || a->nranks == 0 || a->segment >= mem::seg_count) return nullptr;
+    if (mem::segment_kind(a->segment) == mem::kind::sim) return nullptr;  // reachable through hgas calls only
+    return r->own_base(a->segment) + a->base;
 }
 
 // --- RMA -------------------------------------------------------------------------------

@@ -58,8 +58,16 @@ status check_buf(const char *op, const void *p, size_t bytes, const char *what) 
     return status::ok;
 }
 
-status check_symmetric(core::rank &r, const char *op, const void *p, size_t bytes, const char *what) {
+status check_host_buf(core::rank &r, const char *op, const void *p, size_t bytes, const char *what) {
     HGAS_TRY(check_buf(op, p, bytes, what));
+    if (bytes && r.kind_of(p, bytes) != mem::kind::host)
+        return fail(status::invalid_arg, "%s: %s is %s memory, but collectives take host memory (move device data "
+                    "with hgas_put/hgas_get first)", op, what, mem::kind_name(r.kind_of(p, bytes)));
+    return status::ok;
+}
+
+status check_symmetric(core::rank &r, const char *op, const void *p, size_t bytes, const char *what) {
+    HGAS_TRY(check_host_buf(r, op, p, bytes, what));
     if (r.own_segment_of(p, bytes) != mem::seg_symmetric)
         return fail(status::invalid_pointer, "%s: %s [%p, +%zu) is not inside the symmetric heap; allocate it with "
                     "hgas_malloc so that it lies at the same offset on every rank", op, what, p, bytes);
@@ -104,7 +112,7 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
     if (bytes == 0) return status::ok;
     HGAS_TRY(check_symmetric(r, op, dst, bytes, "dst"));
     const int n = r.n(), me = r.me();
-    if (me == root) HGAS_TRY(check_buf(op, src, bytes, "src"));
+    if (me == root) HGAS_TRY(check_host_buf(r, op, src, bytes, "src"));
     char *d = static_cast<char *>(dst);
     if (me == root && src != dst) std::memmove(d, src, bytes);
     if (n == 1) return status::ok;
@@ -145,7 +153,7 @@ status fcollect(core::rank &r, void *dst, const void *src, size_t bytes) {
     size_t total;
     HGAS_TRY(total_bytes(op, n, bytes, total));
     HGAS_TRY(check_symmetric(r, op, dst, total, "dst"));
-    HGAS_TRY(check_buf(op, src, bytes, "src"));
+    HGAS_TRY(check_host_buf(r, op, src, bytes, "src"));
     char *d = static_cast<char *>(dst);
     const uint64_t off = static_cast<uint64_t>(d - r.own_base(mem::seg_symmetric)) + bytes * me;
     if (n > 1) {
@@ -171,7 +179,7 @@ status alltoall(core::rank &r, void *dst, const void *src, size_t bytes) {
     size_t total;
     HGAS_TRY(total_bytes(op, n, bytes, total));
     HGAS_TRY(check_symmetric(r, op, dst, total, "dst"));
-    HGAS_TRY(check_buf(op, src, total, "src"));
+    HGAS_TRY(check_host_buf(r, op, src, total, "src"));
     char *d = static_cast<char *>(dst);
     const char *sp = static_cast<const char *>(src);
     if (sp < d + total && d < sp + total)

@@ -85,6 +85,8 @@ struct session {
 
 // The checks shared by the collectives (each names the call in its message).
 status check_buf(const char *op, const void *p, size_t bytes, const char *what);
+// check_buf, and the memory is host memory (collectives do not move device memory).
+status check_host_buf(core::rank &r, const char *op, const void *p, size_t bytes, const char *what);
 status check_symmetric(core::rank &r, const char *op, const void *p, size_t bytes, const char *what);
 status check_root(core::rank &r, const char *op, int root);
 status check_type_op(const char *op, hgas_dtype_t type, hgas_op_t rop);

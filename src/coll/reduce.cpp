@@ -192,9 +192,9 @@ status reduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtyp
     const size_t esize = dtype_size(type);
     size_t bytes;
     HGAS_TRY(check_count(name, count, esize, bytes));
-    HGAS_TRY(check_buf(name, src, bytes, "src"));
+    HGAS_TRY(check_host_buf(r, name, src, bytes, "src"));
     const int n = r.n(), me = r.me();
-    if (me == root) HGAS_TRY(check_buf(name, dst, bytes, "dst"));
+    if (me == root) HGAS_TRY(check_host_buf(r, name, dst, bytes, "dst"));
     if (n == 1) {
         if (dst != src) std::memmove(dst, src, bytes);
         return status::ok;
@@ -259,8 +259,8 @@ status allreduce(core::rank &r, void *dst, const void *src, size_t count, hgas_d
     const size_t esize = dtype_size(type);
     size_t bytes;
     HGAS_TRY(check_count(name, count, esize, bytes));
-    HGAS_TRY(check_buf(name, src, bytes, "src"));
-    HGAS_TRY(check_buf(name, dst, bytes, "dst"));
+    HGAS_TRY(check_host_buf(r, name, src, bytes, "src"));
+    HGAS_TRY(check_host_buf(r, name, dst, bytes, "dst"));
     const int n = r.n(), me = r.me();
     if (dst != src) std::memmove(dst, src, bytes);
     if (n == 1) return status::ok;

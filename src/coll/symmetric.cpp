@@ -1,5 +1,6 @@
 #include "coll/symmetric.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "coll/coll.hpp"
@@ -21,30 +22,59 @@ status agree(core::rank &r, const char *op, uint64_t a, uint64_t b) {
 }
 }  // namespace
 
-status sym_alloc(core::rank &r, const char *op, size_t bytes, size_t align, bool zero, void **out) {
+const char *heap_setting(mem::kind k, bool symmetric) {
+    if (k == mem::kind::cuda) return symmetric ? "HGAS_CUDA_HEAP_SIZE" : "HGAS_CUDA_LOCAL_HEAP_SIZE";
+    if (k == mem::kind::sim) return symmetric ? "HGAS_SIM_HEAP_SIZE" : "HGAS_SIM_LOCAL_HEAP_SIZE";
+    return symmetric ? "HGAS_HEAP_SIZE" : "HGAS_LOCAL_HEAP_SIZE";
+}
+
+// Zero-fills memory of any kind (device memory through its engine).
+status zero_fill(core::rank &r, char *p, size_t bytes, mem::kind k) {
+    if (k == mem::kind::host) {
+        std::memset(p, 0, bytes);
+        return status::ok;
+    }
+    static const char zeros[65536] = {};
+    for (size_t pos = 0; pos < bytes; pos += sizeof zeros)
+        HGAS_TRY(r.staging()->copy(p + pos, k, zeros, mem::kind::host, std::min(sizeof zeros, bytes - pos)));
+    return status::ok;
+}
+
+status sym_alloc(core::rank &r, const char *op, size_t bytes, size_t align, bool zero, void **out, mem::kind k) {
     if (!out) return fail(status::invalid_arg, "%s: the result pointer is NULL", op);
     if (align == 0 || (align & (align - 1)))
         return fail(status::invalid_arg, "%s: alignment %zu is not a power of two", op, align);
-    HGAS_TRY(agree(r, op, bytes, align));
+    HGAS_TRY(agree(r, op, bytes, align + (static_cast<uint64_t>(k) << 56)));
+    if (k != mem::kind::host) {
+        // Every rank must have the kind, or none allocates (no rank waits in the barrier).
+        const uint64_t have = r.device(k) ? 1 : 0;
+        uint64_t all = 0;
+        HGAS_TRY(allreduce(r, &all, &have, 1, HGAS_UINT64, HGAS_OP_MIN));
+        if (!all)
+            return fail(status::unsupported, "%s: kind %s is not available on every rank%s%s", op, mem::kind_name(k),
+                        r.device(k) ? "" : ": ", r.kind_unavailable(k).c_str());
+    }
     if (bytes == 0) {
         *out = nullptr;
         return status::ok;
     }
-    auto off = r.sym_heap().allocate(bytes, align < 64 ? 64 : align);
+    const uint16_t seg = mem::symmetric_segment(k);
+    mem::allocator &heap = r.heap(seg);
+    auto off = heap.allocate(bytes, align < 64 ? 64 : align);
     // The heaps are identical on every rank, so all ranks fail together here; no rank is left
     // waiting in the barrier below.
     if (!off.ok())
-        return fail(status::no_memory, "%s: %zu bytes do not fit in the symmetric heap (%llu of %llu bytes in use, "
-                    "largest free block %llu); raise HGAS_HEAP_SIZE", op, bytes,
-                    (unsigned long long)r.sym_heap().in_use(), (unsigned long long)r.sym_heap().capacity(),
-                    (unsigned long long)r.sym_heap().largest_free());
-    char *p = r.own_base(mem::seg_symmetric) + *off;
-    if (zero) std::memset(p, 0, bytes);
+        return fail(status::no_memory, "%s: %zu bytes do not fit in the symmetric %s heap (%llu of %llu bytes in use, "
+                    "largest free block %llu); raise %s", op, bytes, mem::kind_name(k),
+                    (unsigned long long)heap.in_use(), (unsigned long long)heap.capacity(),
+                    (unsigned long long)heap.largest_free(), heap_setting(k, true));
+    char *p = r.own_base(seg) + *off;
+    status s = zero ? zero_fill(r, p, bytes, k) : status::ok;
     // No rank may put into the new block before its owner has zeroed it (calloc) or before
     // every rank knows of it: the barrier is part of the contract (as in shmem_malloc).
-    status s = sync::barrier(r);
+    if (s == status::ok) s = sync::barrier(r);
     if (s != status::ok) {
-        (void)r.sym_heap().release(*off);
+        (void)heap.release(*off);
         return s;
     }
     *out = p;
@@ -52,8 +82,10 @@ status sym_alloc(core::rank &r, const char *op, size_t bytes, size_t align, bool
 }
 
 status sym_free(core::rank &r, void *p) {
-    const uint64_t off = p ? static_cast<uint64_t>(static_cast<char *>(p) - r.own_base(mem::seg_symmetric)) : 0;
-    const bool valid = !p || (r.own_segment_of(p, 1) == mem::seg_symmetric && r.sym_heap().block_size(off) != 0);
+    const int seg = p ? r.own_segment_of(p, 1) : mem::seg_symmetric;
+    const bool sym_seg = seg >= 0 && mem::symmetric_segment(mem::segment_kind(static_cast<uint16_t>(seg))) == seg;
+    const uint64_t off = p && sym_seg ? static_cast<uint64_t>(static_cast<char *>(p) - r.own_base(seg)) : 0;
+    const bool valid = !p || (sym_seg && r.heap(static_cast<uint16_t>(seg)).block_size(off) != 0);
     // Agree first, so that a bad pointer on one rank fails the call on every rank, none hangs.
     HGAS_TRY(agree(r, "hgas_free", valid ? 0 : 1, 0));
     if (!valid)
@@ -61,10 +93,10 @@ status sym_free(core::rank &r, void *p) {
                     "(double free, or memory not from hgas_malloc)", p);
     if (!p) return status::ok;
     HGAS_TRY(sync::barrier(r));  // nobody may still be writing into the block
-    return r.sym_heap().release(off);
+    return r.heap(static_cast<uint16_t>(seg)).release(off);
 }
 
-status all_alloc(core::rank &r, uint64_t nblocks, uint64_t block_bytes, hgas_array_t *out) {
+status all_alloc(core::rank &r, uint64_t nblocks, uint64_t block_bytes, hgas_array_t *out, mem::kind k) {
     if (!out) return fail(status::invalid_arg, "hgas_all_alloc: the result pointer is NULL");
     if (nblocks == 0 || block_bytes == 0)
         return fail(status::invalid_arg, "hgas_all_alloc: nblocks (%llu) and block_bytes (%llu) must be > 0",
@@ -75,9 +107,10 @@ status all_alloc(core::rank &r, uint64_t nblocks, uint64_t block_bytes, hgas_arr
         return fail(status::no_memory, "hgas_all_alloc: %llu blocks of %llu bytes overflow", (unsigned long long)nblocks,
                     (unsigned long long)block_bytes);
     void *p = nullptr;
-    HGAS_TRY(sym_alloc(r, "hgas_all_alloc", per_rank * block_bytes, 64, false, &p));
+    HGAS_TRY(sym_alloc(r, "hgas_all_alloc", per_rank * block_bytes, 64, false, &p, k));
     hgas_array_t a{};
-    a.base = static_cast<uint64_t>(static_cast<char *>(p) - r.own_base(mem::seg_symmetric));
+    a.segment = mem::symmetric_segment(k);
+    a.base = static_cast<uint64_t>(static_cast<char *>(p) - r.own_base(a.segment));
     a.nblocks = nblocks;
     a.block_bytes = block_bytes;
     a.nranks = static_cast<uint32_t>(n);
@@ -87,28 +120,35 @@ status all_alloc(core::rank &r, uint64_t nblocks, uint64_t block_bytes, hgas_arr
 
 status all_free(core::rank &r, hgas_array_t *a) {
     if (!a) return fail(status::invalid_arg, "hgas_all_free: the array pointer is NULL");
-    HGAS_TRY(sym_free(r, r.own_base(mem::seg_symmetric) + a->base));
+    if (a->segment >= mem::seg_count || !r.own_base(a->segment))
+        return fail(status::invalid_arg, "hgas_all_free: the array's segment %u is not a heap of this rank", a->segment);
+    HGAS_TRY(sym_free(r, r.own_base(a->segment) + a->base));
     *a = hgas_array_t{};
     return status::ok;
 }
 
-status local_alloc(core::rank &r, size_t bytes, hgas_gptr_t *out) {
+status local_alloc(core::rank &r, size_t bytes, hgas_gptr_t *out, mem::kind k) {
     if (!out) return fail(status::invalid_arg, "hgas_alloc: the result pointer is NULL");
     if (bytes == 0) return fail(status::invalid_arg, "hgas_alloc: size 0");
-    auto off = r.local_heap().allocate(bytes, 64);
+    if (k != mem::kind::host && !r.device(k))
+        return fail(status::unsupported, "hgas_alloc: %s", r.kind_unavailable(k).c_str());
+    const uint16_t seg = mem::local_segment(k);
+    mem::allocator &heap = r.heap(seg);
+    auto off = heap.allocate(bytes, 64);
     if (!off.ok())
-        return fail(status::no_memory, "hgas_alloc: %zu bytes do not fit in rank %d's local heap (%llu of %llu "
-                    "bytes in use); raise HGAS_LOCAL_HEAP_SIZE", bytes, r.me(),
-                    (unsigned long long)r.local_heap().in_use(), (unsigned long long)r.local_heap().capacity());
-    *out = mem::make_gptr(r.me(), mem::seg_local, *off);
+        return fail(status::no_memory, "hgas_alloc: %zu bytes do not fit in rank %d's local %s heap (%llu of %llu "
+                    "bytes in use); raise %s", bytes, r.me(), mem::kind_name(k), (unsigned long long)heap.in_use(),
+                    (unsigned long long)heap.capacity(), heap_setting(k, false));
+    *out = mem::make_gptr(r.me(), seg, *off);
     return status::ok;
 }
 
 status local_free(core::rank &r, hgas_gptr_t p) {
-    if (p.rank != static_cast<uint32_t>(r.me()) || p.segment != mem::seg_local)
+    if (p.rank != static_cast<uint32_t>(r.me()) || p.segment >= mem::seg_count ||
+        mem::local_segment(mem::segment_kind(p.segment)) != p.segment)
         return fail(status::invalid_pointer, "hgas_dealloc: the pointer (rank %u, segment %u) is not an hgas_alloc "
                     "allocation of this rank (%d); only the owner frees it", p.rank, p.segment, r.me());
-    if (r.local_heap().release(p.offset) != status::ok)
+    if (r.heap(p.segment).release(p.offset) != status::ok)
         return fail(status::invalid_pointer, "hgas_dealloc: offset %llu is not the start of a live allocation "
                     "(double free?)", (unsigned long long)p.offset);
     return status::ok;

@@ -30,6 +30,8 @@ void set_current(rank *r) {
 
 rank::~rank() {
     engine_.stop_helper();
+    staging_.reset();
+    unregister_host_segments();
     for (auto &t : transports_) t->shutdown();
 }
 
@@ -76,6 +78,7 @@ status rank::init() {
                 topo_.node_me, topo_.node_n, topo_.local_rank, topo_.local_n, job_.launcher.c_str());
 
     HGAS_TRY(create_transports());
+    HGAS_TRY(open_devices());
     HGAS_TRY(create_segments());
     HGAS_TRY(exchange_segments());
 
@@ -85,18 +88,18 @@ status rank::init() {
     // The fast path: peers a transport maps directly are reached by plain loads and stores.
     for (int p = 0; p < job_.size; ++p)
         for (uint16_t s = 0; s < mem::seg_count; ++s)
-            peers_[p][s].direct = static_cast<char *>(router_.route(p)->peer_base(p, s));
+            if (!mem::is_device_segment(s))
+                peers_[p][s].direct = static_cast<char *>(router_.route(p)->peer_base(p, s));
+    HGAS_TRY(register_host_segments());
     engine_.set_transports(raw);
-    if (cfg_.flag(setting::progress_thread))
-        engine_.start_helper(static_cast<unsigned>(cfg_.integer(setting::progress_interval_us)), job_.rank);
 
     // Internal symmetric objects: the same allocation sequence on every rank gives the same
     // offsets, before any user allocation.
     auto alloc = [&](uint64_t bytes, uint64_t &off) -> status {
-        auto r = sym_heap_.allocate(bytes, 64);
+        auto r = sym_heap().allocate(bytes, 64);
         if (!r.ok())
             return fail(status::no_memory, "HGAS_HEAP_SIZE=%llu is too small for hgas's internal objects (%llu "
-                        "bytes); raise it", (unsigned long long)sym_heap_.capacity(), (unsigned long long)bytes);
+                        "bytes); raise it", (unsigned long long)sym_heap().capacity(), (unsigned long long)bytes);
         off = *r;
         std::memset(own_base(mem::seg_symmetric) + off, 0, bytes);
         return status::ok;
@@ -106,11 +109,112 @@ status rank::init() {
     internal_.coll_scratch_size = cfg_.bytes(setting::coll_scratch);
     if (internal_.coll_scratch_size < 4096) internal_.coll_scratch_size = 4096;
     HGAS_TRY(alloc(internal_.coll_scratch_size, internal_.coll_scratch));
+    HGAS_TRY(create_staging());
+    if (cfg_.flag(setting::progress_thread))
+        engine_.start_helper(static_cast<unsigned>(cfg_.integer(setting::progress_interval_us)), job_.rank);
     return store_->barrier("init.done", boot_timeout);
 }
 
+status rank::open_devices() {
+    gpu::open_args a{&cfg_, job_.job_id, job_.rank, topo_.local_rank};
+    if (cfg_.bytes(setting::cuda_heap_size) == 0) {
+        kind_off_[1] = "kind cuda is off: HGAS_CUDA_HEAP_SIZE=0";
+    } else {
+        auto d = gpu::open_cuda(a);
+        if (d.ok()) devices_[1] = std::move(*d);
+        else if (d.error() == status::unsupported) kind_off_[1] = last_error();
+        else return d.error();
+    }
+    if (cfg_.bytes(setting::sim_heap_size) == 0) {
+        kind_off_[2] = "kind sim is off: set HGAS_SIM_HEAP_SIZE (e.g. 16M) to turn it on";
+    } else {
+        HGAS_TRY_ASSIGN(devices_[2], gpu::open_sim(a));
+    }
+    for (auto &d : devices_)
+        if (d) HGASI_DEBUG("core", "device %s", d->describe().c_str());
+    return status::ok;
+}
+
+status rank::register_host_segments() {
+    gpu::device *cuda = device(mem::kind::cuda);
+    if (!cuda) return status::ok;
+    // GPUs copy to and from the host heaps (own and same-node peers') directly: page-locked,
+    // these are DMA targets, and the staging rings live in them.
+    for (int p = 0; p < job_.size; ++p)
+        for (uint16_t s : {mem::seg_symmetric, mem::seg_local}) {
+            char *b = p == job_.rank ? own_[s].base : peers_[p][s].direct;
+            if (!b || !peers_[p][s].size) continue;
+            HGAS_TRY(cuda->register_host(b, peers_[p][s].size));
+            registered_.push_back(b);
+        }
+    return status::ok;
+}
+
+void rank::unregister_host_segments() {
+    if (gpu::device *cuda = device(mem::kind::cuda))
+        for (char *b : registered_) cuda->unregister_host(b);
+    registered_.clear();
+}
+
+status rank::create_staging() {
+    // Symmetric decision: every rank sees the same segment table, so all allocate the area or
+    // none does.
+    bool any_device = false;
+    for (int p = 0; p < job_.size; ++p)
+        for (uint16_t s = 0; s < mem::seg_count; ++s)
+            if (mem::is_device_segment(s) && peers_[p][s].size) any_device = true;
+    if (!any_device) return status::ok;
+    proto::staging_config c;
+    c.me = job_.rank;
+    c.n = job_.size;
+    c.chunk = cfg_.bytes(setting::staging_chunk);
+    c.slots = static_cast<int>(cfg_.integer(setting::staging_slots));
+    if (c.chunk < 4096 || c.chunk % 64)
+        return fail(status::invalid_setting, "HGAS_STAGING_CHUNK=%llu: use at least 4K, a multiple of 64",
+                    (unsigned long long)c.chunk);
+    const uint64_t bytes = proto::staging::area_bytes(c.n, c.chunk, c.slots);
+    auto off = sym_heap().allocate(bytes, 64);
+    if (!off.ok())
+        return fail(status::no_memory, "HGAS_HEAP_SIZE=%llu is too small for the device staging rings (%llu bytes "
+                    "= ranks x HGAS_STAGING_SLOTS x HGAS_STAGING_CHUNK, plus replies); raise it or lower those",
+                    (unsigned long long)sym_heap().capacity(), (unsigned long long)bytes);
+    internal_.staging = c.area = *off;
+    std::memset(own_base(mem::seg_symmetric) + *off, 0, bytes);
+    for (int p = 0; p < job_.size; ++p) c.peer_sym.push_back(peers_[p][mem::seg_symmetric].direct);
+    for (uint16_t s = 0; s < mem::seg_count; ++s) {
+        c.own_base[s] = own_[s].base;
+        c.own_size[s] = own_[s].size;
+    }
+    for (int k = 0; k < 3; ++k) c.dev[k] = devices_[k].get();
+    c.route = [this](int p) { return router_.route(p); };
+    c.wait = [this](const char *what, const std::function<bool()> &pred) { return wait(what, pred); };
+    staging_ = std::make_unique<proto::staging>(std::move(c));
+    proto::staging *st = staging_.get();
+    engine_.add_poller([st](bool on_rank_thread) { return st->poll(on_rank_thread); });
+    return status::ok;
+}
+
+mem::kind rank::kind_of(const void *p, size_t n) const {
+    // hgas's own host heaps first: the common case, and no device call.
+    const int s = own_segment_of(p, n);
+    if (s >= 0) return mem::segment_kind(static_cast<uint16_t>(s));
+    for (mem::kind k : {mem::kind::sim, mem::kind::cuda})
+        if (gpu::device *d = device(k); d && d->owns(p, n ? n : 1)) return k;
+    return mem::kind::host;
+}
+
 status rank::create_segments() {
-    const uint64_t sizes[mem::seg_count] = {cfg_.bytes(setting::heap_size), cfg_.bytes(setting::local_heap_size)};
+    uint64_t sizes[mem::seg_count] = {};
+    sizes[mem::seg_symmetric] = cfg_.bytes(setting::heap_size);
+    sizes[mem::seg_local] = cfg_.bytes(setting::local_heap_size);
+    if (device(mem::kind::cuda)) {
+        sizes[mem::seg_cuda_symmetric] = cfg_.bytes(setting::cuda_heap_size);
+        sizes[mem::seg_cuda_local] = cfg_.bytes(setting::cuda_local_heap_size);
+    }
+    if (device(mem::kind::sim)) {
+        sizes[mem::seg_sim_symmetric] = cfg_.bytes(setting::sim_heap_size);
+        sizes[mem::seg_sim_local] = cfg_.bytes(setting::sim_local_heap_size);
+    }
     // When UCX, not shm, carries this node's traffic (HGAS_TRANSPORTS without shm), the heaps
     // come from UCX: its shared-memory transports store directly only into memory it allocated.
     transport::transport *ucx_allocates = nullptr;
@@ -118,11 +222,15 @@ status rank::create_segments() {
         for (auto &t : transports_)
             if (std::string(t->name()) == "ucx") ucx_allocates = t.get();
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
+        if (!sizes[s]) continue;  // a segment this rank does not have (the static one, or a kind that is off)
         if (sizes[s] < 64 * 1024)
-            return fail(status::invalid_setting, "%s=%llu is too small: at least 64K",
-                        s == 0 ? "HGAS_HEAP_SIZE" : "HGAS_LOCAL_HEAP_SIZE", (unsigned long long)sizes[s]);
+            return fail(status::invalid_setting, "the heap of segment %u is %llu bytes: at least 64K (HGAS_*HEAP_SIZE)",
+                        s, (unsigned long long)sizes[s]);
         own_[s].size = sizes[s];
-        if (ucx_allocates) {
+        if (mem::is_device_segment(s)) {
+            HGAS_TRY_ASSIGN(void *p, device(mem::segment_kind(s))->alloc_segment(s, sizes[s], dev_blob_[s]));
+            own_[s].base = static_cast<char *>(p);
+        } else if (ucx_allocates) {
             HGAS_TRY_ASSIGN(void *p, ucx_allocates->allocate_segment(s, sizes[s]));
             own_[s].base = static_cast<char *>(p);
         } else {
@@ -130,9 +238,8 @@ status rank::create_segments() {
                             mem::host_mapping::create(mem::shm_name(job_.job_id, job_.rank, s), sizes[s]));
             own_[s].base = static_cast<char *>(own_[s].mapping.base());
         }
+        heaps_[s] = mem::allocator(sizes[s]);
     }
-    sym_heap_ = mem::allocator(sizes[0]);
-    local_heap_ = mem::allocator(sizes[1]);
     return status::ok;
 }
 
@@ -164,31 +271,47 @@ status rank::create_transports() {
 }
 
 status rank::exchange_segments() {
-    // One allgather carries, for every segment, its size and each transport's blob.
+    // One allgather carries, for every segment, its size, what peers need to map it if it is
+    // device memory, and each transport's blob if it is host memory.
     codec out;
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
         out.u64(own_[s].size);
+        out.str(dev_blob_[s]);
         transport::local_segment ls{s, own_[s].base, own_[s].size, own_[s].mapping.name()};
         for (auto &t : transports_) {
             std::string blob;
-            HGAS_TRY(t->register_segment(ls, blob));
+            if (own_[s].size && !mem::is_device_segment(s)) HGAS_TRY(t->register_segment(ls, blob));
             out.str(blob);
         }
     }
     std::vector<std::string> all;
     HGAS_TRY(store_->allgather("init.segments", out.hex(), all, cfg_.seconds(setting::boot_timeout)));
     peers_.assign(job_.size, {});
+    const bool staged_only = cfg_.text(setting::path) == "staged";
     for (int p = 0; p < job_.size; ++p) {
         codec in;
         if (!in.from_hex(all[p])) return fail(status::bootstrap, "segment table of rank %d is corrupt", p);
         for (uint16_t s = 0; s < mem::seg_count; ++s) {
             uint64_t size = 0;
-            if (!in.get_u64(size)) return fail(status::bootstrap, "segment table of rank %d is short", p);
-            peers_[p][s].size = size;
+            std::string dblob;
+            if (!in.get_u64(size) || !in.get_str(dblob))
+                return fail(status::bootstrap, "segment table of rank %d is short", p);
+            peer_segment &ps = peers_[p][s];
+            ps.size = size;
+            ps.kind = mem::segment_kind(s);
             for (auto &t : transports_) {
                 std::string blob;
                 if (!in.get_str(blob)) return fail(status::bootstrap, "segment table of rank %d is short", p);
-                if (t->can_reach(p)) HGAS_TRY(t->attach_segment(p, s, size, blob));
+                if (size && !mem::is_device_segment(s) && t->can_reach(p)) HGAS_TRY(t->attach_segment(p, s, size, blob));
+            }
+            if (!size || !mem::is_device_segment(s)) continue;
+            // Device memory: our own, or a same-node peer's mapped by IPC where the device can
+            // reach it (HGAS_PATH=staged keeps every peer unmapped, to test the staged path).
+            if (p == job_.rank) {
+                ps.dev = own_[s].base;
+            } else if (gpu::device *d = device(ps.kind); d && !staged_only && topo_.node_of[p] == topo_.node_me) {
+                HGAS_TRY_ASSIGN(void *m, d->map_peer(p, dblob, size));
+                ps.dev = static_cast<char *>(m);
             }
         }
     }
@@ -196,6 +319,8 @@ status rank::exchange_segments() {
     // nothing is left in /dev/shm however the job ends from here on.
     HGAS_TRY(store_->barrier("init.attached", cfg_.seconds(setting::boot_timeout)));
     for (auto &t : transports_) t->segments_attached();
+    for (auto &d : devices_)
+        if (d) d->segments_attached();
     for (auto &o : own_) o.mapping.unlink();
     return status::ok;
 }
@@ -230,6 +355,7 @@ status rank::finalize() {
     if (finalized_) return status::ok;
     finalized_ = true;
     status s = status::ok;
+    if (staging_) s = staging_->quiet();
     for (auto &t : transports_) {
         status q = t->quiet();
         if (s == status::ok) s = q;
@@ -237,6 +363,8 @@ status rank::finalize() {
     status b = store_->barrier("finalize", timeout_);
     if (s == status::ok) s = b;
     engine_.stop_helper();
+    staging_.reset();
+    unregister_host_segments();
     for (auto &t : transports_) t->shutdown();
     (void)store_->finalize();
     return s;

@@ -3,6 +3,7 @@
 // several ranks as threads of one process; a thread finds its rank through current().
 #pragma once
 #include <array>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -16,14 +17,17 @@
 #include "mem/segment.hpp"
 #include "progress/engine.hpp"
 #include "proto/router.hpp"
+#include "proto/staging.hpp"
 #include "transport/transport.hpp"
 
 namespace hgas::core {
 
 // What this rank knows of one segment of one rank.
 struct peer_segment {
-    char *direct = nullptr;  // mapped base (self or shm), or nullptr
+    char *direct = nullptr;  // host segment the CPU may load and store (self or shm), or nullptr
+    char *dev = nullptr;     // device segment this process names (own, or mapped by IPC), or nullptr
     uint64_t size = 0;       // 0: the rank has no such segment
+    mem::kind kind = mem::kind::host;
 };
 
 // Internal symmetric objects, allocated at init at the same offsets on every rank.
@@ -35,6 +39,7 @@ struct internal_objects {
     uint64_t coll_epoch = 0;                  // collectives completed by this rank
     uint64_t coll_scratch = 0;                // HGAS_COLL_SCRATCH bytes
     uint64_t coll_scratch_size = 0;
+    uint64_t staging = 0;                     // proto::staging's rings, credits and replies (0: none)
 };
 
 class rank {
@@ -69,8 +74,18 @@ public:
     const proto::router &router() const { return router_; }
     const std::vector<std::unique_ptr<transport::transport>> &transports() const { return transports_; }
 
-    mem::allocator &sym_heap() { return sym_heap_; }
-    mem::allocator &local_heap() { return local_heap_; }
+    mem::allocator &sym_heap() { return heaps_[mem::seg_symmetric]; }
+    mem::allocator &local_heap() { return heaps_[mem::seg_local]; }
+    mem::allocator &heap(uint16_t seg) { return heaps_[seg]; }
+    // The device of a kind, or nullptr where this rank has no memory of it.
+    gpu::device *device(mem::kind k) const { return devices_[static_cast<int>(k)].get(); }
+    // Why a kind is unavailable ("" when it is available).
+    const std::string &kind_unavailable(mem::kind k) const { return kind_off_[static_cast<int>(k)]; }
+    mem::kind default_kind() const { return default_kind_; }
+    void set_default_kind(mem::kind k) { default_kind_ = k; }
+    // Kind of a local address: a device kind if some device of this rank names it.
+    mem::kind kind_of(const void *p, size_t n) const;
+    proto::staging *staging() const { return staging_.get(); }
     internal_objects &internal() { return internal_; }
     boot::client &store() { return *store_; }
     progress::engine &engine() { return engine_; }
@@ -84,7 +99,11 @@ public:
 private:
     rank() = default;
     status init();
+    status open_devices();
     status create_segments();
+    status create_staging();
+    status register_host_segments();
+    void unregister_host_segments();
     status create_transports();
     status exchange_segments();
     status check_alive();
@@ -102,7 +121,13 @@ private:
     };
     std::array<own_segment, mem::seg_count> own_;
     std::vector<std::array<peer_segment, mem::seg_count>> peers_;
-    mem::allocator sym_heap_, local_heap_;
+    std::array<mem::allocator, mem::seg_count> heaps_;
+    std::array<std::unique_ptr<gpu::device>, 3> devices_;  // by mem::kind; [host] stays empty
+    std::array<std::string, 3> kind_off_;
+    std::array<std::string, mem::seg_count> dev_blob_;    // device segments: what peers map
+    mem::kind default_kind_ = mem::kind::host;
+    std::unique_ptr<proto::staging> staging_;
+    std::vector<char *> registered_;  // host ranges registered with the cuda device
     std::vector<std::unique_ptr<transport::transport>> transports_;
     proto::router router_;
     progress::engine engine_;

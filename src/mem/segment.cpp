@@ -10,13 +10,6 @@
 
 namespace hgas::mem {
 
-const char *kind_name(kind k) {
-    switch (k) {
-    case kind::host: return "host";
-    }
-    return "?";
-}
-
 std::string shm_name(const std::string &job_id, int rank, uint16_t seg) {
     return "/hgas-" + job_id + "-" + std::to_string(rank) + "-" + std::to_string(seg);
 }

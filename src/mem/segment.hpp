@@ -8,16 +8,37 @@
 #include <string>
 
 #include "base/status.hpp"
+#include "gpu/gpu.hpp"
 
 namespace hgas::mem {
 
-enum class kind : uint8_t { host = 0 };
-const char *kind_name(kind k);
+using gpu::kind;
+using gpu::kind_name;
 
-// Segment ids are the same on every rank. Later kinds (cuda, sim) add ids after these.
-inline constexpr uint16_t seg_symmetric = 0;  // symmetric heap (hgas_malloc)
-inline constexpr uint16_t seg_local = 1;      // non-collective heap (hgas_alloc)
-inline constexpr uint16_t seg_count = 2;
+// Segment ids are the same on every rank (HGAS_SEG_* in hgas.h). Each kind has a symmetric
+// heap and a heap for non-collective allocations; the static segment is the program's data.
+inline constexpr uint16_t seg_symmetric = 0;       // symmetric host heap (hgas_malloc)
+inline constexpr uint16_t seg_local = 1;           // non-collective host heap (hgas_alloc)
+inline constexpr uint16_t seg_static = 2;          // data + bss (OpenSHMEM static objects)
+inline constexpr uint16_t seg_cuda_symmetric = 3;
+inline constexpr uint16_t seg_cuda_local = 4;
+inline constexpr uint16_t seg_sim_symmetric = 5;
+inline constexpr uint16_t seg_sim_local = 6;
+inline constexpr uint16_t seg_count = 7;
+
+constexpr kind segment_kind(uint16_t seg) {
+    return seg == seg_cuda_symmetric || seg == seg_cuda_local ? kind::cuda
+           : seg == seg_sim_symmetric || seg == seg_sim_local ? kind::sim
+                                                               : kind::host;
+}
+constexpr bool is_device_segment(uint16_t seg) { return segment_kind(seg) != kind::host; }
+// The symmetric / local heap of a kind.
+constexpr uint16_t symmetric_segment(kind k) {
+    return k == kind::cuda ? seg_cuda_symmetric : k == kind::sim ? seg_sim_symmetric : seg_symmetric;
+}
+constexpr uint16_t local_segment(kind k) {
+    return k == kind::cuda ? seg_cuda_local : k == kind::sim ? seg_sim_local : seg_local;
+}
 
 // One mapping of a host segment: owned (created by this rank) or attached (a peer's).
 class host_mapping {

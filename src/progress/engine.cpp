@@ -14,17 +14,22 @@ void engine::set_transports(std::vector<transport::transport *> ts) {
 
 status engine::poll() {
     for (auto *t : polled_) HGAS_TRY(t->progress());
+    for (auto &f : pollers_) HGAS_TRY(f(true));
     return status::ok;
 }
 
 void engine::start_helper(unsigned interval_us, int rank) {
-    if (helper_.joinable() || polled_.empty()) return;  // nothing needs the target's CPU
+    if (helper_.joinable() || (polled_.empty() && pollers_.empty())) return;  // nothing needs the target's CPU
     stop_.store(false);
     helper_ = std::thread([this, interval_us, rank] {
         log_set_rank(rank);
         while (!stop_.load(std::memory_order_acquire)) {
             for (auto *t : polled_) {
                 status s = t->progress();
+                if (s != status::ok) HGASI_WARN("progress", "helper thread: %s", last_error().c_str());
+            }
+            for (auto &f : pollers_) {
+                status s = f(false);
                 if (s != status::ok) HGASI_WARN("progress", "helper thread: %s", last_error().c_str());
             }
             helper_polls_.fetch_add(1, std::memory_order_relaxed);

@@ -42,10 +42,58 @@ result<const core::peer_segment *> target(core::rank &r, const char *op, hgas_gp
     return ps;
 }
 
+// --- device paths (proto/staging.hpp): any transfer with device memory on either side ------
+// They complete before returning, which every non-blocking form allows.
+
+proto::staging *staging_of(core::rank &r, const char *op) {
+    proto::staging *st = r.staging();
+    if (!st) (void)fail(status::internal, "%s: device memory without the staging area", op);
+    return st;
+}
+
+status not_mapped(core::rank &r, const char *op, hgas_gptr_t p) {
+    return fail(status::unsupported, "%s: rank %u's %s memory is not mapped here (another node or no peer access) "
+                "and HGAS_PATH=direct forbids staging", op, p.rank, mem::kind_name(mem::segment_kind(p.segment)));
+}
+
+bool staging_forbidden(core::rank &r) { return r.cfg().text(setting::path) == "direct"; }
+
+status device_put(core::rank &r, const char *op, hgas_gptr_t dst, const core::peer_segment &ps, const void *src,
+                  mem::kind sk, size_t n, const proto::signal_req *sig) {
+    proto::staging *st = staging_of(r, op);
+    if (!st) return status::internal;
+    if (ps.kind == mem::kind::host) {
+        if (ps.direct) return st->copy(ps.direct + dst.offset, mem::kind::host, src, sk, n);
+        return st->bounce_put(r.route(dst.rank), to_remote(dst), src, sk, n);
+    }
+    if (ps.dev) return st->copy(ps.dev + dst.offset, ps.kind, src, sk, n);
+    if (staging_forbidden(r)) return not_mapped(r, op, dst);
+    return st->put(static_cast<int>(dst.rank), dst.segment, dst.offset, src, sk, n, sig);
+}
+
+status device_get(core::rank &r, const char *op, void *dst, mem::kind dk, hgas_gptr_t src,
+                  const core::peer_segment &ps, size_t n) {
+    proto::staging *st = staging_of(r, op);
+    if (!st) return status::internal;
+    if (ps.kind == mem::kind::host) {
+        if (ps.direct) return st->copy(dst, dk, ps.direct + src.offset, mem::kind::host, n);
+        return st->bounce_get(dst, dk, r.route(src.rank), to_remote(src), n);
+    }
+    if (ps.dev) return st->copy(dst, dk, ps.dev + src.offset, ps.kind, n);
+    if (staging_forbidden(r)) return not_mapped(r, op, src);
+    return st->get(dst, dk, static_cast<int>(src.rank), src.segment, src.offset, n);
+}
+
+status device_put_signal(core::rank &r, const char *name, hgas_gptr_t dst, const core::peer_segment &ps,
+                         const void *src, mem::kind sk, size_t n, hgas_gptr_t sig, const core::peer_segment &ss,
+                         transport::signal_op sop, uint64_t value);
+
 status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) {
     const char *op = nbi ? "hgas_put_nbi" : "hgas_put";
     HGAS_TRY(check_local(op, src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, dst, n));
+    const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
+    if (sk != mem::kind::host || ps->kind != mem::kind::host) return device_put(r, op, dst, *ps, src, sk, n, nullptr);
     if (ps->direct) {
         std::memcpy(ps->direct + dst.offset, src, n);
         return status::ok;
@@ -57,6 +105,8 @@ status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi) {
     const char *op = nbi ? "hgas_get_nbi" : "hgas_get";
     HGAS_TRY(check_local(op, dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, src, n));
+    const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
+    if (dk != mem::kind::host || ps->kind != mem::kind::host) return device_get(r, op, dst, dk, src, *ps, n);
     if (ps->direct) {
         std::memcpy(dst, ps->direct + src.offset, n);
         return status::ok;
@@ -68,6 +118,11 @@ status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_ha
     if (!h) return fail(status::invalid_arg, "hgas_put_nb: the handle pointer is NULL");
     HGAS_TRY(check_local("hgas_put_nb", src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_put_nb", dst, n));
+    const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
+    if (sk != mem::kind::host || ps->kind != mem::kind::host) {
+        *h = HGAS_HANDLE_DONE;
+        return device_put(r, "hgas_put_nb", dst, *ps, src, sk, n, nullptr);
+    }
     if (ps->direct) {
         std::memcpy(ps->direct + dst.offset, src, n);
         *h = HGAS_HANDLE_DONE;  // a store to mapped memory is remotely complete once done
@@ -84,6 +139,11 @@ status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t
     if (!h) return fail(status::invalid_arg, "hgas_get_nb: the handle pointer is NULL");
     HGAS_TRY(check_local("hgas_get_nb", dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_get_nb", src, n));
+    const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
+    if (dk != mem::kind::host || ps->kind != mem::kind::host) {
+        *h = HGAS_HANDLE_DONE;
+        return device_get(r, "hgas_get_nb", dst, dk, src, *ps, n);
+    }
     if (ps->direct) {
         std::memcpy(dst, ps->direct + src.offset, n);
         *h = HGAS_HANDLE_DONE;
@@ -139,6 +199,9 @@ status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hga
     HGAS_TRY_ASSIGN(const core::peer_segment *ss, target(r, name, sig, 8));
     HGAS_TRY(mem::check_aligned(name, sig, 8));
     const auto sop = op == HGAS_SIGNAL_SET ? transport::signal_op::set : transport::signal_op::add;
+    const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
+    if (sk != mem::kind::host || ps->kind != mem::kind::host || ss->kind != mem::kind::host)
+        return device_put_signal(r, name, dst, *ps, src, sk, n, sig, *ss, sop, value);
     if (ps->direct && ss->direct) {
         std::memcpy(ps->direct + dst.offset, src, n);
         transport::direct::store_fence();
@@ -146,6 +209,47 @@ status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hga
         return status::ok;
     }
     return r.route(dst.rank)->put_signal(to_remote(dst), src, n, to_remote(sig), sop, value, nbi);
+}
+
+status device_put_signal(core::rank &r, const char *name, hgas_gptr_t dst, const core::peer_segment &ps,
+                         const void *src, mem::kind sk, size_t n, hgas_gptr_t sig, const core::peer_segment &ss,
+                         transport::signal_op sop, uint64_t value) {
+    const proto::signal_req sreq{sig.segment, sig.offset, sop, value};
+    const bool data_staged = ps.kind != mem::kind::host && !ps.dev && n;
+    const bool sig_staged = ss.kind != mem::kind::host && !ss.dev;
+    if (data_staged || (sig_staged && n == 0)) {
+        // The target's agent applies the signal after the data (its ring is FIFO).
+        if (staging_forbidden(r)) return not_mapped(r, name, data_staged ? dst : sig);
+        proto::staging *st = staging_of(r, name);
+        if (!st) return status::internal;
+        return st->put(static_cast<int>(dst.rank), dst.segment, dst.offset, src, sk, n, &sreq);
+    }
+    // The data is complete at the target when this returns (local copies wait for the engine;
+    // bounces end with a transport put that the signal's transport call orders after it).
+    if (n) {
+        if (ps.kind == mem::kind::host && sk == mem::kind::host) {
+            if (ps.direct) std::memcpy(ps.direct + dst.offset, src, n);
+            else HGAS_TRY(r.route(dst.rank)->put(to_remote(dst), src, n, false));
+        } else {
+            HGAS_TRY(device_put(r, name, dst, ps, src, sk, n, nullptr));
+        }
+    }
+    if (ss.kind != mem::kind::host) {
+        if (ss.dev) {
+            auto res = r.device(ss.kind)->amo(ss.dev + sig.offset,
+                                              sop == transport::signal_op::set ? amo_op::set : amo_op::add, 8, value, 0);
+            return res.error();
+        }
+        proto::staging *st = staging_of(r, name);
+        if (!st) return status::internal;
+        return st->put(static_cast<int>(sig.rank), sig.segment, sig.offset, nullptr, mem::kind::host, 0, &sreq);
+    }
+    if (ss.direct) {
+        transport::direct::store_fence();
+        transport::direct::signal_update(ss.direct + sig.offset, sop, value);
+        return status::ok;
+    }
+    return r.route(sig.rank)->put_signal(to_remote(sig), nullptr, 0, to_remote(sig), sop, value, false);
 }
 
 status signal_update(core::rank &r, hgas_gptr_t sig, hgas_signal_op_t op, uint64_t value) {
@@ -198,8 +302,18 @@ status atomic(core::rank &r, hgas_gptr_t t, hgas_amo_t op, hgas_dtype_t type, co
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, name, t, width));
     HGAS_TRY(mem::check_aligned(name, t, width));
     uint64_t old = 0;
-    if (ps->direct) old = transport::direct::amo(ps->direct + t.offset, aop, width, opnd, cmp);
-    else HGAS_TRY(r.route(t.rank)->amo(to_remote(t), aop, width, opnd, cmp, &old));
+    if (ps->direct) {
+        old = transport::direct::amo(ps->direct + t.offset, aop, width, opnd, cmp);
+    } else if (ps->kind == mem::kind::host) {
+        HGAS_TRY(r.route(t.rank)->amo(to_remote(t), aop, width, opnd, cmp, &old));
+    } else if (ps->dev) {  // device memory this process names: a device atomic
+        HGAS_TRY_ASSIGN(old, r.device(ps->kind)->amo(ps->dev + t.offset, aop, width, opnd, cmp));
+    } else {
+        if (staging_forbidden(r)) return not_mapped(r, name, t);
+        proto::staging *st = staging_of(r, name);
+        if (!st) return status::internal;
+        HGAS_TRY_ASSIGN(old, st->amo(static_cast<int>(t.rank), t.segment, t.offset, aop, width, opnd, cmp));
+    }
     if (fetches) {
         if (width == 4) {
             uint32_t v = static_cast<uint32_t>(old);
@@ -212,11 +326,15 @@ status atomic(core::rank &r, hgas_gptr_t t, hgas_amo_t op, hgas_dtype_t type, co
 }
 
 status fence(core::rank &r) {
+    // Staged transfers are applied in order per target, but a later direct store must not
+    // overtake them: complete them first.
+    if (r.staging()) HGAS_TRY(r.staging()->quiet());
     for (auto &t : r.transports()) HGAS_TRY(t->fence());
     return status::ok;
 }
 
 status quiet(core::rank &r) {
+    if (r.staging()) HGAS_TRY(r.staging()->quiet());
     for (auto &t : r.transports()) HGAS_TRY(t->quiet());
     return status::ok;
 }

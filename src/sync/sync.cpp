@@ -30,12 +30,41 @@ status check_sig(core::rank &r, const char *op, const uint64_t *sig, hgas_cmp_t 
 }
 // Acquire: a rank that sees the signal's new value must see the data put before it.
 inline uint64_t load(const uint64_t *sig) { return __atomic_load_n(sig, __ATOMIC_ACQUIRE); }
+
+// A signal word in device memory is read with a device atomic (the CPU cannot load it); the
+// data put before the signal is complete in device memory once the signal shows.
+class sig_reader {
+public:
+    sig_reader(core::rank &r, const uint64_t *sig) : sig_(sig) {
+        const int seg = r.own_segment_of(sig, 8);
+        kind_ = seg < 0 ? mem::kind::host : mem::segment_kind(static_cast<uint16_t>(seg));
+        if (kind_ != mem::kind::host) dev_ = r.device(kind_);
+    }
+    uint64_t operator()() {
+        if (!dev_) return load(sig_);
+        auto v = dev_->amo(const_cast<uint64_t *>(sig_), amo_op::fetch, 8, 0, 0);
+        if (!v.ok()) {
+            err_ = v.error();
+            return 0;
+        }
+        return *v;
+    }
+    status error() const { return err_; }
+
+private:
+    const uint64_t *sig_;
+    mem::kind kind_ = mem::kind::host;
+    gpu::device *dev_ = nullptr;
+    status err_ = status::ok;
+};
 }  // namespace
 
 status signal_wait_until(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, uint64_t *observed) {
     HGAS_TRY(check_sig(r, "hgas_signal_wait_until", sig, cmp));
+    sig_reader rd(r, sig);
     uint64_t v = 0;
-    HGAS_TRY(r.wait("hgas_signal_wait_until", [&] { return compare(v = load(sig), cmp, value); }));
+    HGAS_TRY(r.wait("hgas_signal_wait_until", [&] { return compare(v = rd(), cmp, value) || rd.error() != status::ok; }));
+    HGAS_TRY(rd.error());
     if (observed) *observed = v;
     return status::ok;
 }
@@ -43,11 +72,13 @@ status signal_wait_until(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uin
 status signal_test(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, int *satisfied) {
     HGAS_TRY(check_sig(r, "hgas_signal_test", sig, cmp));
     if (!satisfied) return fail(status::invalid_arg, "hgas_signal_test: the result pointer is NULL");
-    bool ok = compare(load(sig), cmp, value);
+    sig_reader rd(r, sig);
+    bool ok = compare(rd(), cmp, value);
     if (!ok) {
         HGAS_TRY(r.poll());
-        ok = compare(load(sig), cmp, value);
+        ok = compare(rd(), cmp, value);
     }
+    HGAS_TRY(rd.error());
     *satisfied = ok;
     return status::ok;
 }
@@ -55,8 +86,9 @@ status signal_test(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t 
 status signal_fetch(core::rank &r, const uint64_t *sig, uint64_t *value) {
     HGAS_TRY(check_sig(r, "hgas_signal_fetch", sig, HGAS_CMP_EQ));
     if (!value) return fail(status::invalid_arg, "hgas_signal_fetch: the result pointer is NULL");
-    *value = load(sig);
-    return status::ok;
+    sig_reader rd(r, sig);
+    *value = rd();
+    return rd.error();
 }
 
 status barrier(core::rank &r) {

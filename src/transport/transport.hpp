@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/ops.hpp"
 #include "base/settings.hpp"
 #include "base/status.hpp"
 #include "boot/boot.hpp"
@@ -30,16 +31,10 @@ struct remote {
     uint64_t offset;
 };
 
-// Atomic operations as transports see them (inc/fetch_inc become add/fetch_add by 1).
-enum class amo_op : uint8_t {
-    fetch, set, add, fetch_add, swap, compare_swap, and_, or_, xor_, fetch_and, fetch_or, fetch_xor
-};
-inline bool amo_fetches(amo_op op) {
-    return !(op == amo_op::set || op == amo_op::add || op == amo_op::and_ || op == amo_op::or_ ||
-             op == amo_op::xor_);
-}
-
-enum class signal_op : uint8_t { set = 0, add = 1 };
+// Atomic and signal operations (base/ops.hpp), shared with the gpu layer.
+using hgas::amo_op;
+using hgas::amo_fetches;
+using hgas::signal_op;
 
 // What a transport can do and what it costs; proto uses the costs to choose among transports
 // that can reach a peer, hgas-info prints them.

@@ -1,0 +1,216 @@
+/* hgas-bench-kinds — latency and bandwidth of put and get between memory kinds: device to
+ * device (d2d), host to device (h2d) and device to host (d2h), where "device" is the kind
+ * named by --kind (cuda on a GPU machine, sim anywhere). With one rank the target is the rank
+ * itself (the same-process path); with two, rank 0 measures against rank 1, over whatever path
+ * the runtime picks for that pair (peer GPUs, one GPU shared, or HGAS_PATH=staged).
+ *
+ *   put_lat_X  blocking hgas_put + hgas_quiet (remote completion), median per operation
+ *   get_lat_X  blocking hgas_get
+ *   put_bw_X   a window of hgas_put_nbi then hgas_quiet
+ *   get_bw_X   a window of hgas_get_nbi then hgas_quiet
+ * The source of a put is local memory of the source kind, its target symmetric memory of the
+ * destination kind on the target rank (and the reverse for get). Every size is checked once
+ * (read back through hgas) before it is timed.
+ *
+ * Usage: hgasrun -n 1|2 hgas-bench-kinds [--kind cuda|sim] [--dirs d2d,h2d,d2h] [common options]
+ * (the common options and output are in bench_common.h). --transport labels the path. */
+#include "bench_common.h"
+
+#include <hgas/hgas.h>
+
+#define CHECK(call)                                                                                          \
+    do {                                                                                                     \
+        hgas_status_t s_ = (call);                                                                           \
+        if (s_ != HGAS_OK) {                                                                                 \
+            fprintf(stderr, "hgas-bench-kinds: %s failed at line %d: %s\n", #call, __LINE__, hgas_last_error()); \
+            hgas_abort(1, "benchmark call failed");                                                          \
+        }                                                                                                    \
+    } while (0)
+
+enum { MAXB = 64 };
+
+static int me, target;
+static hgas_kind_t dev_kind = HGAS_KIND_CUDA;
+
+typedef struct dir {
+    const char *name;   /* d2d, h2d, d2h */
+    hgas_kind_t src, dst;
+} dir_t;
+
+/* Local memory of a kind: host is malloc'd (user memory), device is symmetric (hgas's). */
+typedef struct buf {
+    void *p;
+    int sym;
+} buf_t;
+
+static void buf_alloc(buf_t *b, hgas_kind_t k, size_t n) {
+    if (k == HGAS_KIND_HOST) {
+        b->p = malloc(n);
+        if (!b->p) { fprintf(stderr, "hgas-bench-kinds: out of memory\n"); hgas_abort(1, "oom"); }
+        memset(b->p, 0, n);
+        b->sym = 0;
+    } else {
+        CHECK(hgas_malloc_kind(n, k, &b->p));
+        b->sym = 1;
+    }
+}
+static void buf_free(buf_t *b) {
+    if (b->sym) CHECK(hgas_free(b->p));
+    else free(b->p);
+}
+
+/* Writes / checks a pattern in local memory of any kind (device memory through hgas). */
+static void fill_local(buf_t *b, size_t n, unsigned round, unsigned char *tmp) {
+    if (!b->sym) { bench_fill(b->p, n, round); return; }
+    hgas_gptr_t g;
+    CHECK(hgas_ptr(b->p, me, &g));
+    bench_fill(tmp, n, round);
+    CHECK(hgas_put(g, tmp, n));
+}
+static long check_local(buf_t *b, size_t n, unsigned round, unsigned char *tmp) {
+    if (!b->sym) return bench_check(b->p, n, round);
+    hgas_gptr_t g;
+    CHECK(hgas_ptr(b->p, me, &g));
+    CHECK(hgas_get(tmp, g, n));
+    return bench_check(tmp, n, round);
+}
+
+static long window_of(size_t s) {
+    if (s <= 65536) return 16;
+    long w = (long)((16u << 20) / s);
+    return w < 1 ? 1 : w;
+}
+
+static void run_dir(const bench_opts_t *o, const dir_t *d) {
+    char name[64];
+    buf_t loc, sym;  /* loc: local operand (put source / get destination), sym: the target */
+    int is_put;
+    unsigned char *tmp = (unsigned char *)malloc(o->max_size);
+    for (is_put = 1; is_put >= 0; --is_put) {
+        /* put: local = src kind, target = dst kind; get: target = src kind, local = dst kind */
+        buf_alloc(&loc, is_put ? d->src : d->dst, o->max_size);
+        CHECK(hgas_malloc_kind(o->max_size, is_put ? d->dst : d->src, &sym.p));
+        sym.sym = 1;
+        hgas_gptr_t g;
+        CHECK(hgas_ptr(sym.p, target, &g));
+        for (int lat = 1; lat >= 0; --lat) {
+            snprintf(name, sizeof name, "%s_%s_%s", is_put ? "put" : "get", lat ? "lat" : "bw", d->name);
+            if (!bench_selected(o, name) && !bench_selected(o, d->name)) continue;
+            for (size_t s = o->min_size; s; s = bench_next_size(o, s)) {
+                if (lat && s > (4u << 20)) break; /* latency: up to 4 MiB */
+                int ok = 1;
+                /* check: the measuring rank moves a known pattern once; the owner looks at it */
+                if (me == 0) {
+                    if (is_put) fill_local(&loc, s, 5, tmp);
+                } else {
+                    if (!is_put) fill_local(&sym, s, 5, tmp);
+                }
+                if (target == 0 && !is_put) fill_local(&sym, s, 5, tmp);
+                CHECK(hgas_barrier());
+                if (me == 0) {
+                    if (is_put) CHECK(hgas_put(g, loc.p, s));
+                    else CHECK(hgas_get(loc.p, g, s));
+                    CHECK(hgas_quiet());
+                    if (!is_put && check_local(&loc, s, 5, tmp) >= 0) ok = 0;
+                }
+                CHECK(hgas_barrier());
+                if (is_put && me == target && check_local(&sym, s, 5, tmp) >= 0) {
+                    fprintf(stderr, "hgas-bench-kinds: %s %zu B arrived wrong\n", name, s);
+                    ok = 0;
+                }
+                int all_ok = 0;
+                CHECK(hgas_allreduce(&all_ok, &ok, 1, HGAS_INT32, HGAS_OP_MIN));
+                if (me == 0) {
+                    double samples[MAXB];
+                    if (lat) {
+                        long iters = bench_iters(s, o->quick ? 50 : 200, o->quick ? 64e6 : 256e6, 3);
+                        for (long i = 0; i < iters / 5 + 2; ++i) { /* warm-up */
+                            if (is_put) { CHECK(hgas_put(g, loc.p, s)); CHECK(hgas_quiet()); }
+                            else CHECK(hgas_get(loc.p, g, s));
+                        }
+                        for (int b = 0; b < o->batches; ++b) {
+                            uint64_t t0 = bench_now_ns();
+                            for (long i = 0; i < iters; ++i) {
+                                if (is_put) { CHECK(hgas_put(g, loc.p, s)); CHECK(hgas_quiet()); }
+                                else CHECK(hgas_get(loc.p, g, s));
+                            }
+                            samples[b] = (double)(bench_now_ns() - t0) / 1e3 / (double)iters;
+                        }
+                        bench_report_lat(o, name, s, samples, o->batches, iters, all_ok, d->name);
+                    } else {
+                        const long window = window_of(s);
+                        const long rounds = bench_iters(s * (size_t)window, o->quick ? 20 : 100,
+                                                        o->quick ? 256e6 : 1e9, 2);
+                        for (int w = 0; w < 2; ++w) { /* warm-up */
+                            for (long i = 0; i < window; ++i) {
+                                if (is_put) CHECK(hgas_put_nbi(g, loc.p, s));
+                                else CHECK(hgas_get_nbi(loc.p, g, s));
+                            }
+                            CHECK(hgas_quiet());
+                        }
+                        for (int b = 0; b < o->batches; ++b) {
+                            uint64_t t0 = bench_now_ns();
+                            for (long r = 0; r < rounds; ++r) {
+                                for (long i = 0; i < window; ++i) {
+                                    if (is_put) CHECK(hgas_put_nbi(g, loc.p, s));
+                                    else CHECK(hgas_get_nbi(loc.p, g, s));
+                                }
+                                CHECK(hgas_quiet());
+                            }
+                            samples[b] = (double)(bench_now_ns() - t0) / 1e9;
+                        }
+                        bench_report_bw(o, name, s, samples, o->batches, rounds * window,
+                                        (double)s * (double)window * (double)rounds, all_ok, d->name);
+                    }
+                }
+                CHECK(hgas_barrier());
+            }
+        }
+        CHECK(hgas_free(sym.p));
+        buf_free(&loc);
+    }
+    free(tmp);
+}
+
+int main(int argc, char **argv) {
+    /* Our own options first; the rest are the common ones. */
+    const char *dirs = "d2d,h2d,d2h";
+    int k = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--kind") && i + 1 < argc) {
+            dev_kind = !strcmp(argv[i + 1], "sim") ? HGAS_KIND_SIM : HGAS_KIND_CUDA;
+            ++i;
+        } else if (!strcmp(argv[i], "--dirs") && i + 1 < argc) {
+            dirs = argv[++i];
+        } else {
+            argv[k++] = argv[i];
+        }
+    }
+    argc = k;
+    bench_opts_t o;
+    bench_parse(argc, argv, &o, "hgas");
+    if (o.batches > MAXB) o.batches = MAXB;
+    bench_heap_env("HGAS_HEAP_SIZE", &o);
+    if (hgas_init() != HGAS_OK) {
+        fprintf(stderr, "hgas-bench-kinds: hgas_init: %s\n", hgas_last_error());
+        return 1;
+    }
+    me = hgas_rank_me();
+    if (hgas_rank_n() > 2) {
+        if (me == 0) fprintf(stderr, "hgas-bench-kinds: run with 1 or 2 ranks, not %d\n", hgas_rank_n());
+        hgas_finalize();
+        return 2;
+    }
+    if (!hgas_kind_available(dev_kind)) {
+        fprintf(stderr, "hgas-bench-kinds: kind %s is not available on rank %d: %s\n", hgas_kind_name(dev_kind), me,
+                hgas_last_error());
+        hgas_finalize();
+        return 2;
+    }
+    target = hgas_rank_n() == 2 ? 1 : 0;
+    bench_pin(&o, me);
+    const dir_t all[] = {{"d2d", dev_kind, dev_kind}, {"h2d", HGAS_KIND_HOST, dev_kind}, {"d2h", dev_kind, HGAS_KIND_HOST}};
+    for (int i = 0; i < 3; ++i)
+        if (strstr(dirs, all[i].name)) run_dir(&o, &all[i]);
+    return hgas_finalize() == HGAS_OK ? 0 : 1;
+}

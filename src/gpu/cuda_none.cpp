@@ -1,0 +1,12 @@
+// Build without CUDA: the cuda kind is never available.
+#include "gpu/gpu.hpp"
+
+namespace hgas::gpu {
+
+result<std::unique_ptr<device>> open_cuda(const open_args &) {
+    return fail(status::unsupported, "kind cuda is not available: hgas was built without CUDA (configure with "
+                "nvcc on PATH, or -DHGAS_CUDA=ON)");
+}
+bool cuda_built() { return false; }
+
+}  // namespace hgas::gpu

@@ -1,0 +1,83 @@
+// The gpu layer: one interface over the device runtimes hgas moves bytes with. Two
+// implementations: `cuda` (the CUDA runtime: cudaMalloc'd segments exported through CUDA IPC,
+// copies on internal streams, atomics by a one-thread kernel) and `sim` (host memory that
+// only its own copy engine may touch, with a settable latency and bandwidth, so that every
+// staging and pipelining path runs where there is no GPU).
+//
+// Per-rank state: a rank owns one device object per kind it uses. Calls come from the rank's
+// thread, or from its progress helper while the rank's thread is inside hgas (the progress
+// engine serializes them), never from two threads at once.
+//
+// Completion: copies are asynchronous on one of the device's internal streams and return a
+// ticket; test() says whether it (and everything before it on that stream) has completed.
+// Streams are FIFO: a later ticket's completion implies the earlier ones'.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/ops.hpp"
+#include "base/settings.hpp"
+#include "base/status.hpp"
+
+namespace hgas::gpu {
+
+enum class kind : uint8_t { host = 0, cuda = 1, sim = 2 };
+const char *kind_name(kind k);
+
+struct ticket {
+    int stream = 0;
+    uint64_t seq = 0;  // 0: nothing to wait for
+};
+
+class device {
+public:
+    virtual ~device() = default;
+    virtual kind which() const = 0;
+    // "cuda:0 NVIDIA H200 (sm_90)", "sim (latency 2 us, 20 GB/s)".
+    virtual std::string describe() const = 0;
+    virtual int ordinal() const = 0;
+    virtual int streams() const = 0;
+
+    // Segment memory (exportable to ranks on the node). `blob` is what peers pass to map_peer.
+    virtual result<void *> alloc_segment(uint16_t seg, size_t n, std::string &blob) = 0;
+    // Maps a same-node peer's segment into this process. nullptr (and ok) when this device
+    // cannot reach it directly (no peer access): the caller then stages through host memory.
+    virtual result<void *> map_peer(int peer, const std::string &blob, size_t n) = 0;
+    // Every peer has mapped this rank's segments: drop names that would outlive the job.
+    virtual void segments_attached() {}
+
+    // Device memory of this kind that this process can name: own segments, mapped peers and,
+    // for cuda, any cudaMalloc'd pointer of the process. [p, p+n) must lie in one allocation.
+    virtual bool owns(const void *p, size_t n) = 0;
+
+    // Copies between any two of: host memory, device memory this process names.
+    virtual result<ticket> copy_async(void *dst, const void *src, size_t n, int stream) = 0;
+    virtual result<bool> test(ticket t) = 0;
+    // Atomic on device memory this process names; complete at return. Width 4 or 8.
+    virtual result<uint64_t> amo(void *p, amo_op op, unsigned width, uint64_t operand, uint64_t compare) = 0;
+
+    // Page-locked host memory for staging, and registration of existing host ranges (the
+    // shared-memory heaps) so that the device's copy engines reach them directly.
+    virtual result<void *> alloc_pinned(size_t n) = 0;
+    virtual void free_pinned(void *p) = 0;
+    virtual status register_host(void *p, size_t n) = 0;
+    virtual void unregister_host(void *p) = 0;
+};
+
+struct open_args {
+    const settings *cfg = nullptr;
+    std::string job_id;
+    int rank = 0;
+    int local_rank = 0;
+};
+
+// cuda: status::unsupported in a build without CUDA or where no GPU is visible (the message
+// says which). sim: always available.
+result<std::unique_ptr<device>> open_cuda(const open_args &a);
+result<std::unique_ptr<device>> open_sim(const open_args &a);
+// Whether this build has the CUDA implementation.
+bool cuda_built();
+
+}  // namespace hgas::gpu

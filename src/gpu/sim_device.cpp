@@ -1,0 +1,302 @@
+// The sim device: simulated device memory for machines without a GPU.
+//
+// Each sim segment is a POSIX shared-memory object mapped twice: once PROT_NONE, whose
+// addresses are the "device pointers" users and the runtime pass around (a stray memcpy on
+// one faults at once, which is how the tests prove no path touches device memory with the
+// CPU), and once read-write as a private alias that only the copy engine uses. Same-node peers
+// map the same object the same way (the analogue of CUDA IPC with peer access).
+//
+// The copy engine: one thread per stream. An operation completes `latency + bytes/bandwidth`
+// after it starts, and starts when the previous operation of its stream has completed, so
+// streams overlap each other the way a GPU's copy engines do.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "gpu/gpu.hpp"
+
+namespace hgas::gpu {
+
+namespace {
+
+struct range {
+    char *dev;     // PROT_NONE view: the device address
+    char *alias;   // read-write view, engine only
+    size_t size;
+    std::string name;  // shm name while linked (own segments)
+    bool own;
+};
+
+struct op {
+    enum { copy, atomic } what;
+    char *dst;
+    const char *src;
+    size_t n;
+    amo_op aop;
+    unsigned width;
+    uint64_t operand, compare;
+    uint64_t *result;
+    uint64_t seq;
+};
+
+uint64_t host_amo(void *addr, amo_op op, unsigned width, uint64_t v, uint64_t cmp);
+
+class sim_stream {
+public:
+    sim_stream(double latency_s, double bytes_per_s) : lat_(latency_s), bw_(bytes_per_s) {
+        th_ = std::thread([this] { run(); });
+    }
+    ~sim_stream() {
+        {
+            std::lock_guard<std::mutex> g(mu_);
+            stop_ = true;
+        }
+        cv_.notify_one();
+        th_.join();
+    }
+    uint64_t submit(op o) {
+        std::lock_guard<std::mutex> g(mu_);
+        o.seq = ++submitted_;
+        q_.push_back(o);
+        cv_.notify_one();
+        return o.seq;
+    }
+    bool done(uint64_t seq) const { return completed_.load(std::memory_order_acquire) >= seq; }
+
+private:
+    void run() {
+        std::unique_lock<std::mutex> lk(mu_);
+        for (;;) {
+            cv_.wait(lk, [&] { return stop_ || !q_.empty(); });
+            if (stop_ && q_.empty()) return;
+            op o = q_.front();
+            q_.pop_front();
+            lk.unlock();
+            const uint64_t end = now_ns() + static_cast<uint64_t>((lat_ + (bw_ > 0 ? o.n / bw_ : 0)) * 1e9);
+            // Sleep most of the way and spin the rest: microsecond latencies are below what
+            // the scheduler wakes us up for reliably.
+            for (uint64_t t = now_ns(); t < end; t = now_ns()) {
+                if (end - t > 200000) {
+                    struct timespec ts{0, static_cast<long>(end - t - 100000)};
+                    nanosleep(&ts, nullptr);
+                } else {
+                    sched_yield();
+                }
+            }
+            if (o.what == op::copy) std::memmove(o.dst, o.src, o.n);
+            else *o.result = host_amo(o.dst, o.aop, o.width, o.operand, o.compare);
+            completed_.store(o.seq, std::memory_order_release);
+            lk.lock();
+        }
+    }
+
+    double lat_, bw_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<op> q_;
+    uint64_t submitted_ = 0;
+    std::atomic<uint64_t> completed_{0};
+    bool stop_ = false;
+    std::thread th_;
+};
+
+template <class T>
+T amo_t(T *p, amo_op op, T v, T cmp) {
+    switch (op) {
+    case amo_op::fetch: return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    case amo_op::set: __atomic_store_n(p, v, __ATOMIC_SEQ_CST); return 0;
+    case amo_op::add:
+    case amo_op::fetch_add: return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+    case amo_op::swap: return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+    case amo_op::compare_swap:
+        __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        return cmp;
+    case amo_op::and_:
+    case amo_op::fetch_and: return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
+    case amo_op::or_:
+    case amo_op::fetch_or: return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
+    case amo_op::xor_:
+    case amo_op::fetch_xor: return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
+    }
+    return 0;
+}
+
+uint64_t host_amo(void *addr, amo_op op, unsigned width, uint64_t v, uint64_t cmp) {
+    if (width == 4)
+        return amo_t<uint32_t>(static_cast<uint32_t *>(addr), op, static_cast<uint32_t>(v),
+                               static_cast<uint32_t>(cmp));
+    return amo_t<uint64_t>(static_cast<uint64_t *>(addr), op, v, cmp);
+}
+
+class sim_device final : public device {
+public:
+    explicit sim_device(const open_args &a)
+        : job_(a.job_id), rank_(a.rank),
+          latency_s_(a.cfg->integer(setting::sim_latency_us) * 1e-6),
+          bw_(static_cast<double>(a.cfg->bytes(setting::sim_bandwidth))),
+          peer_access_(a.cfg->flag(setting::sim_peer_access)) {
+        const int ns = static_cast<int>(a.cfg->integer(setting::gpu_streams));
+        for (int i = 0; i < ns; ++i) streams_.push_back(std::make_unique<sim_stream>(latency_s_, bw_));
+    }
+    ~sim_device() override {
+        streams_.clear();  // joins the engine threads before the memory goes
+        for (auto &r : ranges_) {
+            munmap(r.dev, r.size);
+            munmap(r.alias, r.size);
+            if (r.own && !r.name.empty()) shm_unlink(r.name.c_str());
+        }
+    }
+
+    kind which() const override { return kind::sim; }
+    int ordinal() const override { return 0; }
+    int streams() const override { return static_cast<int>(streams_.size()); }
+    std::string describe() const override {
+        char b[160];
+        snprintf(b, sizeof b, "sim (latency %.0f us, %.1f GB/s, %d streams, peer access %s)", latency_s_ * 1e6,
+                 bw_ / 1e9, streams(), peer_access_ ? "on" : "off");
+        return b;
+    }
+
+    result<void *> alloc_segment(uint16_t seg, size_t n, std::string &blob) override {
+        const std::string name = "/hgas-" + job_ + "-" + std::to_string(rank_) + "-sim" + std::to_string(seg);
+        int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0) return fail(status::no_memory, "sim: cannot create %s: %s", name.c_str(), std::strerror(errno));
+        int rc = posix_fallocate(fd, 0, static_cast<off_t>(n));
+        if (rc != 0) {
+            ::close(fd);
+            shm_unlink(name.c_str());
+            return fail(status::no_memory, "sim: cannot reserve %zu bytes for %s: %s; lower HGAS_SIM_HEAP_SIZE",
+                        n, name.c_str(), std::strerror(rc));
+        }
+        auto r = map(fd, n, name, true);
+        ::close(fd);
+        if (!r.ok()) {
+            shm_unlink(name.c_str());
+            return r.error();
+        }
+        blob = name;
+        return static_cast<void *>(*r);
+    }
+
+    result<void *> map_peer(int peer, const std::string &blob, size_t n) override {
+        if (!peer_access_) return static_cast<void *>(nullptr);
+        int fd = shm_open(blob.c_str(), O_RDWR, 0);
+        if (fd < 0)
+            return fail(status::bootstrap, "sim: cannot open rank %d's sim segment %s: %s", peer, blob.c_str(),
+                        std::strerror(errno));
+        auto r = map(fd, n, "", false);
+        ::close(fd);
+        if (!r.ok()) return r.error();
+        return static_cast<void *>(*r);
+    }
+
+    void segments_attached() override {
+        for (auto &r : ranges_)
+            if (r.own && !r.name.empty()) {
+                shm_unlink(r.name.c_str());
+                r.name.clear();
+            }
+    }
+
+    bool owns(const void *p, size_t n) override { return find(p, n) != nullptr; }
+
+    result<ticket> copy_async(void *dst, const void *src, size_t n, int stream) override {
+        if (stream < 0 || stream >= streams()) stream = 0;
+        op o{};
+        o.what = op::copy;
+        o.dst = translate(dst, n);
+        o.src = translate(src, n);
+        o.n = n;
+        return ticket{stream, streams_[stream]->submit(o)};
+    }
+
+    result<bool> test(ticket t) override {
+        if (t.seq == 0) return true;
+        return streams_[t.stream]->done(t.seq);
+    }
+
+    result<uint64_t> amo(void *p, amo_op aop, unsigned width, uint64_t operand, uint64_t compare) override {
+        const range *r = find(p, width);
+        if (!r) return fail(status::invalid_pointer, "sim: %p is not sim memory", p);
+        uint64_t result = 0;
+        op o{};
+        o.what = op::atomic;
+        o.dst = r->alias + (static_cast<const char *>(p) - r->dev);
+        o.n = 0;
+        o.aop = aop;
+        o.width = width;
+        o.operand = operand;
+        o.compare = compare;
+        o.result = &result;
+        const uint64_t seq = streams_[0]->submit(o);
+        while (!streams_[0]->done(seq)) sched_yield();  // bounded by the simulated latency
+        return result;
+    }
+
+    result<void *> alloc_pinned(size_t n) override {
+        void *p = nullptr;
+        if (posix_memalign(&p, 4096, n) != 0) return fail(status::no_memory, "sim: no memory for %zu pinned bytes", n);
+        return p;
+    }
+    void free_pinned(void *p) override { std::free(p); }
+    status register_host(void *, size_t) override { return status::ok; }
+    void unregister_host(void *) override {}
+
+private:
+    result<char *> map(int fd, size_t n, const std::string &name, bool own) {
+        void *dev = mmap(nullptr, n, PROT_NONE, MAP_SHARED, fd, 0);
+        if (dev == MAP_FAILED) return fail(status::no_memory, "sim: cannot map %zu bytes: %s", n, std::strerror(errno));
+        void *alias = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (alias == MAP_FAILED) {
+            munmap(dev, n);
+            return fail(status::no_memory, "sim: cannot map %zu bytes: %s", n, std::strerror(errno));
+        }
+        ranges_.push_back(range{static_cast<char *>(dev), static_cast<char *>(alias), n, name, own});
+        return static_cast<char *>(dev);
+    }
+    const range *find(const void *p, size_t n) const {
+        const char *c = static_cast<const char *>(p);
+        for (const auto &r : ranges_)
+            if (c >= r.dev && c < r.dev + r.size && n <= static_cast<size_t>(r.dev + r.size - c)) return &r;
+        return nullptr;
+    }
+    // Device addresses become their alias; anything else is host memory the caller vouched for.
+    char *translate(const void *p, size_t n) const {
+        const range *r = find(p, n);
+        return r ? r->alias + (static_cast<const char *>(p) - r->dev) : const_cast<char *>(static_cast<const char *>(p));
+    }
+
+    std::string job_;
+    int rank_;
+    double latency_s_, bw_;
+    bool peer_access_;
+    std::vector<range> ranges_;
+    std::vector<std::unique_ptr<sim_stream>> streams_;
+};
+
+}  // namespace
+
+result<std::unique_ptr<device>> open_sim(const open_args &a) {
+    return std::unique_ptr<device>(new sim_device(a));
+}
+
+const char *kind_name(kind k) {
+    switch (k) {
+    case kind::host: return "host";
+    case kind::cuda: return "cuda";
+    case kind::sim: return "sim";
+    }
+    return "?";
+}
+
+}  // namespace hgas::gpu
