@@ -6,16 +6,22 @@
 // - Copies are cudaMemcpyAsync with cudaMemcpyDefault (unified addressing tells the driver
 //   which engine and direction) on internal non-blocking streams; completion is tracked with a
 //   ring of events per stream.
-// - Atomics run as a one-thread kernel, so they are device atomics (also on peer memory).
+// - Small copies and atomics go to the copy agent (cuda_agent.hpp) when it is on; atomics
+//   otherwise run as a one-thread kernel. Either way they are device atomics (also on peer
+//   memory). Mid-size device-to-device copies use an SM copy kernel (HGAS_SM_COPY_MAX).
 // - The runtime is linked statically and finds the driver with dlopen, so a build with CUDA
 //   runs on machines without one: open_cuda then reports "no GPU" and the kind is off.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
+#include "base/clock.hpp"
 #include "base/log.hpp"
+#include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
 #include "gpu/gpu.hpp"
 
@@ -70,6 +76,12 @@ class cuda_device final : public device {
 public:
     ~cuda_device() override {
         select();
+        if (ring_) {
+            __atomic_store_n(&ring_->stop, 1, __ATOMIC_RELEASE);
+            cudaStreamSynchronize(agent_stream_);
+            cudaStreamDestroy(agent_stream_);
+            cudaFreeHost(ring_);
+        }
         for (auto &st : streams_) cudaStreamSynchronize(st.s);
         for (auto &m : mapped_) cudaIpcCloseMemHandle(m.base);
         for (auto &m : own_) cudaFree(m.base);
@@ -98,7 +110,7 @@ public:
         char bus[32] = {};
         CU_TRY(cudaDeviceGetPCIBusId(bus, sizeof bus, d->dev_));
         d->bus_id_ = bus;
-        char desc[256];
+        char desc[512];
         snprintf(desc, sizeof desc, "cuda:%d %s (sm_%d%d, %s, %d visible)", d->dev_, prop.name, prop.major,
                  prop.minor, bus, count);
         d->desc_ = desc;
@@ -110,6 +122,16 @@ public:
             for (auto &ev : st.ev) CU_TRY(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
         }
         CU_TRY(cudaMallocHost(reinterpret_cast<void **>(&d->amo_result_), 64));
+        d->sm_count_ = prop.multiProcessorCount;
+        d->sm_copy_max_ = a.cfg->bytes(setting::sm_copy_max);
+        if (a.cfg->flag(setting::gpu_agent)) {
+            d->agent_max_ = a.cfg->bytes(setting::gpu_agent_max);
+            d->agent_idle_ns_ = static_cast<uint64_t>(a.cfg->integer(setting::gpu_agent_idle_us)) * 1000;
+            CU_TRY(cudaMallocHost(reinterpret_cast<void **>(&d->ring_), sizeof(agent::ring)));
+            std::memset(static_cast<void *>(d->ring_), 0, sizeof(agent::ring));
+            d->ring_->exit_seq = 1;  // the first agent starts at sequence number 1
+            CU_TRY(cudaStreamCreateWithFlags(&d->agent_stream_, cudaStreamNonBlocking));
+        }
         return std::unique_ptr<device>(std::move(d));
     }
 
@@ -164,25 +186,33 @@ public:
         return p;
     }
 
-    bool owns(const void *p, size_t n) override {
-        const char *c = static_cast<const char *>(p);
-        for (const auto *v : {&own_, &mapped_})
-            for (const auto &m : *v)
-                if (c >= m.base && c < m.base + m.size) return n <= static_cast<size_t>(m.base + m.size - c);
-        // Any other device pointer of this process (the user's cudaMalloc).
-        cudaPointerAttributes attr{};
-        if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-            cudaGetLastError();
-            return false;
-        }
-        return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
-    }
+    bool owns(const void *p, size_t n) override { return classify(p, n) == mem_class::device; }
 
     result<ticket> copy_async(void *dst, const void *src, size_t n, int stream) override {
         select();
         if (stream < 0 || stream >= streams()) stream = 0;
+        if (n <= agent_max_ && ring_) {
+            const mem_class cd = classify(dst, n), cs = classify(src, n);
+            const bool fits = n <= static_cast<size_t>(agent::inline_bytes);
+            if ((cd != mem_class::pageable || fits) && (cs != mem_class::pageable || fits))
+                return agent_copy(cd == mem_class::pageable ? dst : nullptr, cd == mem_class::pageable ? nullptr : dst,
+                                  cs == mem_class::pageable ? src : nullptr, cs == mem_class::pageable ? nullptr : src, n);
+        }
+        std::lock_guard<std::mutex> g(stream_mu_);  // the rank's thread and its helper share streams
         stream_state &st = streams_[stream];
+        if (n > agent_max_ && n < sm_copy_max_ && classify(dst, n) == mem_class::device &&
+            classify(src, n) == mem_class::device) {
+            // One block per 64 KiB, at most two per SM: enough loads in flight for NVLink.
+            const int blocks = static_cast<int>(std::min<size_t>((n + 65535) / 65536, 2 * static_cast<size_t>(sm_count_)));
+            CU_TRY(launch_sm_copy(dst, src, n, blocks, st.s));
+            return record(stream);
+        }
         CU_TRY(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, st.s));
+        return record(stream);
+    }
+
+    result<ticket> record(int stream) {
+        stream_state &st = streams_[stream];
         if (st.recorded - st.completed >= events_per_stream) {  // ring full: retire the oldest
             CU_TRY(cudaEventSynchronize(st.ev[(st.completed + 1) % events_per_stream]));
             ++st.completed;
@@ -194,6 +224,8 @@ public:
 
     result<bool> test(ticket t) override {
         if (t.seq == 0) return true;
+        if (t.stream == agent_stream_id) return agent_test(t.seq);
+        std::lock_guard<std::mutex> g(stream_mu_);
         stream_state &st = streams_[t.stream];
         while (st.completed < t.seq) {
             cudaError_t e = cudaEventQuery(st.ev[(st.completed + 1) % events_per_stream]);
@@ -206,6 +238,20 @@ public:
 
     result<uint64_t> amo(void *p, amo_op op, unsigned width, uint64_t operand, uint64_t compare) override {
         select();
+        if (ring_) {
+            std::unique_lock<std::mutex> lk(agent_mu_);
+            HGAS_TRY_ASSIGN(uint64_t s, agent_post(agent::op_amo, p, nullptr, nullptr, width, operand, compare,
+                                                   static_cast<uint32_t>(op)));
+            lk.unlock();
+            const deadline dl(30);
+            for (;;) {
+                HGAS_TRY_ASSIGN(bool done, agent_test(s));
+                if (done) break;
+                if (dl.expired()) return fail(status::timeout, "cuda: the copy agent did not answer an atomic in 30 s");
+            }
+            return ring_->d[s % agent::ring_slots].result;
+        }
+        std::lock_guard<std::mutex> g(agent_mu_);  // amo_result_ is shared by the threads
         CU_TRY(launch_amo(p, op, width, operand, compare, amo_result_, streams_[0].s));
         CU_TRY(cudaStreamSynchronize(streams_[0].s));
         return *amo_result_;
@@ -220,9 +266,14 @@ public:
             return fail(status::no_memory, "cuda: cannot allocate %zu bytes of pinned host memory: %s", n,
                         cudaGetErrorString(e));
         }
+        pinned_.push_back({static_cast<char *>(p), n});
         return p;
     }
-    void free_pinned(void *p) override { cudaFreeHost(p); }
+    void free_pinned(void *p) override {
+        for (size_t i = 0; i < pinned_.size(); ++i)
+            if (pinned_[i].base == p) pinned_.erase(pinned_.begin() + static_cast<long>(i));
+        cudaFreeHost(p);
+    }
     status register_host(void *p, size_t n) override {
         select();
         cudaError_t e = cudaHostRegister(p, n, cudaHostRegisterPortable);
@@ -231,15 +282,112 @@ public:
             return status::ok;
         }
         if (e != cudaSuccess) return cuda_fail("cudaHostRegister", e);
+        pinned_.push_back({static_cast<char *>(p), n});
         return status::ok;
     }
     void unregister_host(void *p) override {
         select();
+        for (size_t i = 0; i < pinned_.size(); ++i)
+            if (pinned_[i].base == p) pinned_.erase(pinned_.begin() + static_cast<long>(i));
         if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
     }
 
 private:
+    enum class mem_class { device, pinned, pageable };
+    static constexpr int agent_stream_id = -1;
+
     cuda_device() = default;
+
+    // Where a pointer points, as the GPU sees it: hgas's segments and registrations first
+    // (no driver call), then the driver's view of the user's pointer.
+    mem_class classify(const void *p, size_t n) {
+        const char *c = static_cast<const char *>(p);
+        for (const auto *v : {&own_, &mapped_})
+            for (const auto &m : *v)
+                if (c >= m.base && c < m.base + m.size)
+                    return n <= static_cast<size_t>(m.base + m.size - c) ? mem_class::device : mem_class::pageable;
+        for (const auto &m : pinned_)
+            if (c >= m.base && c < m.base + m.size && n <= static_cast<size_t>(m.base + m.size - c))
+                return mem_class::pinned;
+        cudaPointerAttributes attr{};
+        if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+            cudaGetLastError();
+            return mem_class::pageable;
+        }
+        if (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) return mem_class::device;
+        if (attr.type == cudaMemoryTypeHost) return mem_class::pinned;
+        return mem_class::pageable;
+    }
+
+    // --- the copy agent -----------------------------------------------------------------
+    // Posts one descriptor (caller holds agent_mu_); returns its sequence number.
+    result<uint64_t> agent_post(uint32_t op, void *dst, const void *src, const void *inline_src, uint32_t len,
+                                uint64_t operand, uint64_t compare, uint32_t aop) {
+        const uint64_t s = ++agent_seq_;
+        // The slot is free once the descriptor that used it last is done (and copied out).
+        if (s > static_cast<uint64_t>(agent::ring_slots)) {
+            const deadline dl(30);
+            while (__atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE) < s - agent::ring_slots) {
+                HGAS_TRY(agent_alive_check(s - agent::ring_slots));
+                if (dl.expired()) return fail(status::timeout, "cuda: the copy agent is stuck (30 s)");
+            }
+            HGAS_TRY(agent_copy_out(s - agent::ring_slots));
+        }
+        agent::desc &d = ring_->d[s % agent::ring_slots];
+        d.op = op;
+        d.len = len;
+        d.dst = reinterpret_cast<uint64_t>(dst);
+        d.src = reinterpret_cast<uint64_t>(src);
+        d.operand = operand;
+        d.compare = compare;
+        d.amo_op = aop;
+        d.width = len;
+        if (inline_src) std::memcpy(d.data, inline_src, len);
+        __atomic_store_n(&d.seq, s, __ATOMIC_RELEASE);
+        HGAS_TRY(agent_alive_check(s));
+        return s;
+    }
+
+    // (Re)launches the agent when it has exited with work outstanding (caller holds agent_mu_).
+    status agent_alive_check(uint64_t want) {
+        if (__atomic_load_n(&ring_->alive, __ATOMIC_ACQUIRE)) return status::ok;
+        if (__atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE) >= want) return status::ok;
+        const uint64_t from = __atomic_load_n(&ring_->exit_seq, __ATOMIC_ACQUIRE);
+        __atomic_store_n(&ring_->alive, 1, __ATOMIC_RELEASE);
+        CU_TRY(launch_agent(ring_, from, agent_idle_ns_, agent_stream_));
+        return status::ok;
+    }
+
+    // Copies the results of finished descriptors that land in pageable memory, up to `upto`.
+    status agent_copy_out(uint64_t upto) {
+        for (uint64_t k = copied_out_ + 1; k <= upto; ++k) {
+            out_slot &o = out_[k % agent::ring_slots];
+            if (o.dst) std::memcpy(o.dst, ring_->d[k % agent::ring_slots].data, o.len);
+            o.dst = nullptr;
+        }
+        if (upto > copied_out_) copied_out_ = upto;
+        return status::ok;
+    }
+
+    // A copy through the agent: `*_inline` is a pageable end that travels inside the
+    // descriptor (<= inline_bytes), the other a pointer the GPU reaches.
+    result<ticket> agent_copy(void *dst_inline, void *dst, const void *src_inline, const void *src, size_t n) {
+        std::lock_guard<std::mutex> g(agent_mu_);
+        HGAS_TRY_ASSIGN(uint64_t s, agent_post(agent::op_copy, dst, src, src_inline, static_cast<uint32_t>(n), 0, 0, 0));
+        out_[s % agent::ring_slots] = {dst_inline, n};
+        return ticket{agent_stream_id, s};
+    }
+
+    result<bool> agent_test(uint64_t s) {
+        if (__atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE) >= s) {
+            std::lock_guard<std::mutex> g(agent_mu_);
+            HGAS_TRY(agent_copy_out(s));
+            return true;
+        }
+        std::lock_guard<std::mutex> g(agent_mu_);
+        HGAS_TRY(agent_alive_check(s));
+        return false;
+    }
     // The device is per thread in the runtime API; the progress helper calls in too.
     void select() {
         thread_local int selected = -1;
@@ -256,8 +404,20 @@ private:
     int dev_ = 0, count_ = 0;
     std::string bus_id_, desc_;
     std::vector<stream_state> streams_;
-    std::vector<mem_range> own_, mapped_;
+    std::vector<mem_range> own_, mapped_, pinned_;
     uint64_t *amo_result_ = nullptr;
+    int sm_count_ = 1;
+    uint64_t sm_copy_max_ = 0, agent_max_ = 0, agent_idle_ns_ = 0;
+    agent::ring *ring_ = nullptr;  // pinned; nullptr when the agent is off
+    cudaStream_t agent_stream_ = nullptr;
+    std::mutex agent_mu_;
+    std::mutex stream_mu_;
+    uint64_t agent_seq_ = 0, copied_out_ = 0;
+    struct out_slot {
+        void *dst = nullptr;
+        size_t len = 0;
+    };
+    out_slot out_[agent::ring_slots];
 };
 
 }  // namespace

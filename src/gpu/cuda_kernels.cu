@@ -3,11 +3,48 @@
 // atomics that concur correctly with kernels updating the same word.
 #include <cstdint>
 
+#include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
 
 namespace hgas::gpu {
 
 namespace {
+
+__device__ __forceinline__ uint64_t load_acquire_sys(const uint64_t *p) {
+    uint64_t v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_release_sys(uint64_t *p, uint64_t v) {
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ uint4 load_volatile16(const uint4 *p) {
+    uint4 v;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    return v;
+}
+__device__ __forceinline__ uint64_t global_ns() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+    return t;
+}
+
+// All threads of the block copy n bytes; 16-byte vectors when both ends allow. The agent
+// lives long, so its loads bypass L1 (__ldcv): host writes and copy-engine writes since the
+// last read of an address must be seen.
+__device__ void block_copy(unsigned char *dst, const unsigned char *src, size_t n) {
+    if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) & 15) == 0) {
+        const size_t nv = n / 16;
+        for (size_t i = threadIdx.x; i < nv; i += blockDim.x)
+            reinterpret_cast<uint4 *>(dst)[i] = __ldcv(reinterpret_cast<const uint4 *>(src) + i);
+        for (size_t i = nv * 16 + threadIdx.x; i < n; i += blockDim.x) dst[i] = __ldcv(src + i);
+    } else {
+        for (size_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = __ldcv(src + i);
+    }
+}
 
 template <class T>
 __device__ T amo_dev(T *p, int op, T v, T cmp) {
@@ -40,7 +77,114 @@ __global__ void amo_kernel(void *p, int op, unsigned width, unsigned long long v
     __threadfence_system();
 }
 
+template <class T>
+__device__ T amo_sys(T *p, int op, T v, T cmp) {
+    switch (static_cast<amo_op>(op)) {
+    case amo_op::fetch: return atomicAdd_system(p, T(0));
+    case amo_op::set: atomicExch_system(p, v); return 0;
+    case amo_op::add:
+    case amo_op::fetch_add: return atomicAdd_system(p, v);
+    case amo_op::swap: return atomicExch_system(p, v);
+    case amo_op::compare_swap: return atomicCAS_system(p, cmp, v);
+    case amo_op::and_:
+    case amo_op::fetch_and: return atomicAnd_system(p, v);
+    case amo_op::or_:
+    case amo_op::fetch_or: return atomicOr_system(p, v);
+    case amo_op::xor_:
+    case amo_op::fetch_xor: return atomicXor_system(p, v);
+    }
+    return 0;
+}
+
+__global__ void agent_kernel(agent::ring *ring, uint64_t next, uint64_t idle_ns) {
+    // The descriptor's first 64 bytes, fetched once by thread 0: every field read from pinned
+    // host memory is a PCIe round trip, so the block reads its copy in shared memory instead.
+    __shared__ uint4 hdr[4];
+    __shared__ int go;
+    uint64_t last = global_ns();
+    for (;;) {
+        agent::desc *d = &ring->d[next % agent::ring_slots];
+        if (threadIdx.x == 0) {
+            int g = 0;
+            for (unsigned polls = 1;; ++polls) {
+                if (load_acquire_sys(&d->seq) == next) { g = 1; break; }
+                // The clock and the stop word only now and then: one PCIe read per poll.
+                if ((polls & 255) == 0 && (load_acquire_sys(&ring->stop) || global_ns() - last > idle_ns)) break;
+            }
+            if (g) {
+                // Ordered after the acquire above; volatile so no cache line of the slot's
+                // previous use is reused; four loads in flight.
+                uint4 v[4];
+                for (int i = 0; i < 4; ++i) v[i] = load_volatile16(reinterpret_cast<const uint4 *>(d) + i);
+                for (int i = 0; i < 4; ++i) hdr[i] = v[i];
+            }
+            go = g;
+        }
+        __syncthreads();
+        if (!go) break;
+        const agent::desc &h = *reinterpret_cast<const agent::desc *>(hdr);  // header fields only
+        if (h.op == agent::op_copy) {
+            unsigned char *dst = h.dst ? reinterpret_cast<unsigned char *>(h.dst) : d->data;
+            const unsigned char *src = h.src ? reinterpret_cast<const unsigned char *>(h.src) : d->data;
+            block_copy(dst, src, h.len);
+        } else if (threadIdx.x == 0) {
+            unsigned long long old;
+            if (h.width == 4)
+                old = amo_sys<unsigned int>(reinterpret_cast<unsigned int *>(h.dst), h.amo_op,
+                                            static_cast<unsigned int>(h.operand), static_cast<unsigned int>(h.compare));
+            else
+                old = amo_sys<unsigned long long>(reinterpret_cast<unsigned long long *>(h.dst), h.amo_op, h.operand,
+                                                  h.compare);
+            d->result = old;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence_system();  // the copy (to peer or host memory) and the result before `done`
+            *reinterpret_cast<volatile uint64_t *>(&ring->done) = next;
+        }
+        ++next;
+        last = global_ns();
+    }
+    if (threadIdx.x == 0) {
+        store_release_sys(&ring->exit_seq, next);
+        store_release_sys(&ring->alive, 0);
+    }
+}
+
+// A grid-wide copy by SMs: faster than the copy engines for mid-size peer copies.
+__global__ void sm_copy_kernel(unsigned char *dst, const unsigned char *src, size_t n) {
+    const size_t tid = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+    if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) & 15) == 0) {
+        const size_t nv = n / 16;
+        const uint4 *s = reinterpret_cast<const uint4 *>(src);
+        uint4 *d = reinterpret_cast<uint4 *>(dst);
+        size_t i = tid;
+        for (; i + 3 * stride < nv; i += 4 * stride) {  // four loads in flight per thread
+            uint4 a = s[i], b = s[i + stride], c = s[i + 2 * stride], e = s[i + 3 * stride];
+            d[i] = a;
+            d[i + stride] = b;
+            d[i + 2 * stride] = c;
+            d[i + 3 * stride] = e;
+        }
+        for (; i < nv; i += stride) d[i] = s[i];
+        for (size_t j = nv * 16 + tid; j < n; j += stride) dst[j] = src[j];
+    } else {
+        for (size_t j = tid; j < n; j += stride) dst[j] = src[j];
+    }
+}
+
 }  // namespace
+
+cudaError_t launch_agent(agent::ring *ring, uint64_t next, uint64_t idle_ns, cudaStream_t s) {
+    agent_kernel<<<1, 256, 0, s>>>(ring, next, idle_ns);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_sm_copy(void *dst, const void *src, size_t n, int blocks, cudaStream_t s) {
+    sm_copy_kernel<<<blocks, 512, 0, s>>>(static_cast<unsigned char *>(dst), static_cast<const unsigned char *>(src), n);
+    return cudaGetLastError();
+}
 
 cudaError_t launch_amo(void *p, amo_op op, unsigned width, uint64_t operand, uint64_t compare, uint64_t *result,
                        cudaStream_t s) {

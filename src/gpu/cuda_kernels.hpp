@@ -8,6 +8,15 @@
 
 namespace hgas::gpu {
 
+namespace agent {
+struct ring;
+}
+
+// The copy agent (cuda_agent.hpp): serves ring descriptors from `next` until idle for idle_ns.
+cudaError_t launch_agent(agent::ring *ring, uint64_t next, uint64_t idle_ns, cudaStream_t s);
+// A copy by `blocks` blocks of SM threads.
+cudaError_t launch_sm_copy(void *dst, const void *src, size_t n, int blocks, cudaStream_t s);
+
 // One-thread atomic on device memory `p`; the old value lands in `result` (pinned host).
 cudaError_t launch_amo(void *p, amo_op op, unsigned width, uint64_t operand, uint64_t compare, uint64_t *result,
                        cudaStream_t s);

@@ -148,6 +148,24 @@ status staging::copy(void *dst, mem::kind dk, const void *src, mem::kind sk, siz
     return wait_ticket(d, tk, "device copy");
 }
 
+status staging::copy_nbi(void *dst, mem::kind dk, const void *src, mem::kind sk, size_t n) {
+    if (n == 0) return status::ok;
+    gpu::device *d = engine_for(dk, sk);
+    if ((dk != mem::kind::host && sk != mem::kind::host && dk != sk) || !d) return copy(dst, dk, src, sk, n);
+    HGAS_TRY_ASSIGN(gpu::ticket tk, d->copy_async(dst, src, n, next_stream_++ % d->streams()));
+    nbi_.emplace_back(d, tk);
+    // Keep the list short: drop what has completed already.
+    if (nbi_.size() >= 64) {
+        std::vector<std::pair<gpu::device *, gpu::ticket>> left;
+        for (auto &e : nbi_) {
+            HGAS_TRY_ASSIGN(bool done, e.first->test(e.second));
+            if (!done) left.push_back(e);
+        }
+        nbi_.swap(left);
+    }
+    return status::ok;
+}
+
 status staging::bounce_put(transport::transport *t, transport::remote dst, const void *src, mem::kind sk, size_t n) {
     gpu::device *d = c_.dev[static_cast<int>(sk)];
     if (!pinned_ || !d) return fail(status::internal, "bounce put without a pinned pool or a %s device", mem::kind_name(sk));
@@ -357,6 +375,8 @@ result<uint64_t> staging::amo(int t, uint16_t seg, uint64_t offset, amo_op op, u
 }
 
 status staging::quiet() {
+    for (auto &e : nbi_) HGAS_TRY(wait_ticket(e.first, e.second, "a non-blocking device copy"));
+    nbi_.clear();
     HGAS_TRY(flush_outgoing(true));
     for (int t = 0; t < c_.n; ++t) {
         if (!sent_[t]) continue;

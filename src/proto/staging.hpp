@@ -72,6 +72,8 @@ public:
 
     // Local copy between memory this process names. Kinds say which engine moves the bytes.
     status copy(void *dst, mem::kind dk, const void *src, mem::kind sk, size_t n);
+    // The same, complete at quiet(): copies spread over the device's streams and overlap.
+    status copy_nbi(void *dst, mem::kind dk, const void *src, mem::kind sk, size_t n);
     // Bounce: device memory here <-> a host segment that `t` reaches.
     status bounce_put(transport::transport *t, transport::remote dst, const void *src, mem::kind sk, size_t n);
     status bounce_get(void *dst, mem::kind dk, transport::transport *t, transport::remote src, size_t n);
@@ -82,7 +84,7 @@ public:
     status get(void *dst, mem::kind dk, int rank, uint16_t seg, uint64_t offset, size_t n);
     result<uint64_t> amo(int rank, uint16_t seg, uint64_t offset, amo_op op, unsigned width, uint64_t operand,
                          uint64_t compare);
-    // Every staged message sent has been applied by its target.
+    // Every copy_nbi is complete and every staged message sent has been applied by its target.
     status quiet();
 
     // The agent: serve this rank's rings. `on_rank_thread` allows transport calls.
@@ -125,6 +127,8 @@ private:
     uint64_t slot_bytes_ = 0, ring_bytes_ = 0, rings_ = 0, credits_ = 0, replies_ = 0;
     std::vector<uint64_t> sent_;  // messages sent to each rank
     std::deque<outgoing> out_;
+    std::vector<std::pair<gpu::device *, gpu::ticket>> nbi_;  // copy_nbi not yet complete
+    int next_stream_ = 0;
     std::vector<ring_in> in_;
     char *pinned_ = nullptr;      // slots * slot_bytes: assembly of messages that travel by transport
     gpu::device *pinned_owner_ = nullptr;

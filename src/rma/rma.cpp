@@ -59,27 +59,31 @@ status not_mapped(core::rank &r, const char *op, hgas_gptr_t p) {
 bool staging_forbidden(core::rank &r) { return r.cfg().text(setting::path) == "direct"; }
 
 status device_put(core::rank &r, const char *op, hgas_gptr_t dst, const core::peer_segment &ps, const void *src,
-                  mem::kind sk, size_t n, const proto::signal_req *sig) {
+                  mem::kind sk, size_t n, const proto::signal_req *sig, bool nbi = false) {
     proto::staging *st = staging_of(r, op);
     if (!st) return status::internal;
     if (ps.kind == mem::kind::host) {
-        if (ps.direct) return st->copy(ps.direct + dst.offset, mem::kind::host, src, sk, n);
+        if (ps.direct) return nbi ? st->copy_nbi(ps.direct + dst.offset, mem::kind::host, src, sk, n)
+                                  : st->copy(ps.direct + dst.offset, mem::kind::host, src, sk, n);
         return st->bounce_put(r.route(dst.rank), to_remote(dst), src, sk, n);
     }
-    if (ps.dev) return st->copy(ps.dev + dst.offset, ps.kind, src, sk, n);
+    if (ps.dev) return nbi ? st->copy_nbi(ps.dev + dst.offset, ps.kind, src, sk, n)
+                           : st->copy(ps.dev + dst.offset, ps.kind, src, sk, n);
     if (staging_forbidden(r)) return not_mapped(r, op, dst);
     return st->put(static_cast<int>(dst.rank), dst.segment, dst.offset, src, sk, n, sig);
 }
 
 status device_get(core::rank &r, const char *op, void *dst, mem::kind dk, hgas_gptr_t src,
-                  const core::peer_segment &ps, size_t n) {
+                  const core::peer_segment &ps, size_t n, bool nbi = false) {
     proto::staging *st = staging_of(r, op);
     if (!st) return status::internal;
     if (ps.kind == mem::kind::host) {
-        if (ps.direct) return st->copy(dst, dk, ps.direct + src.offset, mem::kind::host, n);
+        if (ps.direct) return nbi ? st->copy_nbi(dst, dk, ps.direct + src.offset, mem::kind::host, n)
+                                  : st->copy(dst, dk, ps.direct + src.offset, mem::kind::host, n);
         return st->bounce_get(dst, dk, r.route(src.rank), to_remote(src), n);
     }
-    if (ps.dev) return st->copy(dst, dk, ps.dev + src.offset, ps.kind, n);
+    if (ps.dev) return nbi ? st->copy_nbi(dst, dk, ps.dev + src.offset, ps.kind, n)
+                           : st->copy(dst, dk, ps.dev + src.offset, ps.kind, n);
     if (staging_forbidden(r)) return not_mapped(r, op, src);
     return st->get(dst, dk, static_cast<int>(src.rank), src.segment, src.offset, n);
 }
@@ -93,7 +97,7 @@ status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) 
     HGAS_TRY(check_local(op, src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, dst, n));
     const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
-    if (sk != mem::kind::host || ps->kind != mem::kind::host) return device_put(r, op, dst, *ps, src, sk, n, nullptr);
+    if (sk != mem::kind::host || ps->kind != mem::kind::host) return device_put(r, op, dst, *ps, src, sk, n, nullptr, nbi);
     if (ps->direct) {
         std::memcpy(ps->direct + dst.offset, src, n);
         return status::ok;
@@ -106,7 +110,7 @@ status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi) {
     HGAS_TRY(check_local(op, dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, src, n));
     const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
-    if (dk != mem::kind::host || ps->kind != mem::kind::host) return device_get(r, op, dst, dk, src, *ps, n);
+    if (dk != mem::kind::host || ps->kind != mem::kind::host) return device_get(r, op, dst, dk, src, *ps, n, nbi);
     if (ps->direct) {
         std::memcpy(dst, ps->direct + src.offset, n);
         return status::ok;
