@@ -294,8 +294,9 @@ status staging::publish(int t, uint64_t seq, const header &hh, char *staged, siz
 status staging::put(int t, uint16_t seg, uint64_t offset, const void *src, mem::kind sk, size_t n,
                     const signal_req *sig) {
     size_t pos = 0;
+    size_t k = 0;
     do {
-        const size_t len = std::min<size_t>(c_.chunk, n - pos);
+        const size_t len = chunk_len(k++, n - pos);
         const bool last = pos + len >= n;
         HGAS_TRY_ASSIGN(uint64_t seq, claim(t));
         header h{};
@@ -313,6 +314,17 @@ status staging::put(int t, uint16_t seg, uint64_t offset, const void *src, mem::
         pos += len;
     } while (pos < n);
     return flush_outgoing(true);  // the source may be reused once every chunk left it
+}
+
+// Chunk k of a transfer with `left` bytes to go. The pipeline fills and drains with one chunk
+// on its own (the first device-to-host copy before any host-to-device one, and the reverse at
+// the end), so chunks grow from 64 KiB to a slot at the start and shrink towards the end:
+// fill and drain then cost microseconds, while the middle keeps the per-chunk costs low.
+size_t staging::chunk_len(size_t k, size_t left) const {
+    const size_t min_chunk = std::min<size_t>(64 << 10, c_.chunk);
+    const size_t ramp = min_chunk << std::min<size_t>(k, 20);
+    const size_t len = std::min({static_cast<size_t>(c_.chunk), ramp, std::max(min_chunk, left / 2)});
+    return std::min(len, left);
 }
 
 status staging::get(void *dst, mem::kind dk, int t, uint16_t seg, uint64_t offset, size_t n) {

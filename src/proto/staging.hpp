@@ -106,6 +106,7 @@ private:
     };
 
     gpu::device *engine_for(mem::kind a, mem::kind b) const;
+    size_t chunk_len(size_t k, size_t left) const;
     status wait_ticket(gpu::device *d, gpu::ticket t, const char *what);
     char *slot_in(int src, uint64_t seq) const;       // in this rank's heap: ring of `src`
     uint64_t slot_offset(int src, uint64_t seq) const;  // in any rank's heap
