@@ -61,7 +61,7 @@ struct progress_poller final : poller {
 // before I have read it. Signal words are host memory, one cache line each.
 class halo {
 public:
-    halo(kind k, size_t plane_floats, int me, int n) : kind_(k), floats_(plane_floats), me_(me), n_(n) {
+    halo(kind k, size_t plane_floats, int me) : kind_(k), floats_(plane_floats), me_(me) {
         const size_t bytes = 4 * plane_floats * sizeof(float);
         if (k == kind::host) {
             check(hgas_malloc(bytes, reinterpret_cast<void **>(&recv_)), "hgas_malloc (halo buffers)");
@@ -105,7 +105,7 @@ private:
 
     kind kind_;
     size_t floats_;
-    int me_, n_;
+    int me_;
     float *recv_ = nullptr;
     uint64_t *sig_ = nullptr;
     std::vector<float> staging_;
@@ -118,7 +118,7 @@ struct result {
 // gosa in global plane order, independent of the decomposition: each rank writes its planes'
 // sums into a vector of all interior planes (zeros elsewhere), the allreduce adds exact zeros
 // to each entry, and every rank sums the entries in plane order.
-double global_gosa(slab &s, int mimax, std::vector<double> &planes) {
+double global_gosa(slab &s, std::vector<double> &planes) {
     std::fill(planes.begin(), planes.end(), 0.0);
     for (int l = 1; l <= s.planes(); ++l) planes[s.lo() - 1 + l - 1] = s.plane_gosa(l);
     check(hgas_allreduce(planes.data(), planes.data(), planes.size(), HGAS_DOUBLE, HGAS_OP_SUM), "hgas_allreduce");
@@ -132,7 +132,7 @@ result run(const options &o, slab &s, team &t, bool exchange, gpu_energy &energy
     const bool has_lo = exchange && me > 0, has_hi = exchange && me < n - 1;
     std::vector<double> planes(o.mimax - 2);
     std::optional<halo> h;  // collective allocation: every rank has the same `exchange`
-    if (exchange) h.emplace(o.kind, s.plane_floats(), me, n);
+    if (exchange) h.emplace(o.kind, s.plane_floats(), me);
     progress_poller poll(o.poll_us);
     s.init();
     result r;
@@ -150,10 +150,10 @@ result run(const options &o, slab &s, team &t, bool exchange, gpu_energy &energy
         if (has_lo) s.set_halo(0, h->receive(0, it));
         if (has_hi) s.set_halo(nl + 1, h->receive(1, it));
         s.commit(t);
-        if (exchange) r.gosa = global_gosa(s, o.mimax, planes);
+        if (exchange) r.gosa = global_gosa(s, planes);
     }
     const double t1 = now(), c1 = cpu_seconds(), e1 = energy.read_joules();
-    if (!exchange) r.gosa = global_gosa(s, o.mimax, planes);
+    if (!exchange) r.gosa = global_gosa(s, planes);
 
     const double mine = t1 - t0;
     check(hgas_allreduce(&r.seconds, &mine, 1, HGAS_DOUBLE, HGAS_OP_MAX), "hgas_allreduce");

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# verify.sh HGASRUN HIMENO N SIZE ITERS: gosa after ITERS sweeps on N ranks must match
-# REFERENCE.md (himeno --verify: relative error <= 1e-5) and the run must exit 0.
+# verify.sh HGASRUN HIMENO N SIZE ITERS [HGASRUN-OPTIONS...]: gosa after ITERS sweeps on N
+# ranks must match REFERENCE.md (himeno --verify: relative error <= 1e-5) and the run must exit 0.
 set -u
 HGASRUN=$1 HIMENO=$2 N=$3 SIZE=$4 ITERS=$5
-out=$("$HGASRUN" -n "$N" --timeout 100 "$HIMENO" --size "$SIZE" --iters "$ITERS" --kind host --verify 2>&1)
+shift 5
+out=$("$HGASRUN" -n "$N" --timeout 100 "$@" "$HIMENO" --size "$SIZE" --iters "$ITERS" --kind host --verify 2>&1)
 rc=$?
 echo "$out"
 [ "$rc" = 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
