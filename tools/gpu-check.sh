@@ -12,15 +12,16 @@
 #   plots.tar     PNG plots from tools/bench-plot.py, when matplotlib is importable
 #
 # usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench] [-h]
-#   --quick     fewer sizes (8:256M:16), 5 batches; about 3 minutes with the build
+#   --quick     fewer sizes (8:256M:16), 5 batches
 #   --no-build  use the build in $BUILD as it is
 #   --only X    only the tests or only the benchmarks
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
 #   CTEST_JOBS (default 1).
-# UCX: the machine cannot reach PyPI, so UCX is built in only from a carried wheel
-#   (.whl/libucx*.whl, installed here into $BUILD/ucx-site); otherwise -DHGAS_UCX=OFF.
+# UCX: the machine cannot reach PyPI, so UCX is built in only from a carried build/venv (made by
+#   make deps; its libucx folder is used) or a carried wheel (.whl/libucx*.whl, installed into
+#   $BUILD/ucx-site); otherwise -DHGAS_UCX=OFF.
 # GoogleTest: the system's if there is one, else a carried source tree at .deps/googletest
 #   (cp -r /usr/src/googletest .deps/), built into $BUILD/gtest; else tests are not built.
 # Exit status: 0 when every step that ran passed; 1 otherwise; 2 for bad options.
@@ -103,7 +104,11 @@ if [ $DO_BUILD = 1 ]; then
     args=(-G Ninja -S . -B "$BUILD" -DHGAS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH")
     : >"$OUT/build.log"
     whl=$(ls .whl/libucx*.whl 2>/dev/null | head -1)
-    if [ -n "$whl" ]; then
+    venv_ucx=$(ls -d build/venv/lib/python3*/site-packages/libucx 2>/dev/null | head -1)
+    if [ -n "$venv_ucx" ] && [ -d "$venv_ucx/lib/cmake/ucx" ]; then
+        args+=(-DHGAS_UCX=ON -DHGAS_UCX_ROOT="$ROOT/$venv_ucx")
+        say "build: UCX from the carried virtual environment ($venv_ucx)"
+    elif [ -n "$whl" ]; then
         if python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$BUILD/ucx-site" "$whl" >>"$OUT/build.log" 2>&1 \
             && [ -d "$BUILD/ucx-site/libucx/lib/cmake/ucx" ]; then
             args+=(-DHGAS_UCX=ON -DHGAS_UCX_ROOT="$ROOT/$BUILD/ucx-site/libucx")
@@ -114,7 +119,7 @@ if [ $DO_BUILD = 1 ]; then
         fi
     else
         args+=(-DHGAS_UCX=OFF)
-        say "build: no carried UCX wheel (.whl/libucx*.whl); building without UCX (self and shm transports)"
+        say "build: no carried UCX (build/venv or .whl/libucx*.whl); building without UCX (self and shm transports)"
     fi
     if find_gtest; then
         say "build: GoogleTest from the system"
