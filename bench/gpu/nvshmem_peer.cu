@@ -321,10 +321,11 @@ void dev_put_block(const gpu_opts &o, size_t s) {
             CK(cudaEventRecord(ev1, st));
             v[(size_t)b] = event_ms() / 1e3;
         }
-        char path[96];
-        snprintf(path, sizeof path, "nvshmemx_putmem_block (device, %d block%s x512)", nb, nb == 1 ? "" : "s");
-        gpu_report_bw(o, point("put_bw", path, "device-loop", o), s, v.data(), o.batches, n, (double)n * (double)s,
-                      ok);
+        char note[32];
+        snprintf(note, sizeof note, "%d block%s of 512 threads", nb, nb == 1 ? "" : "s");
+        gpu_point pt = point("put_bw", "nvshmemx_putmem_block (device, up to 32 blocks)", "device-loop", o);
+        pt.note = note;
+        gpu_report_bw(o, pt, s, v.data(), o.batches, n, (double)n * (double)s, ok);
     }
     nvshmem_barrier_all();
 }
