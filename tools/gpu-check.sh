@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# tools/gpu-check.sh — the one script run on a GPU machine: builds hgas with CUDA (and the
+# NVSHMEM/NCCL peers the machine's python3 packages provide), runs the GPU tests (ctest label
+# "gpu"), runs the GPU benchmarks and their peers, and plots them. Everything it writes is under
+# $OUT (default ./gpu-out), in few files:
+#   summary.txt   machine, steps, exit statuses, times, the hgas/peer ratio table (read first)
+#   build.log     configure and build
+#   tests.log     ctest -L gpu
+#   bench.txt     every benchmark program's table lines and messages
+#   bench.jsonl   every result record (one JSON object per line; docs/bench.md "GPU peers")
+#   hgas-bench-gpu.json   hgas-bench --gpu --json, when hgas-bench has --gpu
+#   plots.tar     PNG plots from tools/bench-plot.py, when matplotlib is importable
+#
+# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench] [-h]
+#   --quick     fewer sizes (8:256M:16), 5 batches
+#   --no-build  use the build in $BUILD as it is
+#   --only X    only the tests or only the benchmarks
+# Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
+#   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
+#   the whole script, default 470: steps that would pass it are cut short or skipped),
+#   CTEST_JOBS (default 1).
+# UCX: the machine cannot reach PyPI, so UCX is built in only from a carried build/venv (made by
+#   make deps; its libucx folder is used) or a carried wheel (.whl/libucx*.whl, installed into
+#   $BUILD/ucx-site); otherwise -DHGAS_UCX=OFF.
+# GoogleTest: the system's if there is one, else a carried source tree at .deps/googletest
+#   (cp -r /usr/src/googletest .deps/), built into $BUILD/gtest; else tests are not built.
+# Exit status: 0 when every step that ran passed; 1 otherwise; 2 for bad options.
+set -u -o pipefail
+
+QUICK=0 DO_BUILD=1 ONLY=all
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) QUICK=1 ;;
+    --no-build) DO_BUILD=0 ;;
+    --only)
+        [ $# -ge 2 ] || { echo "gpu-check: --only wants tests or bench" >&2; exit 2; }
+        ONLY=$2; shift
+        [ "$ONLY" = tests ] || [ "$ONLY" = bench ] || { echo "gpu-check: --only wants tests or bench, not '$ONLY'" >&2; exit 2; } ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gpu-check: unknown option '$1' (tools/gpu-check.sh --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+OUT=${OUT:-./gpu-out}
+mkdir -p "$OUT" || exit 1
+OUT=$(cd "$OUT" && pwd)
+BUILD=${BUILD:-build-gpu}
+JOBS=${JOBS:-16}
+CUDA_ARCH=${CUDA_ARCH:-90}
+DEADLINE=${DEADLINE:-470}
+CTEST_JOBS=${CTEST_JOBS:-1}
+if [ $QUICK = 1 ]; then SIZES=${SIZES:-8:256M:16}; QFLAG=(--quick); else SIZES=${SIZES:-8:256M:4}; QFLAG=(); fi
+
+# NVLink multicast stays off: it can take a shared host's GPUs out of service.
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export PYTHONUNBUFFERED=1
+
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+FAILED=()
+START=$SECONDS
+say() { echo "gpu-check: $*" | tee -a "$SUMMARY"; }
+left() { echo $((DEADLINE - (SECONDS - START))); }
+# limit WANT: the seconds a step may take, WANT or what is left before the deadline minus a reserve.
+limit() {
+    local l=$(($(left) - 25))
+    [ "$l" -gt "$1" ] && l=$1
+    [ "$l" -lt 1 ] && l=1
+    echo "$l"
+}
+
+say "started $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), $(nproc) CPUs; OUT=$OUT BUILD=$BUILD quick=$QUICK only=$ONLY sizes=$SIZES"
+{
+    echo "== nvidia-smi -L"; nvidia-smi -L 2>&1
+    echo "== nvidia-smi topo -m"; nvidia-smi topo -m 2>&1
+    echo "== driver, GPU memory"; nvidia-smi --query-gpu=index,name,driver_version,memory.total,memory.used --format=csv 2>&1
+    echo "== nvcc"; nvcc --version 2>&1 | tail -2
+    echo "== cmake / ninja / python3"; cmake --version 2>&1 | head -1; ninja --version 2>&1; python3 --version 2>&1
+    echo "== python packages"
+    for m in nvidia.nvshmem nvidia.nccl matplotlib; do
+        printf '%s: ' "$m"; python3 -c "import $m as x; print(list(getattr(x, '__path__', [getattr(x, '__file__', '?')]))[0])" 2>&1 | tail -1
+    done
+    echo "== source"; git -C "$ROOT" log --oneline -1 2>/dev/null || echo "(no git history in this copy)"
+    echo "== environment"; env | grep -E '^(NCCL_NVLS_ENABLE|NVSHMEM_DISABLE_NVLS|TORCH_SYMM_MEM_DISABLE_MULTICAST|CUDA_VISIBLE_DEVICES)=' | sort
+} 2>&1 | tee -a "$SUMMARY"
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+say "$NGPU GPU(s) visible"
+
+# ---- build ------------------------------------------------------------------------------
+find_gtest() {
+    local d
+    for d in /usr/lib/x86_64-linux-gnu/cmake/GTest /usr/lib/cmake/GTest /usr/lib64/cmake/GTest \
+             /usr/local/lib/cmake/GTest /usr/local/lib64/cmake/GTest; do
+        [ -f "$d/GTestConfig.cmake" ] && return 0
+    done
+    [ -f /usr/include/gtest/gtest.h ] && ls /usr/lib*/libgtest* /usr/lib/x86_64-linux-gnu/libgtest* >/dev/null 2>&1
+}
+
+if [ $DO_BUILD = 1 ]; then
+    say "build: configuring $BUILD (CUDA on, architectures $CUDA_ARCH) ..."
+    args=(-G Ninja -S . -B "$BUILD" -DHGAS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH")
+    : >"$OUT/build.log"
+    whl=$(ls .whl/libucx*.whl 2>/dev/null | head -1)
+    venv_ucx=$(ls -d build/venv/lib/python3*/site-packages/libucx 2>/dev/null | head -1)
+    if [ -n "$venv_ucx" ] && [ -d "$venv_ucx/lib/cmake/ucx" ]; then
+        args+=(-DHGAS_UCX=ON -DHGAS_UCX_ROOT="$ROOT/$venv_ucx")
+        say "build: UCX from the carried virtual environment ($venv_ucx)"
+    elif [ -n "$whl" ]; then
+        if python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$BUILD/ucx-site" "$whl" >>"$OUT/build.log" 2>&1 \
+            && [ -d "$BUILD/ucx-site/libucx/lib/cmake/ucx" ]; then
+            args+=(-DHGAS_UCX=ON -DHGAS_UCX_ROOT="$ROOT/$BUILD/ucx-site/libucx")
+            say "build: UCX from the carried wheel $whl"
+        else
+            args+=(-DHGAS_UCX=OFF)
+            say "build: the carried UCX wheel $whl did not install (see build.log); building without UCX"
+        fi
+    else
+        args+=(-DHGAS_UCX=OFF)
+        say "build: no carried UCX (build/venv or .whl/libucx*.whl); building without UCX (self and shm transports)"
+    fi
+    if find_gtest; then
+        say "build: GoogleTest from the system"
+    elif [ -f .deps/googletest/CMakeLists.txt ]; then
+        say "build: GoogleTest from the carried source .deps/googletest"
+        if cmake -G Ninja -S .deps/googletest -B "$BUILD/gtest-build" -DCMAKE_BUILD_TYPE=Release \
+            -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_POLICY_VERSION_MINIMUM=3.5 -DCMAKE_INSTALL_PREFIX="$ROOT/$BUILD/gtest" >>"$OUT/build.log" 2>&1 \
+            && cmake --build "$BUILD/gtest-build" -j "$JOBS" >>"$OUT/build.log" 2>&1 \
+            && cmake --install "$BUILD/gtest-build" >>"$OUT/build.log" 2>&1; then
+            args+=(-DCMAKE_PREFIX_PATH="$ROOT/$BUILD/gtest")
+        else
+            args+=(-DHGAS_TESTS=OFF)
+            say "build: building the carried GoogleTest failed (build.log); tests are not built"
+            FAILED+=("gtest")
+        fi
+    else
+        args+=(-DHGAS_TESTS=OFF)
+        say "build: NO GoogleTest here (carry .deps/googletest: docs/bench.md); tests are not built"
+    fi
+    t=$SECONDS
+    if timeout "$(limit 120)" cmake "${args[@]}" >>"$OUT/build.log" 2>&1; then
+        grep -E '^-- hgas:' "$OUT/build.log" | tee -a "$SUMMARY"
+        say "build: cmake --build -j $JOBS ..."
+        timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" -- -k 0 >>"$OUT/build.log" 2>&1
+        rc=$?
+        say "build: status $rc after $((SECONDS - t)) s$([ $rc = 124 ] && echo ' (timed out)')"
+        if [ $rc != 0 ]; then
+            FAILED+=("build")
+            grep -E 'error|FAILED' "$OUT/build.log" | head -20 | tee -a "$SUMMARY"
+        fi
+    else
+        say "build: cmake configure FAILED (build.log):"
+        tail -20 "$OUT/build.log" | tee -a "$SUMMARY"
+        FAILED+=("configure")
+    fi
+else
+    say "build: skipped (--no-build); using $BUILD"
+fi
+
+# ---- tests ------------------------------------------------------------------------------
+if [ "$ONLY" != bench ]; then
+    : >"$OUT/tests.log"
+    if [ ! -f "$BUILD/CTestTestfile.cmake" ]; then
+        say "tests: no test tree in $BUILD; not run"
+        FAILED+=("tests")
+    else
+        l=$(limit 180)
+        say "tests: ctest -L '^gpu\$' (up to $l s) ..."
+        t=$SECONDS
+        timeout "$l" ctest --test-dir "$BUILD" -L '^gpu$' --output-on-failure --timeout 120 -j "$CTEST_JOBS" >"$OUT/tests.log" 2>&1
+        rc=$?
+        if grep -q "No tests were found" "$OUT/tests.log"; then
+            say "tests: no test has the label gpu yet"
+        else
+            grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run' "$OUT/tests.log" | tee -a "$SUMMARY"
+            say "tests: status $rc after $((SECONDS - t)) s"
+            [ $rc = 0 ] || FAILED+=("tests")
+        fi
+    fi
+fi
+
+# ---- benchmarks -------------------------------------------------------------------------
+find_prog() {  # the first executable of the candidates
+    local p
+    for p in "$@"; do [ -x "$p" ] && { echo "$p"; return 0; }; done
+    return 1
+}
+
+# bench NAME WANT_SECONDS COMMAND...: runs it, table and messages into bench.txt, records into
+# bench.jsonl, a status line into summary.txt.
+bench() {
+    local name=$1 want=$2 l rc n bad t
+    shift 2
+    l=$(limit "$want")
+    if [ "$l" -lt 15 ]; then
+        say "bench: $name NOT RUN: the deadline ($DEADLINE s) is near"
+        FAILED+=("$name (not run)")
+        return
+    fi
+    echo "### $name: $* (limit $l s)" >>"$OUT/bench.txt"
+    t=$SECONDS
+    timeout -k 5 "$l" "$@" 2>&1 | tee -a "$OUT/bench.txt" >"$OUT/.run"
+    rc=${PIPESTATUS[0]}
+    grep '^{' "$OUT/.run" >>"$OUT/bench.jsonl"
+    n=$(grep -c '^{' "$OUT/.run")
+    bad=$(grep -c '"verified":false' "$OUT/.run")
+    say "bench: $name: status $rc$([ "$rc" = 124 ] && echo ' (timed out)'), $n records, $bad failed checks, $((SECONDS - t)) s"
+    if [ "$rc" != 0 ] || [ "$bad" != 0 ]; then
+        grep -v '^{' "$OUT/.run" | grep -E 'FAILED|DATA CHECK|rror|timed out|hgasrun:' | head -8 | sed 's/^/    /' | tee -a "$SUMMARY"
+        FAILED+=("$name")
+    fi
+    rm -f "$OUT/.run"
+    grep -h '^# skipped' "$OUT/bench.txt" | sort -u | sed 's/^# /  /' >"$OUT/.skips"
+}
+
+if [ "$ONLY" != tests ]; then
+    : >"$OUT/bench.txt"
+    : >"$OUT/bench.jsonl"
+    B="$BUILD/bench/gpu"
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    common=(--sizes "$SIZES" "${QFLAG[@]}")
+    if [ -x "$B/hgas-gpu-peers" ]; then bench hgas-gpu-peers 150 "$B/hgas-gpu-peers" "${common[@]}"
+    else say "bench: hgas-gpu-peers was not built"; FAILED+=("hgas-gpu-peers (not built)"); fi
+    if [ -x "$B/hgas-nvshmem-peer" ]; then bench hgas-nvshmem-peer 150 "$B/hgas-nvshmem-peer" "${common[@]}" --timeout 140
+    else say "bench: hgas-nvshmem-peer not built (no NVSHMEM found at configure: build.log)"; fi
+    if [ -x "$B/hgas-nccl-peer" ]; then bench hgas-nccl-peer 120 "$B/hgas-nccl-peer" "${common[@]}" --timeout 110
+    else say "bench: hgas-nccl-peer not built (no NCCL found at configure: build.log)"; fi
+    if [ -x "$B/hgas-gpu-staging" ] && [ -n "$HGASRUN" ]; then
+        bench "hgas-gpu-staging (hgasrun -n 2)" 150 "$HGASRUN" -n 2 --timeout 140 "$B/hgas-gpu-staging" "${common[@]}"
+    else say "bench: hgas-gpu-staging or hgasrun was not built"; FAILED+=("hgas-gpu-staging (not built)"); fi
+    HB=$(find_prog "$BUILD/tools/hgas-bench/hgas-bench" "$BUILD/bin/hgas-bench")
+    if [ -n "$HB" ] && "$HB" --help 2>&1 | grep -q -- '--gpu'; then
+        rm -f "$OUT/hgas-bench-gpu.json"
+        bench "hgas-bench --gpu" 240 "$HB" --gpu --sizes "$SIZES" "${QFLAG[@]}" --json "$OUT/hgas-bench-gpu.json"
+    else
+        say "bench: hgas-bench has no --gpu option yet: hgas's own GPU numbers are not measured"
+    fi
+    if [ -s "$OUT/.skips" ]; then say "bench: skipped measurements:"; tee -a "$SUMMARY" <"$OUT/.skips"; fi
+    rm -f "$OUT/.skips"
+
+    # ---- plots and ratios ---------------------------------------------------------------
+    inputs=("$OUT/bench.jsonl")
+    [ -s "$OUT/hgas-bench-gpu.json" ] && inputs+=("$OUT/hgas-bench-gpu.json")
+    if [ -s "$OUT/bench.jsonl" ] || [ ${#inputs[@]} -gt 1 ]; then
+        rm -rf "$OUT/plots"
+        timeout 60 python3 tools/bench-plot.py --out "$OUT/plots" "${inputs[@]}" 2>&1 | tee -a "$SUMMARY"
+        if [ -d "$OUT/plots" ] && ls "$OUT/plots"/*.png >/dev/null 2>&1; then
+            tar -cf "$OUT/plots.tar" -C "$OUT" plots && rm -rf "$OUT/plots"
+            say "plots: $OUT/plots.tar ($(tar -tf "$OUT/plots.tar" | grep -c '\.png$') PNG files)"
+        fi
+    fi
+fi
+
+say "finished after $((SECONDS - START)) s"
+if [ ${#FAILED[@]} -gt 0 ]; then
+    say "FAILED: ${FAILED[*]}"
+    exit 1
+fi
+say "all steps passed"
+exit 0
