@@ -12,8 +12,10 @@
  * destination kind on the target rank (and the reverse for get). Every size is checked once
  * (read back through hgas) before it is timed.
  *
- * Usage: hgasrun -n 1|2 hgas-bench-kinds [--kind cuda|sim] [--dirs d2d,h2d,d2h] [common options]
- * (the common options and output are in bench_common.h). --transport labels the path. */
+ * Usage: hgasrun -n 1|2 hgas-bench-kinds [--kind cuda|sim] [--dirs d2d,h2d,d2h] [--peer] [common options]
+ * (the common options are in bench_common.h). --transport labels the path; --peer says the two
+ * ranks use different GPUs (direction d2d-peer, as the peers name it). Output: one JSON record
+ * per point in the GPU peers' shape (bench put_lat/put_bw/get_lat/get_bw, path, direction). */
 #include "bench_common.h"
 
 #include <hgas/hgas.h>
@@ -31,6 +33,36 @@ enum { MAXB = 64 };
 
 static int me, target;
 static hgas_kind_t dev_kind = HGAS_KIND_CUDA;
+static int peer_gpu = 0; /* --peer: the two ranks use different GPUs (direction d2d-peer) */
+
+/* One JSON record in the GPU peers' shape (bench/gpu/gpu_common.h): the operation as `bench`,
+ * the direction and the path as fields, so that bench-plot.py lines hgas up with its peers. */
+static void report(const bench_opts_t *o, const char *bench, const char *dirname, size_t bytes, double *samples,
+                   int n, long iters, double batch_bytes, int verified) {
+    char dir[32];
+    snprintf(dir, sizeof dir, "%s%s", dirname, peer_gpu && !strcmp(dirname, "d2d") ? "-peer" : "");
+    double med = bench_median(samples, n);
+    char sz[32];
+    bench_size_str(bytes, sz, sizeof sz);
+    if (batch_bytes > 0) {
+        printf("{\"bench\":\"%s\",\"impl\":\"hgas\",\"transport\":\"%s\",\"path\":\"%s\",\"direction\":\"%s\","
+               "\"bytes\":%zu,\"gbps\":%.4f,\"max_gbps\":%.4f,\"min_gbps\":%.4f,\"median_us\":%.4f,\"iters\":%ld,"
+               "\"batches\":%d,\"initiator\":\"host\",\"verified\":%s}\n",
+               bench, o->transport, o->transport, dir, bytes, batch_bytes / med / 1e9, batch_bytes / samples[0] / 1e9,
+               batch_bytes / samples[n - 1] / 1e9, med / (double)iters * 1e6, iters, n, verified ? "true" : "false");
+        printf("# hgas %-10s %-8s %-9s %8s %10.3f GB/s%s\n", o->transport, bench, dir, sz, batch_bytes / med / 1e9,
+               verified ? "" : "  DATA CHECK FAILED");
+    } else {
+        printf("{\"bench\":\"%s\",\"impl\":\"hgas\",\"transport\":\"%s\",\"path\":\"%s\",\"direction\":\"%s\","
+               "\"bytes\":%zu,\"median_us\":%.4f,\"min_us\":%.4f,\"max_us\":%.4f,\"iters\":%ld,\"batches\":%d,"
+               "\"initiator\":\"host\",\"verified\":%s}\n",
+               bench, o->transport, o->transport, dir, bytes, med, samples[0], samples[n - 1], iters, n,
+               verified ? "true" : "false");
+        printf("# hgas %-10s %-8s %-9s %8s %10.3f us%s\n", o->transport, bench, dir, sz, med,
+               verified ? "" : "  DATA CHECK FAILED");
+    }
+    fflush(stdout);
+}
 
 typedef struct dir {
     const char *name;   /* d2d, h2d, d2h */
@@ -82,7 +114,7 @@ static long window_of(size_t s) {
 }
 
 static void run_dir(const bench_opts_t *o, const dir_t *d) {
-    char name[64];
+    char name[32];
     buf_t loc, sym;  /* loc: local operand (put source / get destination), sym: the target */
     int is_put;
     unsigned char *tmp = (unsigned char *)malloc(o->max_size);
@@ -94,7 +126,7 @@ static void run_dir(const bench_opts_t *o, const dir_t *d) {
         hgas_gptr_t g;
         CHECK(hgas_ptr(sym.p, target, &g));
         for (int lat = 1; lat >= 0; --lat) {
-            snprintf(name, sizeof name, "%s_%s_%s", is_put ? "put" : "get", lat ? "lat" : "bw", d->name);
+            snprintf(name, sizeof name, "%s_%s", is_put ? "put" : "get", lat ? "lat" : "bw");
             if (!bench_selected(o, name) && !bench_selected(o, d->name)) continue;
             for (size_t s = o->min_size; s; s = bench_next_size(o, s)) {
                 if (lat && s > (4u << 20)) break; /* latency: up to 4 MiB */
@@ -136,7 +168,7 @@ static void run_dir(const bench_opts_t *o, const dir_t *d) {
                             }
                             samples[b] = (double)(bench_now_ns() - t0) / 1e3 / (double)iters;
                         }
-                        bench_report_lat(o, name, s, samples, o->batches, iters, all_ok, d->name);
+                        report(o, name, d->name, s, samples, o->batches, iters, 0, all_ok);
                     } else {
                         const long window = window_of(s);
                         const long rounds = bench_iters(s * (size_t)window, o->quick ? 20 : 100,
@@ -159,8 +191,8 @@ static void run_dir(const bench_opts_t *o, const dir_t *d) {
                             }
                             samples[b] = (double)(bench_now_ns() - t0) / 1e9;
                         }
-                        bench_report_bw(o, name, s, samples, o->batches, rounds * window,
-                                        (double)s * (double)window * (double)rounds, all_ok, d->name);
+                        report(o, name, d->name, s, samples, o->batches, rounds * window,
+                                               (double)s * (double)window * (double)rounds, all_ok);
                     }
                 }
                 CHECK(hgas_barrier());
@@ -180,6 +212,8 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--kind") && i + 1 < argc) {
             dev_kind = !strcmp(argv[i + 1], "sim") ? HGAS_KIND_SIM : HGAS_KIND_CUDA;
             ++i;
+        } else if (!strcmp(argv[i], "--peer")) {
+            peer_gpu = 1;
         } else if (!strcmp(argv[i], "--dirs") && i + 1 < argc) {
             dirs = argv[++i];
         } else {

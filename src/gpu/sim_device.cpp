@@ -6,20 +6,17 @@
 // CPU), and once read-write as a private alias that only the copy engine uses. Same-node peers
 // map the same object the same way (the analogue of CUDA IPC with peer access).
 //
-// The copy engine: one thread per stream. An operation completes `latency + bytes/bandwidth`
-// after it starts, and starts when the previous operation of its stream has completed, so
-// streams overlap each other the way a GPU's copy engines do.
+// The copy engine: streams of operations, each due `latency + bytes/bandwidth` after the
+// previous one of its stream, so streams overlap each other the way a GPU's copy engines do.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <condition_variable>
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "base/clock.hpp"
@@ -51,63 +48,40 @@ struct op {
 
 uint64_t host_amo(void *addr, amo_op op, unsigned width, uint64_t v, uint64_t cmp);
 
+// One stream of the copy engine. Passive: an operation is due `latency + bytes/bandwidth`
+// after the previous one on its stream is, and it is carried out by the first test() that
+// finds it due (in stream order). No thread of its own, so nothing competes for the cores of a
+// small machine, and a path that never waits for its copy never sees the data.
 class sim_stream {
 public:
-    sim_stream(double latency_s, double bytes_per_s) : lat_(latency_s), bw_(bytes_per_s) {
-        th_ = std::thread([this] { run(); });
-    }
-    ~sim_stream() {
-        {
-            std::lock_guard<std::mutex> g(mu_);
-            stop_ = true;
-        }
-        cv_.notify_one();
-        th_.join();
-    }
+    sim_stream(double latency_s, double bytes_per_s) : lat_(latency_s), bw_(bytes_per_s) {}
     uint64_t submit(op o) {
         std::lock_guard<std::mutex> g(mu_);
+        const uint64_t now = now_ns();
+        const uint64_t cost = static_cast<uint64_t>((lat_ + (bw_ > 0 ? o.n / bw_ : 0)) * 1e9);
+        last_due_ = std::max(now, last_due_) + cost;
         o.seq = ++submitted_;
-        q_.push_back(o);
-        cv_.notify_one();
+        q_.push_back({o, last_due_});
         return o.seq;
     }
-    bool done(uint64_t seq) const { return completed_.load(std::memory_order_acquire) >= seq; }
-
-private:
-    void run() {
-        std::unique_lock<std::mutex> lk(mu_);
-        for (;;) {
-            cv_.wait(lk, [&] { return stop_ || !q_.empty(); });
-            if (stop_ && q_.empty()) return;
-            op o = q_.front();
-            q_.pop_front();
-            lk.unlock();
-            const uint64_t end = now_ns() + static_cast<uint64_t>((lat_ + (bw_ > 0 ? o.n / bw_ : 0)) * 1e9);
-            // Sleep most of the way and spin the rest: microsecond latencies are below what
-            // the scheduler wakes us up for reliably.
-            for (uint64_t t = now_ns(); t < end; t = now_ns()) {
-                if (end - t > 200000) {
-                    struct timespec ts{0, static_cast<long>(end - t - 100000)};
-                    nanosleep(&ts, nullptr);
-                } else {
-                    sched_yield();
-                }
-            }
+    bool done(uint64_t seq) {
+        std::lock_guard<std::mutex> g(mu_);
+        const uint64_t now = now_ns();
+        while (!q_.empty() && q_.front().second <= now) {
+            const op &o = q_.front().first;
             if (o.what == op::copy) std::memmove(o.dst, o.src, o.n);
             else *o.result = host_amo(o.dst, o.aop, o.width, o.operand, o.compare);
-            completed_.store(o.seq, std::memory_order_release);
-            lk.lock();
+            completed_ = o.seq;
+            q_.pop_front();
         }
+        return completed_ >= seq;
     }
 
+private:
     double lat_, bw_;
     std::mutex mu_;
-    std::condition_variable cv_;
-    std::deque<op> q_;
-    uint64_t submitted_ = 0;
-    std::atomic<uint64_t> completed_{0};
-    bool stop_ = false;
-    std::thread th_;
+    std::deque<std::pair<op, uint64_t>> q_;  // operation, due time
+    uint64_t submitted_ = 0, completed_ = 0, last_due_ = 0;
 };
 
 template <class T>
@@ -149,7 +123,7 @@ public:
         for (int i = 0; i < ns; ++i) streams_.push_back(std::make_unique<sim_stream>(latency_s_, bw_));
     }
     ~sim_device() override {
-        streams_.clear();  // joins the engine threads before the memory goes
+        streams_.clear();
         for (auto &r : ranges_) {
             munmap(r.dev, r.size);
             munmap(r.alias, r.size);
