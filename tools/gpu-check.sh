@@ -230,25 +230,11 @@ if [ "$ONLY" != tests ]; then
     if [ -x "$B/hgas-gpu-staging" ] && [ -n "$HGASRUN" ]; then
         bench "hgas-gpu-staging (hgasrun -n 2)" 150 "$HGASRUN" -n 2 --timeout 140 "$B/hgas-gpu-staging" "${common[@]}"
     else say "bench: hgas-gpu-staging or hgasrun was not built"; FAILED+=("hgas-gpu-staging (not built)"); fi
-    # hgas itself, over each device path (bench/kinds.c): the same process, two ranks sharing
-    # one GPU, peer GPUs mapped by IPC, and the staged path forced between peer GPUs.
-    K="$BUILD/bench/hgas-bench-kinds"
-    if [ -x "$K" ] && [ -n "$HGASRUN" ]; then
-        bench "hgas kinds: same process" 90 "$HGASRUN" -n 1 --timeout 85 "$K" --kind cuda "${common[@]}" --transport self
-        bench "hgas kinds: one GPU, two ranks" 90 env CUDA_VISIBLE_DEVICES=0 "$HGASRUN" -n 2 --timeout 85 "$K" --kind cuda \
-            "${common[@]}" --transport same-gpu
-        if [ "$NGPU" -ge 2 ]; then
-            bench "hgas kinds: peer GPUs" 90 "$HGASRUN" -n 2 --timeout 85 "$K" --kind cuda "${common[@]}" --peer --transport ipc
-            bench "hgas kinds: staged" 120 env HGAS_PATH=staged HGAS_HEAP_SIZE=768M HGAS_STAGING_CHUNK=2M HGAS_STAGING_SLOTS=16 \
-                "$HGASRUN" -n 2 --timeout 115 "$K" --kind cuda "${common[@]}" --peer --transport staged
-        fi
-    else
-        say "bench: hgas-bench-kinds or hgasrun was not built"; FAILED+=("hgas-bench-kinds (not built)")
-    fi
     HB=$(find_prog "$BUILD/tools/hgas-bench/hgas-bench" "$BUILD/bin/hgas-bench")
     if [ -n "$HB" ] && "$HB" --help 2>&1 | grep -q -- '--gpu'; then
         rm -f "$OUT/hgas-bench-gpu.json"
-        bench "hgas-bench --gpu" 240 "$HB" --gpu --sizes "$SIZES" "${QFLAG[@]}" --json "$OUT/hgas-bench-gpu.json"
+        # hgas's own paths only: the peers ran above, each under its own time limit
+        bench "hgas-bench --gpu" 240 "$HB" --gpu --no-peers --sizes "$SIZES" "${QFLAG[@]}" --json "$OUT/hgas-bench-gpu.json"
     else
         say "bench: hgas-bench has no --gpu option yet: hgas's own GPU numbers are not measured"
     fi

@@ -57,6 +57,11 @@ options:
   --hgasrun PATH      the launcher (default: ../hgasrun/hgasrun next to this program)
   --bench-dir DIR     where hgas-bench-lat and hgas-bench-bw are (default: ../../bench)
   --ucx-perftest PATH ucx_perftest to run (default: from the UCX hgas was built with)
+  --gpu               GPU mode: hgas's device paths (bench/hgas-bench-kinds: same process, two
+                      ranks on one GPU, peer GPUs, forced staging) and, in the same run, the
+                      GPU peers (bench/gpu: cudaMemcpy/cudaMemcpyPeer, NVSHMEM, NCCL, user-level
+                      staging), then the hgas/best-peer ratio table (tools/bench-plot.py);
+                      --json FILE gets every record, one JSON object per line
   -v, --verbose       also print the benchmark programs' own tables as they run
   -h, --help          this text
 
@@ -75,6 +80,7 @@ struct options {
     bool peers = true;
     bool pin = true;
     bool verbose = false;
+    bool gpu = false;
     std::string only;
     std::string hgasrun, bench_dir, perftest;
 };
@@ -197,6 +203,8 @@ options parse(int argc, char **argv) {
             o.bench_dir = value("--bench-dir");
         } else if (a == "--ucx-perftest") {
             o.perftest = value("--ucx-perftest");
+        } else if (a == "--gpu") {
+            o.gpu = true;
         } else if (a == "-v" || a == "--verbose") {
             o.verbose = true;
         } else {
@@ -207,7 +215,7 @@ options parse(int argc, char **argv) {
         o.transports = {"shm"};
         if (HGAS_BENCH_HAVE_UCX) o.transports.push_back("ucx");
     }
-    if (o.sizes.empty()) o.sizes = o.quick ? "8:64M:8" : "8:64M:2";
+    if (o.sizes.empty()) o.sizes = o.gpu ? (o.quick ? "8:256M:16" : "8:256M:4") : o.quick ? "8:64M:8" : "8:64M:2";
     const std::string dir = exe_dir();
     if (o.hgasrun.empty()) o.hgasrun = dir + "/../hgasrun/hgasrun";
     if (o.bench_dir.empty()) o.bench_dir = dir + "/../../bench";
@@ -655,10 +663,95 @@ struct comparison {
 
 }  // namespace
 
+// GPU mode: every program prints JSON records and "# " table lines; all records go to one
+// JSON-lines file and bench-plot.py prints the ratios.
+int run_gpu(const options &o) {
+    const std::string bench = o.bench_dir, gpu = o.bench_dir + "/gpu";
+    std::vector<std::pair<std::string, spawn_spec>> runs;
+    auto add = [&](const std::string &name, std::vector<std::string> argv,
+                   std::vector<std::pair<std::string, std::string>> env = {}) {
+        if (!is_exec(argv[0]) || (argv[0] == o.hgasrun && !is_exec(argv[3]))) {
+            std::printf("hgas-bench: %s: not built, skipped\n", name.c_str());
+            return;
+        }
+        argv.insert(argv.end(), {"--sizes", o.sizes});
+        if (o.quick) argv.push_back("--quick");
+        spawn_spec s;
+        s.argv = std::move(argv);
+        s.env = std::move(env);
+        runs.push_back({name, std::move(s)});
+    };
+    const std::string kinds = bench + "/hgas-bench-kinds", run = o.hgasrun;
+    int ngpu = 0;
+    {
+        spawn_spec q;
+        q.argv = {"nvidia-smi", "-L"};
+        child_result r = run_capture(q, 30, false);
+        for (size_t p = 0; (p = r.out.find("GPU ", p)) != std::string::npos; ++p)
+            if (p == 0 || r.out[p - 1] == '\n') ++ngpu;
+    }
+    std::printf("hgas-bench --gpu: %d GPU(s) visible, sizes %s\n", ngpu, o.sizes.c_str());
+    if (ngpu == 0) {
+        std::fprintf(stderr, "hgas-bench: --gpu needs a GPU (nvidia-smi -L lists none)\n");
+        return 1;
+    }
+    add("hgas: same process", {run, "-n", "1", kinds, "--kind", "cuda", "--transport", "self"});
+    add("hgas: one GPU, two ranks", {run, "-n", "2", kinds, "--kind", "cuda", "--transport", "same-gpu"},
+        {{"CUDA_VISIBLE_DEVICES", "0"}});
+    if (ngpu >= 2) {
+        add("hgas: peer GPUs", {run, "-n", "2", kinds, "--kind", "cuda", "--peer", "--transport", "ipc"});
+        add("hgas: staged", {run, "-n", "2", kinds, "--kind", "cuda", "--peer", "--transport", "staged"},
+            {{"HGAS_PATH", "staged"}, {"HGAS_HEAP_SIZE", "768M"}, {"HGAS_STAGING_CHUNK", "2M"},
+             {"HGAS_STAGING_SLOTS", "16"}});
+    }
+    if (o.peers) {
+        add("peer: CUDA copies", {gpu + "/hgas-gpu-peers"});
+        add("peer: NVSHMEM", {gpu + "/hgas-nvshmem-peer"});
+        add("peer: NCCL", {gpu + "/hgas-nccl-peer"});
+        add("peer: user-level staging", {run, "-n", "2", gpu + "/hgas-gpu-staging"});
+    }
+    std::string jsonl = o.json.empty() ? "/tmp/hgas-bench-gpu-" + std::to_string(getpid()) + ".jsonl" : o.json;
+    FILE *out = std::fopen(jsonl.c_str(), "w");
+    if (!out) {
+        std::fprintf(stderr, "hgas-bench: cannot write %s: %s\n", jsonl.c_str(), std::strerror(errno));
+        return 1;
+    }
+    int failed = 0;
+    for (auto &[name, spec] : runs) {
+        std::printf("hgas-bench: %s ...\n", name.c_str());
+        std::fflush(stdout);
+        child_result r = run_capture(spec, 300, o.verbose);
+        size_t recs = 0, bad = 0;
+        for (auto &line : split(r.out, '\n')) {
+            if (line.rfind("{", 0) == 0) {
+                std::fprintf(out, "%s\n", line.c_str());
+                ++recs;
+                if (line.find("\"verified\":false") != std::string::npos) ++bad;
+            } else if (!o.verbose && line.rfind("# ", 0) == 0) {
+                std::printf("%s\n", line.c_str());
+            }
+        }
+        if (r.rc != 0 || bad) {
+            ++failed;
+            std::printf("hgas-bench: %s FAILED (status %d, %zu failed data checks)\n%s\n", name.c_str(), r.rc, bad,
+                        r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
+        }
+        std::printf("hgas-bench: %s: %zu records\n", name.c_str(), recs);
+    }
+    std::fclose(out);
+    spawn_spec plot;
+    plot.argv = {"python3", HGAS_BENCH_PLOT, "--no-plots", jsonl};
+    child_result pr = run_capture(plot, 120, false);
+    std::printf("%s", pr.out.c_str());
+    if (o.json.empty()) unlink(jsonl.c_str());
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     bench_run run;
     run.o = parse(argc, argv);
     options &o = run.o;
+    if (o.gpu) return run_gpu(o);
     if (!is_exec(o.hgasrun)) {
         std::fprintf(stderr, "hgas-bench: the launcher %s is missing; build it (ninja hgasrun) or pass --hgasrun\n",
                      o.hgasrun.c_str());
