@@ -188,7 +188,14 @@ public:
 
     bool owns(const void *p, size_t n) override { return classify(p, n) == mem_class::device; }
 
-    result<ticket> copy_async(void *dst, const void *src, size_t n, int stream) override {
+    result<ticket> mark(int stream) override {
+        select();
+        if (stream < 0 || stream >= streams()) stream = 0;
+        std::lock_guard<std::mutex> g(stream_mu_);
+        return record(stream);
+    }
+
+    result<ticket> copy_async(void *dst, const void *src, size_t n, int stream, bool track) override {
         select();
         if (stream < 0 || stream >= streams()) stream = 0;
         // The agent only where it beats the copy engines: between two places in this GPU's
@@ -204,10 +211,10 @@ public:
             // One block per 64 KiB, at most two per SM: enough loads in flight for NVLink.
             const int blocks = static_cast<int>(std::min<size_t>((n + 65535) / 65536, 2 * static_cast<size_t>(sm_count_)));
             CU_TRY(launch_sm_copy(dst, src, n, blocks, st.s));
-            return record(stream);
+            return track ? record(stream) : result<ticket>(ticket{stream, 0});
         }
         CU_TRY(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, st.s));
-        return record(stream);
+        return track ? record(stream) : result<ticket>(ticket{stream, 0});
     }
 
     result<ticket> record(int stream) {

@@ -52,8 +52,12 @@ public:
     // for cuda, any cudaMalloc'd pointer of the process. [p, p+n) must lie in one allocation.
     virtual bool owns(const void *p, size_t n) = 0;
 
-    // Copies between any two of: host memory, device memory this process names.
-    virtual result<ticket> copy_async(void *dst, const void *src, size_t n, int stream) = 0;
+    // Copies between any two of: host memory, device memory this process names. With
+    // `track` false the device may skip what makes the copy testable on its own (an event per
+    // copy) and return a ticket with seq 0; mark() then tracks everything before it.
+    virtual result<ticket> copy_async(void *dst, const void *src, size_t n, int stream, bool track = true) = 0;
+    // A ticket that completes when everything submitted to `stream` so far has.
+    virtual result<ticket> mark(int stream) = 0;
     virtual result<bool> test(ticket t) = 0;
     // Atomic on device memory this process names; complete at return. Width 4 or 8.
     virtual result<uint64_t> amo(void *p, amo_op op, unsigned width, uint64_t operand, uint64_t compare) = 0;

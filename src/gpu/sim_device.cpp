@@ -184,7 +184,14 @@ public:
 
     bool owns(const void *p, size_t n) override { return find(p, n) != nullptr; }
 
-    result<ticket> copy_async(void *dst, const void *src, size_t n, int stream) override {
+    result<ticket> mark(int stream) override {
+        if (stream < 0 || stream >= streams()) stream = 0;
+        op o{};
+        o.what = op::copy;  // an empty copy: due when the stream's last operation is
+        return ticket{stream, streams_[stream]->submit(o)};
+    }
+
+    result<ticket> copy_async(void *dst, const void *src, size_t n, int stream, bool) override {
         if (stream < 0 || stream >= streams()) stream = 0;
         op o{};
         o.what = op::copy;

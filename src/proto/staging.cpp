@@ -152,10 +152,12 @@ status staging::copy_nbi(void *dst, mem::kind dk, const void *src, mem::kind sk,
     if (n == 0) return status::ok;
     gpu::device *d = engine_for(dk, sk);
     if ((dk != mem::kind::host && sk != mem::kind::host && dk != sk) || !d) return copy(dst, dk, src, sk, n);
-    HGAS_TRY_ASSIGN(gpu::ticket tk, d->copy_async(dst, src, n, next_stream_++ % d->streams()));
-    nbi_.emplace_back(d, tk);
-    // Keep the list short: drop what has completed already.
-    if (nbi_.size() >= 64) {
+    // One stream, no event per copy (as a user would write it with cudaMemcpyAsync): quiet
+    // marks the stream once and waits for that.
+    HGAS_TRY_ASSIGN(gpu::ticket tk, d->copy_async(dst, src, n, 0, false));
+    if (tk.seq) nbi_.emplace_back(d, tk);  // a copy the device tracks itself (its agent)
+    if (std::find(nbi_devices_.begin(), nbi_devices_.end(), d) == nbi_devices_.end()) nbi_devices_.push_back(d);
+    if (nbi_.size() >= 64) {  // keep the list short: drop what has completed already
         std::vector<std::pair<gpu::device *, gpu::ticket>> left;
         for (auto &e : nbi_) {
             HGAS_TRY_ASSIGN(bool done, e.first->test(e.second));
@@ -387,6 +389,11 @@ result<uint64_t> staging::amo(int t, uint16_t seg, uint64_t offset, amo_op op, u
 }
 
 status staging::quiet() {
+    for (gpu::device *d : nbi_devices_) {
+        HGAS_TRY_ASSIGN(gpu::ticket tk, d->mark(0));
+        HGAS_TRY(wait_ticket(d, tk, "non-blocking device copies"));
+    }
+    nbi_devices_.clear();
     for (auto &e : nbi_) HGAS_TRY(wait_ticket(e.first, e.second, "a non-blocking device copy"));
     nbi_.clear();
     HGAS_TRY(flush_outgoing(true));

@@ -129,7 +129,7 @@ private:
     std::vector<uint64_t> sent_;  // messages sent to each rank
     std::deque<outgoing> out_;
     std::vector<std::pair<gpu::device *, gpu::ticket>> nbi_;  // copy_nbi not yet complete
-    int next_stream_ = 0;
+    std::vector<gpu::device *> nbi_devices_;  // devices with untracked copy_nbi on stream 0
     std::vector<ring_in> in_;
     char *pinned_ = nullptr;      // slots * slot_bytes: assembly of messages that travel by transport
     gpu::device *pinned_owner_ = nullptr;
