@@ -447,4 +447,30 @@ private:
 result<std::unique_ptr<device>> open_cuda(const open_args &a) { return cuda_device::open(a); }
 bool cuda_built() { return true; }
 
+std::vector<std::string> cuda_machine() {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return {std::string("no GPU visible (") + (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")"};
+    }
+    std::vector<std::string> out;
+    for (int d = 0; d < count; ++d) {
+        cudaDeviceProp p{};
+        if (cudaGetDeviceProperties(&p, d) != cudaSuccess) continue;
+        std::string peers;
+        for (int q = 0; q < count; ++q) {
+            int can = 0;
+            if (q != d && cudaDeviceCanAccessPeer(&can, d, q) == cudaSuccess)
+                peers += std::string(peers.empty() ? "" : ", ") + std::to_string(q) + (can ? " yes" : " no");
+        }
+        char line[512];
+        snprintf(line, sizeof line, "GPU %d: %s, sm_%d%d, %.0f GiB%s%s", d, p.name, p.major, p.minor,
+                 p.totalGlobalMem / 1073741824.0, peers.empty() ? "" : "; peer access to GPU ", peers.c_str());
+        out.push_back(line);
+    }
+    cudaGetLastError();
+    return out;
+}
+
 }  // namespace hgas::gpu

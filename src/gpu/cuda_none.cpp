@@ -8,5 +8,6 @@ result<std::unique_ptr<device>> open_cuda(const open_args &) {
                 "nvcc on PATH, or -DHGAS_CUDA=ON)");
 }
 bool cuda_built() { return false; }
+std::vector<std::string> cuda_machine() { return {"no CUDA in this build"}; }
 
 }  // namespace hgas::gpu

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/ops.hpp"
 #include "base/settings.hpp"
@@ -83,5 +84,8 @@ result<std::unique_ptr<device>> open_cuda(const open_args &a);
 result<std::unique_ptr<device>> open_sim(const open_args &a);
 // Whether this build has the CUDA implementation.
 bool cuda_built();
+// The GPUs this process sees and which pairs have peer access (for hgas-info): one line each;
+// an explanation when there are none.
+std::vector<std::string> cuda_machine();
 
 }  // namespace hgas::gpu

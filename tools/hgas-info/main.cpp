@@ -8,6 +8,7 @@
 #include <hgas/config.h>
 
 #include "base/settings.hpp"
+#include "gpu/gpu.hpp"
 #include "proto/router.hpp"
 #include "transport/transport.hpp"
 
@@ -43,7 +44,7 @@ int main(int argc, char **argv) {
         std::printf("build:\n");
         std::printf("  UCX:  %s\n", HGAS_HAVE_UCX ? (std::string("yes, ") + transport::ucx_version()).c_str()
                                                  : "no (this build reaches only ranks of one machine: self and shm)");
-        std::printf("  CUDA: %s\n\n", HGAS_HAVE_CUDA ? "nvcc found (no CUDA parts in this release yet)" : "no");
+        std::printf("  CUDA: %s\n\n", HGAS_HAVE_CUDA ? "yes (kind cuda where a GPU is visible)" : "no (kind cuda unavailable)");
     }
     std::printf("settings:\n");
     std::printf("  %-26s %-12s %-12s %s\n", "name", "value", "source", "help");
@@ -80,6 +81,34 @@ int main(int argc, char **argv) {
         std::printf("  host -> host, %-13s %s\n", proto::locality_name(l),
                     p.empty() ? "unreachable with these transports" : p.c_str());
     }
+    // Device memory: what this machine has and the path each (kinds, locality) pair takes.
+    std::printf("\ndevice memory:\n");
+    for (const auto &l : gpu::cuda_machine()) std::printf("  cuda  %s\n", l.c_str());
+    const bool sim = cfg->bytes(setting::sim_heap_size) > 0;
+    std::printf("  sim   %s\n", sim ? (std::string("on, ") + cfg->value_text(setting::sim_heap_size) + " per rank, latency " +
+                                       cfg->value_text(setting::sim_latency_us) + " us, bandwidth " +
+                                       cfg->value_text(setting::sim_bandwidth) + " B/s, peer access " +
+                                       (cfg->flag(setting::sim_peer_access) ? "on" : "off")).c_str()
+                                    : "off (HGAS_SIM_HEAP_SIZE=0)");
+    const std::string forced = cfg->text(setting::path);
+    const std::string chunk = cfg->value_text(setting::staging_chunk), slots = cfg->value_text(setting::staging_slots);
+    const std::string staged = "staged: ring of " + slots + " x " + chunk + " B per pair, credits, pipelined chunks";
+    const std::string agent = cfg->flag(setting::gpu_agent)
+                                  ? "copy agent up to " + cfg->value_text(setting::gpu_agent_max) + " B within one GPU, "
+                                  : std::string();
+    std::printf("\npaths with device memory (HGAS_PATH=%s; docs/paths.md):\n", forced.c_str());
+    std::printf("  device <-> device, same process  %scopy engine above\n", agent.c_str());
+    std::printf("  device <-> device, same node     %s\n",
+                forced == "staged" ? staged.c_str()
+                                   : ("copy engine into the peer's memory mapped by CUDA IPC where the GPUs have peer "
+                                      "access (same GPU or a 'yes' above); otherwise " +
+                                      (forced == "direct" ? std::string("refused (HGAS_PATH=direct)") : staged))
+                                         .c_str());
+    std::printf("  device <-> device, other node    %s\n",
+                forced == "direct" ? "refused (HGAS_PATH=direct)" : (staged + ", over the transport").c_str());
+    std::printf("  device <-> host heap, same node  copy engine into the shm mapping (registered with the GPU)\n");
+    std::printf("  device <-> host heap, other node bounce: chunks of %s B through the pinned pool, then the transport\n",
+                chunk.c_str());
     std::printf("\nprogress: %s\n", cfg->flag(setting::progress_thread)
                                         ? "helper thread per rank serves remote requests while the rank computes"
                                         : "made inside hgas calls and hgas_progress() (HGAS_PROGRESS_THREAD=1 adds a "
