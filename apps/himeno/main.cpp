@@ -24,10 +24,6 @@
 namespace himeno {
 namespace {
 
-// hgas_malloc_kind and the other kind calls are declared in hgas.h but implemented in another
-// branch; until that lands HGAS_HAVE_KINDS stays undefined (CMake option HIMENO_KINDS) and
-// only host halo buffers are built. The sim and cuda code below is written against the API.
-
 void check(hgas_status_t s, const char *what) {
     if (s == HGAS_OK) return;
     std::string msg = std::string("himeno: ") + what + ": " + hgas_last_error();
@@ -66,14 +62,10 @@ public:
         if (k == kind::host) {
             check(hgas_malloc(bytes, reinterpret_cast<void **>(&recv_)), "hgas_malloc (halo buffers)");
         } else {
-#ifdef HGAS_HAVE_KINDS
             check(hgas_malloc_kind(bytes, k == kind::sim ? HGAS_KIND_SIM : HGAS_KIND_CUDA,
                                    reinterpret_cast<void **>(&recv_)),
                   "hgas_malloc_kind (halo buffers)");
             staging_.resize(plane_floats);  // sim memory faults on a CPU load: fetch it with hgas_get
-#else
-            hgas_abort(2, "himeno: this build has no memory kinds (HGAS_HAVE_KINDS)");
-#endif
         }
         check(hgas_calloc(16, sizeof(uint64_t), reinterpret_cast<void **>(&sig_)), "hgas_calloc (signals)");
     }
@@ -357,14 +349,6 @@ int main(int argc, char **argv) {
                          o->mode != mode::cpu ? mode_name(o->mode) : kind_name(o->kind));
         return 2;
     }
-#ifndef HGAS_HAVE_KINDS
-    if (o->kind == kind::sim) {
-        if (loud)
-            std::fprintf(stderr, "himeno: kind sim is not built yet: it needs hgas_malloc_kind, which this hgas does "
-                                 "not have yet (build with -DHIMENO_KINDS=ON once it does)\n");
-        return 2;
-    }
-#endif
     if (hgas_init() != HGAS_OK) {
         std::fprintf(stderr, "himeno: hgas_init: %s\n", hgas_last_error());
         return 1;

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # verify.sh HGASRUN HIMENO N SIZE ITERS [HGASRUN-OPTIONS...]: gosa after ITERS sweeps on N
 # ranks must match REFERENCE.md (himeno --verify: relative error <= 1e-5) and the run must exit 0.
+# HIMENO_KIND (default host) is the kind of the halo buffers.
 set -u
 HGASRUN=$1 HIMENO=$2 N=$3 SIZE=$4 ITERS=$5
 shift 5
-out=$("$HGASRUN" -n "$N" --timeout 100 "$@" "$HIMENO" --size "$SIZE" --iters "$ITERS" --kind host --verify 2>&1)
+out=$("$HGASRUN" -n "$N" --timeout 100 "$@" "$HIMENO" --size "$SIZE" --iters "$ITERS" --kind "${HIMENO_KIND:-host}" --verify 2>&1)
 rc=$?
 echo "$out"
 [ "$rc" = 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
