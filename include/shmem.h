@@ -185,8 +185,9 @@ extern "C" {
  *  whatever was requested (hgas serializes a rank's calls). Returns 0, or nonzero with the
  *  reason on stderr if joining failed. shmem_query_thread: the level provided.
  *  shmem_finalize: completes outstanding operations, barriers, releases the heap; collective.
- *  shmem_global_exit: ends every PE of the job with `status` (0 is reported as 1 by the
- *  launcher, since the job did not end normally on every PE). Never returns.
+ *  shmem_global_exit: ends every PE of the job with exit status `status` (& 0xff), which is
+ *  also the status of oshrun/hgasrun; the other PEs exit at their next OpenSHMEM call or wait
+ *  (or are ended by the launcher 2 s later). stdio is flushed first. Never returns.
  *  shmem_my_pe / shmem_n_pes: this PE's number and the number of PEs (-1 before init).
  *  shmem_pe_accessible: 1 if `pe` is a PE of the job. shmem_addr_accessible: 1 if `addr` is
  *  symmetric (could be the target of RMA on `pe`). shmem_ptr: a load/store address of the

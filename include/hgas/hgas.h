@@ -67,6 +67,13 @@ int hgas_node_of(int rank);
  *  launcher and every other rank, and exits with `code`. Never returns. */
 void hgas_abort(int code, const char *reason);
 
+/** Ends the whole job from any rank as a normal end, not a failure (OpenSHMEM's
+ *  shmem_global_exit): flushes stdio, tells the launcher and every other rank, and exits with
+ *  `code` & 0xff. Every other rank exits with the same status at its next hgas call (or wait);
+ *  hgasrun ends ranks that make none within 2 s and exits with `code` itself. `reason` (may
+ *  be NULL) is for the log only; nothing is printed. Never returns. Callable before init. */
+void hgas_global_exit(int code, const char *reason);
+
 /** Makes progress on this rank's outstanding operations and serves remote requests (the
  *  active-message path) that target this rank. Called implicitly by every blocking call. */
 hgas_status_t hgas_progress(void);

@@ -66,10 +66,28 @@ int hgas_node_of(int rank) {
 void hgas_abort(int code, const char *reason) {
     core::rank *r = core::current();
     const int me = r ? r->me() : -1;
+    // Failing because another rank ended the job (hgas_global_exit) is part of that end.
+    int exit_code = 0;
+    if (r && r->store().exit_requested(&exit_code)) {
+        std::fflush(nullptr);
+        _exit(exit_code);
+    }
     std::fprintf(stderr, "hgas: rank %d called hgas_abort(%d): %s\n", me, code, reason ? reason : "");
     std::fflush(stderr);
     if (r) (void)r->store().abort("rank " + std::to_string(me) + " called hgas_abort: " + (reason ? reason : ""));
     _exit(code == 0 ? 1 : code);  // no destructors: other threads may be mid-operation
+}
+
+void hgas_global_exit(int code, const char *reason) {
+    core::rank *r = core::current();
+    std::fflush(nullptr);  // _exit below does not flush stdio, and the output is the user's
+    if (r) {
+        const std::string why = reason && *reason ? reason : "hgas_global_exit(" + std::to_string(code) + ")";
+        if (r->store().exit_job(code, why) != status::ok)
+            HGASI_WARN("api", "hgas_global_exit: could not tell the job (%s); this rank exits with %d alone",
+                       last_error().c_str(), code);
+    }
+    _exit(code & 0xff);  // no destructors: other threads may be mid-operation
 }
 
 hgas_status_t hgas_progress(void) {

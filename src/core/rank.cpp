@@ -1,6 +1,7 @@
 #include "core/rank.hpp"
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <unistd.h>
 #include <thread>
@@ -211,8 +212,17 @@ int rank::own_segment_of(const void *p, uint64_t len) const {
 
 status rank::check_alive() {
     std::string why;
-    if (store_->aborted(&why))
+    if (store_->aborted(&why)) {
+        // A job exit (shmem_global_exit on some rank) is not a failure to report: every rank
+        // ends with the status it asked for, wherever it is waiting.
+        int code = 0;
+        if (store_->exit_requested(&code)) {
+            HGASI_DEBUG("core", "rank %d exits with status %d: %s", me(), code, why.c_str());
+            std::fflush(nullptr);
+            _exit(code);
+        }
         return fail(status::peer_failed, "the job is ending: %s", why.c_str());
+    }
     return status::ok;
 }
 

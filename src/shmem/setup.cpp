@@ -208,7 +208,7 @@ void shmem_finalize(void) { check("shmem_finalize", hgas_finalize()); }
 void shmem_global_exit(int status) {
     char msg[64];
     std::snprintf(msg, sizeof msg, "shmem_global_exit(%d)", status);
-    hgas_abort(status, msg);
+    hgas_global_exit(status, msg);
 }
 int shmem_my_pe(void) { return hgas_rank_me(); }
 int shmem_n_pes(void) { return hgas_rank_n(); }
