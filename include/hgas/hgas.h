@@ -107,8 +107,11 @@ int hgas_gptr_is_null(hgas_gptr_t p);
 hgas_gptr_t hgas_gptr_add(hgas_gptr_t p, int64_t bytes);
 
 /** Global pointer to the symmetric object at local address `sym` as it lives on `rank`.
- *  `sym` must lie in this rank's symmetric heap or local heap; fails with
- *  HGAS_ERR_INVALID_POINTER otherwise, HGAS_ERR_INVALID_ARG for an unknown rank. */
+ *  `sym` must lie in this rank's symmetric heap or local heap, or be a global or static
+ *  variable of the main program (segment HGAS_SEG_STATIC: its data and bss, symmetric when
+ *  every rank runs the same executable and HGAS_STATIC_DATA is on; docs/model.md); fails
+ *  with HGAS_ERR_INVALID_POINTER otherwise (the message says why globals are not symmetric
+ *  where that is the case), HGAS_ERR_INVALID_ARG for an unknown rank. */
 hgas_status_t hgas_ptr(const void *sym, int rank, hgas_gptr_t *out);
 
 /** Local address of `p` if this rank can load and store it directly (its own memory, or a

@@ -9,6 +9,7 @@
 #include "coll/coll.hpp"
 #include "coll/symmetric.hpp"
 #include "core/rank.hpp"
+#include "mem/static_data.hpp"
 #include "rma/rma.hpp"
 #include "sync/sync.hpp"
 
@@ -110,9 +111,12 @@ hgas_status_t hgas_ptr(const void *sym, int rank, hgas_gptr_t *out) {
     if (rank < 0 || rank >= r->n())
         return to_c(fail(status::invalid_arg, "hgas_ptr: rank %d does not exist (the job has %d ranks)", rank, r->n()));
     int seg = r->own_segment_of(sym, 0);
+    if (sym && seg < 0 && mem::in_program_data(sym))
+        return to_c(fail(status::invalid_pointer, "hgas_ptr: %p is a global or static variable, but static data is "
+                         "not symmetric in this job: %s", sym, r->static_data_unavailable().c_str()));
     if (!sym || seg < 0)
-        return to_c(fail(status::invalid_pointer, "hgas_ptr: %p is not in this rank's symmetric or local heap; "
-                         "allocate remotely accessible memory with hgas_malloc", sym));
+        return to_c(fail(status::invalid_pointer, "hgas_ptr: %p is not in this rank's symmetric or local heap or its "
+                         "static data; allocate remotely accessible memory with hgas_malloc", sym));
     *out = mem::make_gptr(rank, static_cast<uint16_t>(seg),
                           static_cast<uint64_t>(static_cast<const char *>(sym) - r->own_base(seg)));
     return HGAS_OK;

@@ -78,6 +78,7 @@ status rank::init() {
 
     HGAS_TRY(create_transports());
     HGAS_TRY(create_segments());
+    HGAS_TRY(create_static_segment());
     HGAS_TRY(exchange_segments());
 
     std::vector<transport::transport *> raw;
@@ -119,6 +120,7 @@ status rank::create_segments() {
         for (auto &t : transports_)
             if (std::string(t->name()) == "ucx") ucx_allocates = t.get();
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
+        if (s == mem::seg_static) continue;  // the program's own memory: create_static_segment()
         if (sizes[s] < 64 * 1024)
             return fail(status::invalid_setting, "%s=%llu is too small: at least 64K",
                         s == 0 ? "HGAS_HEAP_SIZE" : "HGAS_LOCAL_HEAP_SIZE", (unsigned long long)sizes[s]);
@@ -217,7 +219,7 @@ status rank::check_alive() {
         // ends with the status it asked for, wherever it is waiting.
         int code = 0;
         if (store_->exit_requested(&code)) {
-            HGASI_DEBUG("core", "rank %d exits with status %d: %s", me(), code, why.c_str());
+            HGASI_DEBUG("boot", "rank %d exits with status %d: %s", me(), code, why.c_str());
             std::fflush(nullptr);
             _exit(code);
         }

@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <hgas/hgas.h>
@@ -64,6 +65,10 @@ public:
     uint64_t own_size(uint16_t seg) const { return own_[seg].size; }
     // Which own segment holds [p, p+len), or -1.
     int own_segment_of(const void *p, uint64_t len) const;
+    // --- static data (mem/static_data.hpp) ---
+    // Why the program's globals are not symmetric in this job (HGAS_STATIC_DATA=0, ranks that
+    // run different executables, pages that are not the program's own), "" when they are.
+    const std::string &static_data_unavailable() const { return static_off_; }
 
     transport::transport *route(int peer) const { return router_.route(peer); }
     const proto::router &router() const { return router_; }
@@ -86,6 +91,7 @@ private:
     status init();
     status create_segments();
     status create_transports();
+    status create_static_segment();  // static data: in core/static_segment.cpp
     status exchange_segments();
     status check_alive();
 
@@ -103,6 +109,7 @@ private:
     std::array<own_segment, mem::seg_count> own_;
     std::vector<std::array<peer_segment, mem::seg_count>> peers_;
     mem::allocator sym_heap_, local_heap_;
+    std::string static_off_;  // static data: see static_data_unavailable()
     std::vector<std::unique_ptr<transport::transport>> transports_;
     proto::router router_;
     progress::engine engine_;

@@ -17,7 +17,8 @@ const char *kind_name(kind k);
 // Segment ids are the same on every rank. Later kinds (cuda, sim) add ids after these.
 inline constexpr uint16_t seg_symmetric = 0;  // symmetric heap (hgas_malloc)
 inline constexpr uint16_t seg_local = 1;      // non-collective heap (hgas_alloc)
-inline constexpr uint16_t seg_count = 2;
+inline constexpr uint16_t seg_static = 2;     // the program's data and bss (static_data.hpp)
+inline constexpr uint16_t seg_count = 3;
 
 // One mapping of a host segment: owned (created by this rank) or attached (a peer's).
 class host_mapping {
@@ -34,6 +35,11 @@ public:
     static result<host_mapping> create(const std::string &name, size_t size);
     // Maps a peer's segment by name; checks its size.
     static result<host_mapping> attach(const std::string &name, size_t size);
+    // Creates a shared segment holding the current contents of the page-aligned range
+    // [addr, addr+size) and moves it over that range (mremap): the memory keeps its addresses
+    // and contents and becomes shareable by name. The mapping is never unmapped, not even by
+    // the destructor, since what lived there before is gone (static_data.hpp).
+    static result<host_mapping> create_over(const std::string &name, void *addr, size_t size);
     // Removes the name (mappings stay valid). Idempotent.
     void unlink();
 
@@ -47,6 +53,7 @@ private:
     std::string name_;
     bool owner_ = false;
     bool linked_ = false;
+    bool keep_mapped_ = false;  // create_over: the program's own memory, never unmapped
 };
 
 // "hgas-<job>-<rank>-<seg>"; the launcher's safety net removes "hgas-<job>-*".

@@ -57,8 +57,8 @@ active_set make_set(const char *fn, int PE_start, int logPE_stride, int PE_size,
     if (!s.world) {
         hgas_gptr_t g;
         if (hgas_ptr(pSync, me, &g) != HGAS_OK || hgas_ptr(pSync + SHMEM_SYNC_SIZE - 1, me, &g) != HGAS_OK)
-            fatal(fn, "pSync (%p) is not a symmetric array of SHMEM_SYNC_SIZE longs; allocate it with shmem_malloc",
-                  static_cast<void *>(pSync));
+            fatal(fn, "pSync (%p) is not a symmetric array of SHMEM_SYNC_SIZE longs; make it a global or static "
+                  "array or allocate it with shmem_malloc (%s)", static_cast<void *>(pSync), hgas_last_error());
     }
     return s;
 }

@@ -36,9 +36,9 @@ hgas_gptr_t gptr(const char *fn, const void *sym, int pe) {
     if (s == HGAS_OK) return g;
     const int n = hgas_rank_n();
     if (n > 0 && (pe < 0 || pe >= n)) fatal(fn, "PE %d does not exist (the job has %d PEs)", pe, n);
-    if (s == HGAS_ERR_INVALID_POINTER)
-        fatal(fn, "%p is not symmetric: allocate it with shmem_malloc (global and static variables are not "
-              "symmetric in this version)", sym);
+    if (s == HGAS_ERR_INVALID_POINTER)  // hgas's message says why, also for a global variable
+        fatal(fn, "%p is not symmetric: allocate it with shmem_malloc or make it a global or static variable (%s)",
+              sym, hgas_last_error());
     fatal_status(fn, s);
 }
 
