@@ -3,13 +3,14 @@
  * A thin front end: every call is a few lines over the C API in <hgas/hgas.h>. A PE is an
  * hgas rank; symmetric objects live in the hgas symmetric heap; `shmem_long_put(dest, src,
  * n, pe)` is hgas_ptr(dest, pe) + hgas_put. docs/shmem.md lists what of OpenSHMEM 1.5 is
- * covered and what is not yet (symmetric global/static data, teams other than
- * SHMEM_TEAM_WORLD, contexts with a completion domain of their own).
+ * covered and what is left out (contexts with a completion domain of their own, the C11
+ * generic forms that take a context, the profiling interface).
  *
  * Rules that hold for every routine below unless its group says otherwise:
  *  - Symmetric addresses (`dest` of a put, `source` of a get, atomic targets, wait/test
- *    variables, collective buffers, pSync, locks) must come from shmem_malloc/calloc/align/
- *    realloc in this version (global and static variables are not symmetric yet).
+ *    variables, collective buffers, pSync, locks) come from shmem_malloc/calloc/align/
+ *    realloc or are global or static variables of the program (its data and bss; every PE
+ *    must run the same executable; docs/model.md).
  *  - Completion and ordering are OpenSHMEM's (docs/model.md): a blocking put returns when
  *    the source may be reused; a blocking get when the data has arrived; `_nbi` calls
  *    complete at shmem_quiet (or a barrier); fence orders puts to one PE; atomics are atomic
@@ -224,8 +225,11 @@ void shmem_udcflush(void);
 void shmem_udcflush_line(void *dest);
 
 /* ------------------------------------------------------------------------------------------
- * Teams. This version has the world team only (and the shared team where the job has one
- * node, when it is the same set of PEs): a call on another team reports an error.
+ * Teams: ordered sets of PEs. SHMEM_TEAM_WORLD holds every PE, SHMEM_TEAM_SHARED the PEs of
+ * this PE's node (those whose memory shmem_ptr reaches), numbered in world order. New teams
+ * are split from a parent; a PE's number in a team is its index there. Handles are local to
+ * the PE that got them. At most 62 teams besides the two predefined ones may exist at once
+ * on a PE (a split that would exceed it returns nonzero and SHMEM_TEAM_INVALID).
  * ---------------------------------------------------------------------------------------- */
 
 typedef struct hgasi_shmem_team *shmem_team_t;
@@ -233,12 +237,50 @@ typedef struct hgasi_shmem_team *shmem_team_t;
 #define SHMEM_TEAM_WORLD ((shmem_team_t)1)
 #define SHMEM_TEAM_SHARED ((shmem_team_t)2)
 
-/** shmem_team_my_pe / shmem_team_n_pes: this PE's number in `team` and its size, -1 for a
- *  team this version does not have (SHMEM_TEAM_SHARED across several nodes, invalid).
- *  shmem_team_sync: waits for every PE of the team (a barrier without quiet); 0 or nonzero. */
+/** Team configuration: num_contexts is the number of contexts the program means to create
+ *  on the team (a hint; any number may be created). Used where the mask has
+ *  SHMEM_TEAM_NUM_CONTEXTS, else 0. */
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+#define SHMEM_TEAM_NUM_CONTEXTS 1L
+
+/** shmem_team_my_pe / shmem_team_n_pes: this PE's number in `team` and its size; -1 for
+ *  SHMEM_TEAM_INVALID or a handle that is not a live team of this PE.
+ *  shmem_team_sync(team): waits for every PE of the team (after completing this PE's
+ *    outstanding operations); 0, or nonzero (reason on stderr) for an invalid team.
+ *  shmem_team_translate_pe(src_team, src_pe, dest_team): the number in dest_team of the PE
+ *    numbered src_pe in src_team, or -1 (not a member, out of range, invalid team).
+ *  shmem_team_get_config(team, mask, &config): the configuration the team was created with,
+ *    for the fields in `mask` (SHMEM_TEAM_NUM_CONTEXTS); 0, or nonzero for an invalid team,
+ *    a NULL config or unknown mask bits.
+ *  shmem_team_split_strided(parent, start, stride, size, config, mask, &new_team):
+ *    collective over the parent (every member calls it with the same arguments): the new team
+ *    holds the parent's PEs start, start + stride, ... (size of them, stride >= 1, all inside
+ *    the parent), numbered in that order. Members get the new team, the other parent PEs
+ *    SHMEM_TEAM_INVALID. Returns 0; nonzero (reason on stderr) and SHMEM_TEAM_INVALID on
+ *    every PE for arguments that describe no such subset, for a parent that is
+ *    SHMEM_TEAM_INVALID (quietly), or when no team slot is left. Consecutive splits of one
+ *    parent need no synchronization between them.
+ *  shmem_team_split_2d(parent, xrange, xconfig, xmask, &xteam, yconfig, ymask, &yteam):
+ *    collective over the parent: parent PE p has coordinates (p % xrange, p / xrange); xteam
+ *    holds the PEs of its row (same y, numbered by x), yteam those of its column (same x,
+ *    numbered by y). xrange >= 1 (larger than the parent: one row). Returns 0, or nonzero
+ *    with SHMEM_TEAM_INVALID for a team that could not be made.
+ *  shmem_team_destroy(team): collective over the team; completes and destroys the contexts
+ *    still open on it, then releases the team. SHMEM_TEAM_INVALID: nothing. The predefined
+ *    teams cannot be destroyed (the job ends with an error). */
 int shmem_team_my_pe(shmem_team_t team);
 int shmem_team_n_pes(shmem_team_t team);
 int shmem_team_sync(shmem_team_t team);
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
+                        long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team);
+void shmem_team_destroy(shmem_team_t team);
 
 /* ------------------------------------------------------------------------------------------
  * Memory management (collective: every PE calls with the same arguments in the same order;
@@ -273,9 +315,11 @@ void *shmemalign(size_t alignment, size_t size);
  *  shmem_ctx_create(options, &ctx): options are SHMEM_CTX_SERIALIZED, _PRIVATE, _NOSTORE or
  *    0 (accepted; none changes behaviour here). Returns 0, or nonzero (ctx set to
  *    SHMEM_CTX_INVALID) for unknown option bits. Not collective.
- *  shmem_team_create_ctx(team, options, &ctx): the same on a team (the world; nonzero for a
- *    team this version does not have). shmem_ctx_get_team: the team of a context (0), or
- *    nonzero and SHMEM_TEAM_INVALID for SHMEM_CTX_INVALID.
+ *  shmem_team_create_ctx(team, options, &ctx): the same on a team; the `pe` of every RMA,
+ *    signal and atomic routine given this context is a PE number in that team (a number
+ *    outside it ends the job with an error). Nonzero (ctx SHMEM_CTX_INVALID) for an invalid
+ *    team. shmem_ctx_get_team: the team of a context (0), or nonzero and SHMEM_TEAM_INVALID
+ *    for SHMEM_CTX_INVALID. Destroying a team destroys the contexts still open on it.
  *  shmem_ctx_destroy: quiets, then releases the context (SHMEM_CTX_INVALID: nothing; the
  *    default context or an unknown handle ends the job with an error).
  *  A routine given SHMEM_CTX_INVALID, a destroyed context or a foreign handle ends the job.
@@ -514,9 +558,9 @@ int shmem_test_lock(long *lock);
 void shmem_clear_lock(long *lock);
 
 /* ------------------------------------------------------------------------------------------
- * Collectives on teams (SHMEM_TEAM_WORLD). Every PE of the team calls them in the same order
- * with the same sizes and root; buffers are symmetric. Each returns 0, or nonzero with the
- * reason on stderr for a team this version does not have.
+ * Collectives on teams. Every PE of the team calls them in the same order with the same sizes
+ * and root (a PE number in the team); buffers are symmetric (shmem_malloc or global/static).
+ * Each returns 0, or nonzero with the reason on stderr for an invalid team.
  *  shmem_barrier_all: quiet, then wait for every PE. shmem_sync_all: wait for every PE.
  *  shmem_TYPENAME_broadcast(team, dest, source, nelems, PE_root) / shmem_broadcastmem (bytes):
  *    source of PE_root lands in dest on every PE of the team, the root included.

@@ -74,6 +74,18 @@ void hgas_abort(int code, const char *reason);
  *  be NULL) is for the log only; nothing is printed. Never returns. Callable before init. */
 void hgas_global_exit(int code, const char *reason);
 
+/** Per-rank storage for code layered on this API (the OpenSHMEM front end keeps its teams in
+ *  it), so that such code keeps no rank state in process globals. Attaches `value` to the
+ *  calling thread's rank under `key` (an address unique to the caller, e.g. of one of its
+ *  static constants); an earlier value under the same key is released first. At
+ *  hgas_finalize, after the rank has left the job, `release(value)` is called (`release` may
+ *  be NULL); it must not call hgas. Not collective. HGAS_ERR_NOT_INITIALIZED before init,
+ *  HGAS_ERR_INVALID_ARG for a NULL key. */
+hgas_status_t hgas_rank_data_set(const void *key, void *value, void (*release)(void *));
+/** The value attached under `key` to the calling thread's rank, or NULL (none, or not
+ *  initialized). */
+void *hgas_rank_data(const void *key);
+
 /** Makes progress on this rank's outstanding operations and serves remote requests (the
  *  active-message path) that target this rank. Called implicitly by every blocking call. */
 hgas_status_t hgas_progress(void);

@@ -91,6 +91,23 @@ void hgas_global_exit(int code, const char *reason) {
     _exit(code & 0xff);  // no destructors: other threads may be mid-operation
 }
 
+hgas_status_t hgas_rank_data_set(const void *key, void *value, void (*release)(void *)) {
+    HGASI_RANK(r);
+    if (!key) return to_c(fail(status::invalid_arg, "hgas_rank_data_set: the key is NULL"));
+    auto &all = r->attachments();
+    auto it = all.find(key);
+    if (it != all.end() && it->second.release && it->second.value != value) it->second.release(it->second.value);
+    all[key] = core::rank::attachment{value, release};
+    return HGAS_OK;
+}
+
+void *hgas_rank_data(const void *key) {
+    core::rank *r = core::current();
+    if (!r) return nullptr;
+    auto it = r->attachments().find(key);
+    return it == r->attachments().end() ? nullptr : it->second.value;
+}
+
 hgas_status_t hgas_progress(void) {
     HGASI_RANK(r);
     return to_c(r->poll());

@@ -30,6 +30,8 @@ void set_current(rank *r) {
 }
 
 rank::~rank() {
+    for (auto &[key, a] : attachments_)
+        if (a.release) a.release(a.value);
     engine_.stop_helper();
     for (auto &t : transports_) t->shutdown();
 }

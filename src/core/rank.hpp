@@ -3,6 +3,7 @@
 // several ranks as threads of one process; a thread finds its rank through current().
 #pragma once
 #include <array>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,12 @@ public:
     // Why the program's globals are not symmetric in this job (HGAS_STATIC_DATA=0, ranks that
     // run different executables, pages that are not the program's own), "" when they are.
     const std::string &static_data_unavailable() const { return static_off_; }
+    // --- data attached by layers above the C API (hgas_rank_data_set); released in ~rank ---
+    struct attachment {
+        void *value = nullptr;
+        void (*release)(void *) = nullptr;
+    };
+    std::map<const void *, attachment> &attachments() { return attachments_; }
 
     transport::transport *route(int peer) const { return router_.route(peer); }
     const proto::router &router() const { return router_; }
@@ -110,6 +117,7 @@ private:
     std::vector<std::array<peer_segment, mem::seg_count>> peers_;
     mem::allocator sym_heap_, local_heap_;
     std::string static_off_;  // static data: see static_data_unavailable()
+    std::map<const void *, attachment> attachments_;
     std::vector<std::unique_ptr<transport::transport>> transports_;
     proto::router router_;
     progress::engine engine_;

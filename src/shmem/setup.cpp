@@ -179,12 +179,14 @@ extern "C" {
 
 // --- setup and queries ------------------------------------------------------------------------
 void shmem_init(void) {
-    if (hgas_initialized()) return;
-    hgas_status_t s = hgas_init();
-    if (s != HGAS_OK) {
-        std::fprintf(stderr, "shmem_init: %s (%s)\n", hgas_last_error(), hgas_error_string(s));
-        std::exit(1);  // not part of a job: hgas_abort would have nobody to tell
+    if (!hgas_initialized()) {
+        hgas_status_t s = hgas_init();
+        if (s != HGAS_OK) {
+            std::fprintf(stderr, "shmem_init: %s (%s)\n", hgas_last_error(), hgas_error_string(s));
+            std::exit(1);  // not part of a job: hgas_abort would have nobody to tell
+        }
     }
+    setup_teams("shmem_init");  // collective, once per PE (also after an hgas_init of the program's)
 }
 int shmem_init_thread(int requested, int *provided) {
     if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE) {
@@ -198,6 +200,7 @@ int shmem_init_thread(int requested, int *provided) {
             return 1;
         }
     }
+    setup_teams("shmem_init_thread");
     if (provided) *provided = SHMEM_THREAD_SERIALIZED;
     return 0;
 }

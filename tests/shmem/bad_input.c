@@ -36,6 +36,23 @@ int main(int argc, char **argv) {
     } else if (!strcmp(c, "static_psync")) {
         long local_psync[SHMEM_SYNC_SIZE] = {0}; /* on the stack: not symmetric */
         if (me == 0) shmem_barrier(0, 0, 1, local_psync);
+    } else if (!strcmp(c, "team_ctx_pe")) {
+        shmem_team_t alone, all; /* rows of one PE each (xrange 1), and the column of all */
+        shmem_team_split_2d(SHMEM_TEAM_WORLD, 1, NULL, 0, &alone, NULL, 0, &all);
+        shmem_ctx_t ctx;
+        shmem_team_create_ctx(alone, 0, &ctx);
+        shmem_ctx_long_put(ctx, sym, sym + 8, 1, 1); /* team PE 1 does not exist */
+    } else if (!strcmp(c, "split_range")) {
+        shmem_team_t t;
+        if (shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n + 1, NULL, 0, &t) != 0 && t == SHMEM_TEAM_INVALID)
+            shmem_global_exit(3);
+    } else if (!strcmp(c, "destroy_world")) {
+        shmem_team_destroy(SHMEM_TEAM_WORLD);
+    } else if (!strcmp(c, "destroyed_team")) {
+        shmem_team_t t;
+        shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, NULL, 0, &t);
+        shmem_team_destroy(t);
+        if (shmem_long_broadcast(t, sym, sym + 8, 1, 0) != 0) shmem_global_exit(3);
     } else if (!strcmp(c, "bad_pe")) {
         int v = 0;
         shmem_int_put((int *)sym, &v, 1, 7);
