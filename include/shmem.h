@@ -674,8 +674,8 @@ HGAS_SHMEM_TYPES_REDUCE_COMPLEX(HGASI_SHMEM_DECL_TO_ALL_COMPLEX)
  * shmem_TYPENAME_put from the type of *dest, over the types with G = 1 in the lists above
  * (the <stdint.h> names are the same C types). Likewise shmem_p, get, g, iput, iget, put_nbi,
  * get_nbi, put_signal(_nbi), the atomic_* names, wait_until, test, broadcast, collect,
- * fcollect, alltoall, alltoalls and the OP_reduce names. A type outside the table fails to
- * compile, naming hgasi_shmem_type_not_supported.
+ * fcollect, alltoall, alltoalls and the OP_reduce names, and shmem_sync(team). A type outside
+ * the table fails to compile, naming hgasi_shmem_type_not_supported.
  * ---------------------------------------------------------------------------------------- */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
 /* Never defined: selected for a type outside the table, so that the call fails to compile
@@ -786,6 +786,12 @@ void hgasi_shmem_type_not_supported(void);
     HGASI_SHMEM_SELECT(HGASI_SHMEM_SUM_PROD_TYPES, sum_reduce, dest)(team, dest, __VA_ARGS__)
 #define shmem_prod_reduce(team, dest, ...)                                                          \
     HGASI_SHMEM_SELECT(HGASI_SHMEM_SUM_PROD_TYPES, prod_reduce, dest)(team, dest, __VA_ARGS__)
+/* shmem_sync(team) is shmem_team_sync(team); with four arguments it stays the deprecated
+ * active-set routine (the function of that name). Chosen by the number of arguments. */
+#define HGASI_SHMEM_SYNC_PICK(_1, _2, _3, _4, NAME, ...) NAME
+#define shmem_sync(...)                                                                             \
+    HGASI_SHMEM_SYNC_PICK(__VA_ARGS__, shmem_sync, hgasi_shmem_type_not_supported,                  \
+                          hgasi_shmem_type_not_supported, shmem_team_sync, )(__VA_ARGS__)
 #endif /* C11 */
 
 #endif /* HGAS_SHMEM_H */

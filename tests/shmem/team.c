@@ -122,7 +122,7 @@ static void check_collectives(int me, int n) {
         const long v = 500 + tm;
         shmem_ctx_long_put(ctx, &inbox[0], &v, 1, (tm + 1) % tn);
         shmem_ctx_quiet(ctx);
-        CHECK(shmem_team_sync(t) == 0, "team_sync");
+        CHECK(shmem_sync(t) == 0, "shmem_sync(team), the C11 name of team_sync");
         CHECK(inbox[0] == 500 + (tm + tn - 1) % tn, "team ctx put: inbox %ld", inbox[0]);
         CHECK(shmem_ctx_long_atomic_fetch_add(ctx, &inbox[1], 1, 0) >= 0, "team ctx atomic");
         shmem_ctx_quiet(ctx);
@@ -228,6 +228,8 @@ static void check_shared(int me, int n) {
     if (first != SHMEM_TEAM_INVALID)
         CHECK(shmem_team_translate_pe(first, 0, SHMEM_TEAM_WORLD) == me, "first's world PE");
     shmem_team_destroy(first);
+    static long ps[SHMEM_BARRIER_SYNC_SIZE]; /* SHMEM_SYNC_VALUE (0) as a static */
+    shmem_sync(0, 0, n, ps);                  /* four arguments: the deprecated active-set form */
 }
 
 int main(void) {
