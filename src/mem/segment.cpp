@@ -17,6 +17,16 @@ const char *kind_name(kind k) {
     return "?";
 }
 
+__attribute__((no_sanitize("address"))) void copy_unchecked(void *dst, const void *src, size_t n) {
+    auto *d = static_cast<volatile unsigned char *>(dst);
+    const auto *s = static_cast<const volatile unsigned char *>(src);
+    size_t i = 0;
+    if (reinterpret_cast<uintptr_t>(dst) % 8 == 0 && reinterpret_cast<uintptr_t>(src) % 8 == 0)
+        for (; i + 8 <= n; i += 8)
+            *reinterpret_cast<volatile uint64_t *>(d + i) = *reinterpret_cast<const volatile uint64_t *>(s + i);
+    for (; i < n; ++i) d[i] = s[i];
+}
+
 std::string shm_name(const std::string &job_id, int rank, uint16_t seg) {
     return "/hgas-" + job_id + "-" + std::to_string(rank) + "-" + std::to_string(seg);
 }
@@ -79,7 +89,7 @@ result<host_mapping> host_mapping::create(const std::string &name, size_t size) 
 
 result<host_mapping> host_mapping::create_over(const std::string &name, void *addr, size_t size) {
     HGAS_TRY_ASSIGN(host_mapping m, create(name, size));
-    std::memcpy(m.base_, addr, size);
+    copy_unchecked(m.base_, addr, size);
     // One system call replaces the old pages with the copy, so the range is never unmapped
     // in between (another thread of the process may still read its variables).
     void *p = mremap(m.base_, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, addr);

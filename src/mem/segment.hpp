@@ -56,6 +56,11 @@ private:
     bool keep_mapped_ = false;  // create_over: the program's own memory, never unmapped
 };
 
+// Copies `n` bytes without the address sanitizer's checks: the program's data that
+// create_over moves holds the redzones that ASan puts around globals, which memcpy would
+// report. Word by word through volatile pointers, so that it is not turned into memcpy.
+void copy_unchecked(void *dst, const void *src, size_t n);
+
 // "hgas-<job>-<rank>-<seg>"; the launcher's safety net removes "hgas-<job>-*".
 std::string shm_name(const std::string &job_id, int rank, uint16_t seg);
 

@@ -163,14 +163,14 @@ std::atomic<uint64_t> g_shared_size{0};
 
 // In a forked child: give the child a private copy of the program's data again, so that its
 // writes to globals stay its own, as fork() promises. Runs single-threaded in the child
-// before fork() returns there; only system calls and memcpy.
+// before fork() returns there; only system calls and a plain copy.
 void privatize_in_child() {
     char *base = g_shared_base.load(std::memory_order_acquire);
     const uint64_t size = g_shared_size.load(std::memory_order_acquire);
     if (!base || !size) return;
     void *copy = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copy == MAP_FAILED) return;  // the child shares its globals with the parent then
-    std::memcpy(copy, base, size);
+    copy_unchecked(copy, base, size);
     if (mremap(copy, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, base) == MAP_FAILED) munmap(copy, size);
     g_shared_base.store(nullptr, std::memory_order_relaxed);
 }

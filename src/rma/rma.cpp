@@ -140,7 +140,7 @@ status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hga
     HGAS_TRY(mem::check_aligned(name, sig, 8));
     const auto sop = op == HGAS_SIGNAL_SET ? transport::signal_op::set : transport::signal_op::add;
     if (ps->direct && ss->direct) {
-        std::memcpy(ps->direct + dst.offset, src, n);
+        if (n) std::memcpy(ps->direct + dst.offset, src, n);  // src may be NULL for a signal alone
         transport::direct::store_fence();
         transport::direct::signal_update(ss->direct + sig.offset, sop, value);
         return status::ok;
