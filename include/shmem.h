@@ -269,7 +269,9 @@ typedef struct {
  *    with SHMEM_TEAM_INVALID for a team that could not be made.
  *  shmem_team_destroy(team): collective over the team; completes and destroys the contexts
  *    still open on it, then releases the team. SHMEM_TEAM_INVALID: nothing. The predefined
- *    teams cannot be destroyed (the job ends with an error). */
+ *    teams cannot be destroyed (the job ends with an error).
+ *  shmem_team_ptr(team, dest, pe) (OpenSHMEM 1.6, here for convenience): shmem_ptr of the
+ *    PE numbered `pe` in `team`; NULL for SHMEM_TEAM_INVALID or a PE outside the team. */
 int shmem_team_my_pe(shmem_team_t team);
 int shmem_team_n_pes(shmem_team_t team);
 int shmem_team_sync(shmem_team_t team);
@@ -281,6 +283,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
                         long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
                         long yaxis_mask, shmem_team_t *yaxis_team);
 void shmem_team_destroy(shmem_team_t team);
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 
 /* ------------------------------------------------------------------------------------------
  * Memory management (collective: every PE calls with the same arguments in the same order;

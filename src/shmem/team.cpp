@@ -218,6 +218,12 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
     return it == dst->pes.end() ? -1 : static_cast<int>(it - dst->pes.begin());
 }
 
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe) {
+    const hgasi_shmem_team *t = find_team(team);
+    if (!t || pe < 0 || pe >= static_cast<int>(t->pes.size())) return nullptr;
+    return shmem_ptr(dest, t->pes[static_cast<size_t>(pe)]);
+}
+
 int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config) {
     const char *fn = "shmem_team_get_config";
     const hgasi_shmem_team *t = team_of(fn, team);

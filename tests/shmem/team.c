@@ -123,6 +123,11 @@ static void check_collectives(int me, int n) {
         shmem_ctx_long_put(ctx, &inbox[0], &v, 1, (tm + 1) % tn);
         shmem_ctx_quiet(ctx);
         CHECK(shmem_sync(t) == 0, "shmem_sync(team), the C11 name of team_sync");
+        CHECK(shmem_team_ptr(t, inbox, tm) == inbox && shmem_team_ptr(t, inbox, tn) == NULL &&
+                  shmem_team_ptr(SHMEM_TEAM_INVALID, inbox, 0) == NULL, "team_ptr");
+        for (int k = 0; k < tn; ++k)
+            CHECK(shmem_team_ptr(t, inbox, k) == shmem_ptr(inbox, shmem_team_translate_pe(t, k, SHMEM_TEAM_WORLD)),
+                  "team_ptr of team PE %d", k);
         CHECK(inbox[0] == 500 + (tm + tn - 1) % tn, "team ctx put: inbox %ld", inbox[0]);
         CHECK(shmem_ctx_long_atomic_fetch_add(ctx, &inbox[1], 1, 0) >= 0, "team ctx atomic");
         shmem_ctx_quiet(ctx);
