@@ -3,13 +3,14 @@
  * A thin front end: every call is a few lines over the C API in <hgas/hgas.h>. A PE is an
  * hgas rank; symmetric objects live in the hgas symmetric heap; `shmem_long_put(dest, src,
  * n, pe)` is hgas_ptr(dest, pe) + hgas_put. docs/shmem.md lists what of OpenSHMEM 1.5 is
- * covered and what is not yet (symmetric global/static data, teams other than
- * SHMEM_TEAM_WORLD, contexts with a completion domain of their own).
+ * covered and what is left out (contexts with a completion domain of their own, the C11
+ * generic forms that take a context, the profiling interface).
  *
  * Rules that hold for every routine below unless its group says otherwise:
  *  - Symmetric addresses (`dest` of a put, `source` of a get, atomic targets, wait/test
- *    variables, collective buffers, pSync, locks) must come from shmem_malloc/calloc/align/
- *    realloc in this version (global and static variables are not symmetric yet).
+ *    variables, collective buffers, pSync, locks) come from shmem_malloc/calloc/align/
+ *    realloc or are global or static variables of the program (its data and bss; every PE
+ *    must run the same executable; docs/model.md).
  *  - Completion and ordering are OpenSHMEM's (docs/model.md): a blocking put returns when
  *    the source may be reused; a blocking get when the data has arrived; `_nbi` calls
  *    complete at shmem_quiet (or a barrier); fence orders puts to one PE; atomics are atomic
@@ -185,8 +186,9 @@ extern "C" {
  *  whatever was requested (hgas serializes a rank's calls). Returns 0, or nonzero with the
  *  reason on stderr if joining failed. shmem_query_thread: the level provided.
  *  shmem_finalize: completes outstanding operations, barriers, releases the heap; collective.
- *  shmem_global_exit: ends every PE of the job with `status` (0 is reported as 1 by the
- *  launcher, since the job did not end normally on every PE). Never returns.
+ *  shmem_global_exit: ends every PE of the job with exit status `status` (& 0xff), which is
+ *  also the status of oshrun/hgasrun; the other PEs exit at their next OpenSHMEM call or wait
+ *  (or are ended by the launcher 2 s later). stdio is flushed first. Never returns.
  *  shmem_my_pe / shmem_n_pes: this PE's number and the number of PEs (-1 before init).
  *  shmem_pe_accessible: 1 if `pe` is a PE of the job. shmem_addr_accessible: 1 if `addr` is
  *  symmetric (could be the target of RMA on `pe`). shmem_ptr: a load/store address of the
@@ -223,8 +225,11 @@ void shmem_udcflush(void);
 void shmem_udcflush_line(void *dest);
 
 /* ------------------------------------------------------------------------------------------
- * Teams. This version has the world team only (and the shared team where the job has one
- * node, when it is the same set of PEs): a call on another team reports an error.
+ * Teams: ordered sets of PEs. SHMEM_TEAM_WORLD holds every PE, SHMEM_TEAM_SHARED the PEs of
+ * this PE's node (those whose memory shmem_ptr reaches), numbered in world order. New teams
+ * are split from a parent; a PE's number in a team is its index there. Handles are local to
+ * the PE that got them. At most 62 teams besides the two predefined ones may exist at once
+ * on a PE (a split that would exceed it returns nonzero and SHMEM_TEAM_INVALID).
  * ---------------------------------------------------------------------------------------- */
 
 typedef struct hgasi_shmem_team *shmem_team_t;
@@ -232,12 +237,53 @@ typedef struct hgasi_shmem_team *shmem_team_t;
 #define SHMEM_TEAM_WORLD ((shmem_team_t)1)
 #define SHMEM_TEAM_SHARED ((shmem_team_t)2)
 
-/** shmem_team_my_pe / shmem_team_n_pes: this PE's number in `team` and its size, -1 for a
- *  team this version does not have (SHMEM_TEAM_SHARED across several nodes, invalid).
- *  shmem_team_sync: waits for every PE of the team (a barrier without quiet); 0 or nonzero. */
+/** Team configuration: num_contexts is the number of contexts the program means to create
+ *  on the team (a hint; any number may be created). Used where the mask has
+ *  SHMEM_TEAM_NUM_CONTEXTS, else 0. */
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+#define SHMEM_TEAM_NUM_CONTEXTS 1L
+
+/** shmem_team_my_pe / shmem_team_n_pes: this PE's number in `team` and its size; -1 for
+ *  SHMEM_TEAM_INVALID or a handle that is not a live team of this PE.
+ *  shmem_team_sync(team): waits for every PE of the team (after completing this PE's
+ *    outstanding operations); 0, or nonzero (reason on stderr) for an invalid team.
+ *  shmem_team_translate_pe(src_team, src_pe, dest_team): the number in dest_team of the PE
+ *    numbered src_pe in src_team, or -1 (not a member, out of range, invalid team).
+ *  shmem_team_get_config(team, mask, &config): the configuration the team was created with,
+ *    for the fields in `mask` (SHMEM_TEAM_NUM_CONTEXTS); 0, or nonzero for an invalid team,
+ *    a NULL config or unknown mask bits.
+ *  shmem_team_split_strided(parent, start, stride, size, config, mask, &new_team):
+ *    collective over the parent (every member calls it with the same arguments): the new team
+ *    holds the parent's PEs start, start + stride, ... (size of them, stride >= 1, all inside
+ *    the parent), numbered in that order. Members get the new team, the other parent PEs
+ *    SHMEM_TEAM_INVALID. Returns 0; nonzero (reason on stderr) and SHMEM_TEAM_INVALID on
+ *    every PE for arguments that describe no such subset, for a parent that is
+ *    SHMEM_TEAM_INVALID (quietly), or when no team slot is left. Consecutive splits of one
+ *    parent need no synchronization between them.
+ *  shmem_team_split_2d(parent, xrange, xconfig, xmask, &xteam, yconfig, ymask, &yteam):
+ *    collective over the parent: parent PE p has coordinates (p % xrange, p / xrange); xteam
+ *    holds the PEs of its row (same y, numbered by x), yteam those of its column (same x,
+ *    numbered by y). xrange >= 1 (larger than the parent: one row). Returns 0, or nonzero
+ *    with SHMEM_TEAM_INVALID for a team that could not be made.
+ *  shmem_team_destroy(team): collective over the team; completes and destroys the contexts
+ *    still open on it, then releases the team. SHMEM_TEAM_INVALID: nothing. The predefined
+ *    teams cannot be destroyed (the job ends with an error).
+ *  shmem_team_ptr(team, dest, pe) (OpenSHMEM 1.6, here for convenience): shmem_ptr of the
+ *    PE numbered `pe` in `team`; NULL for SHMEM_TEAM_INVALID or a PE outside the team. */
 int shmem_team_my_pe(shmem_team_t team);
 int shmem_team_n_pes(shmem_team_t team);
 int shmem_team_sync(shmem_team_t team);
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
+                        long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team);
+void shmem_team_destroy(shmem_team_t team);
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 
 /* ------------------------------------------------------------------------------------------
  * Memory management (collective: every PE calls with the same arguments in the same order;
@@ -272,9 +318,11 @@ void *shmemalign(size_t alignment, size_t size);
  *  shmem_ctx_create(options, &ctx): options are SHMEM_CTX_SERIALIZED, _PRIVATE, _NOSTORE or
  *    0 (accepted; none changes behaviour here). Returns 0, or nonzero (ctx set to
  *    SHMEM_CTX_INVALID) for unknown option bits. Not collective.
- *  shmem_team_create_ctx(team, options, &ctx): the same on a team (the world; nonzero for a
- *    team this version does not have). shmem_ctx_get_team: the team of a context (0), or
- *    nonzero and SHMEM_TEAM_INVALID for SHMEM_CTX_INVALID.
+ *  shmem_team_create_ctx(team, options, &ctx): the same on a team; the `pe` of every RMA,
+ *    signal and atomic routine given this context is a PE number in that team (a number
+ *    outside it ends the job with an error). Nonzero (ctx SHMEM_CTX_INVALID) for an invalid
+ *    team. shmem_ctx_get_team: the team of a context (0), or nonzero and SHMEM_TEAM_INVALID
+ *    for SHMEM_CTX_INVALID. Destroying a team destroys the contexts still open on it.
  *  shmem_ctx_destroy: quiets, then releases the context (SHMEM_CTX_INVALID: nothing; the
  *    default context or an unknown handle ends the job with an error).
  *  A routine given SHMEM_CTX_INVALID, a destroyed context or a foreign handle ends the job.
@@ -513,9 +561,9 @@ int shmem_test_lock(long *lock);
 void shmem_clear_lock(long *lock);
 
 /* ------------------------------------------------------------------------------------------
- * Collectives on teams (SHMEM_TEAM_WORLD). Every PE of the team calls them in the same order
- * with the same sizes and root; buffers are symmetric. Each returns 0, or nonzero with the
- * reason on stderr for a team this version does not have.
+ * Collectives on teams. Every PE of the team calls them in the same order with the same sizes
+ * and root (a PE number in the team); buffers are symmetric (shmem_malloc or global/static).
+ * Each returns 0, or nonzero with the reason on stderr for an invalid team.
  *  shmem_barrier_all: quiet, then wait for every PE. shmem_sync_all: wait for every PE.
  *  shmem_TYPENAME_broadcast(team, dest, source, nelems, PE_root) / shmem_broadcastmem (bytes):
  *    source of PE_root lands in dest on every PE of the team, the root included.
@@ -629,8 +677,8 @@ HGAS_SHMEM_TYPES_REDUCE_COMPLEX(HGASI_SHMEM_DECL_TO_ALL_COMPLEX)
  * shmem_TYPENAME_put from the type of *dest, over the types with G = 1 in the lists above
  * (the <stdint.h> names are the same C types). Likewise shmem_p, get, g, iput, iget, put_nbi,
  * get_nbi, put_signal(_nbi), the atomic_* names, wait_until, test, broadcast, collect,
- * fcollect, alltoall, alltoalls and the OP_reduce names. A type outside the table fails to
- * compile, naming hgasi_shmem_type_not_supported.
+ * fcollect, alltoall, alltoalls and the OP_reduce names, and shmem_sync(team). A type outside
+ * the table fails to compile, naming hgasi_shmem_type_not_supported.
  * ---------------------------------------------------------------------------------------- */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
 /* Never defined: selected for a type outside the table, so that the call fails to compile
@@ -741,6 +789,12 @@ void hgasi_shmem_type_not_supported(void);
     HGASI_SHMEM_SELECT(HGASI_SHMEM_SUM_PROD_TYPES, sum_reduce, dest)(team, dest, __VA_ARGS__)
 #define shmem_prod_reduce(team, dest, ...)                                                          \
     HGASI_SHMEM_SELECT(HGASI_SHMEM_SUM_PROD_TYPES, prod_reduce, dest)(team, dest, __VA_ARGS__)
+/* shmem_sync(team) is shmem_team_sync(team); with four arguments it stays the deprecated
+ * active-set routine (the function of that name). Chosen by the number of arguments. */
+#define HGASI_SHMEM_SYNC_PICK(_1, _2, _3, _4, NAME, ...) NAME
+#define shmem_sync(...)                                                                             \
+    HGASI_SHMEM_SYNC_PICK(__VA_ARGS__, shmem_sync, hgasi_shmem_type_not_supported,                  \
+                          hgasi_shmem_type_not_supported, shmem_team_sync, )(__VA_ARGS__)
 #endif /* C11 */
 
 #endif /* HGAS_SHMEM_H */

@@ -67,6 +67,25 @@ int hgas_node_of(int rank);
  *  launcher and every other rank, and exits with `code`. Never returns. */
 void hgas_abort(int code, const char *reason);
 
+/** Ends the whole job from any rank as a normal end, not a failure (OpenSHMEM's
+ *  shmem_global_exit): flushes stdio, tells the launcher and every other rank, and exits with
+ *  `code` & 0xff. Every other rank exits with the same status at its next hgas call (or wait);
+ *  hgasrun ends ranks that make none within 2 s and exits with `code` itself. `reason` (may
+ *  be NULL) is for the log only; nothing is printed. Never returns. Callable before init. */
+void hgas_global_exit(int code, const char *reason);
+
+/** Per-rank storage for code layered on this API (the OpenSHMEM front end keeps its teams in
+ *  it), so that such code keeps no rank state in process globals. Attaches `value` to the
+ *  calling thread's rank under `key` (an address unique to the caller, e.g. of one of its
+ *  static constants); an earlier value under the same key is released first. At
+ *  hgas_finalize, after the rank has left the job, `release(value)` is called (`release` may
+ *  be NULL); it must not call hgas. Not collective. HGAS_ERR_NOT_INITIALIZED before init,
+ *  HGAS_ERR_INVALID_ARG for a NULL key. */
+hgas_status_t hgas_rank_data_set(const void *key, void *value, void (*release)(void *));
+/** The value attached under `key` to the calling thread's rank, or NULL (none, or not
+ *  initialized). */
+void *hgas_rank_data(const void *key);
+
 /** Makes progress on this rank's outstanding operations and serves remote requests (the
  *  active-message path) that target this rank. Called implicitly by every blocking call. */
 hgas_status_t hgas_progress(void);
@@ -100,8 +119,11 @@ int hgas_gptr_is_null(hgas_gptr_t p);
 hgas_gptr_t hgas_gptr_add(hgas_gptr_t p, int64_t bytes);
 
 /** Global pointer to the symmetric object at local address `sym` as it lives on `rank`.
- *  `sym` must lie in this rank's symmetric heap or local heap; fails with
- *  HGAS_ERR_INVALID_POINTER otherwise, HGAS_ERR_INVALID_ARG for an unknown rank. */
+ *  `sym` must lie in this rank's symmetric heap or local heap, or be a global or static
+ *  variable of the main program (segment HGAS_SEG_STATIC: its data and bss, symmetric when
+ *  every rank runs the same executable and HGAS_STATIC_DATA is on; docs/model.md); fails
+ *  with HGAS_ERR_INVALID_POINTER otherwise (the message says why globals are not symmetric
+ *  where that is the case), HGAS_ERR_INVALID_ARG for an unknown rank. */
 hgas_status_t hgas_ptr(const void *sym, int rank, hgas_gptr_t *out);
 
 /** Local address of `p` if this rank can load and store it directly (its own memory, or a

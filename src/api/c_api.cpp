@@ -9,6 +9,7 @@
 #include "coll/coll.hpp"
 #include "coll/symmetric.hpp"
 #include "core/rank.hpp"
+#include "mem/static_data.hpp"
 #include "rma/rma.hpp"
 #include "sync/sync.hpp"
 
@@ -66,10 +67,45 @@ int hgas_node_of(int rank) {
 void hgas_abort(int code, const char *reason) {
     core::rank *r = core::current();
     const int me = r ? r->me() : -1;
+    // Failing because another rank ended the job (hgas_global_exit) is part of that end.
+    int exit_code = 0;
+    if (r && r->store().exit_requested(&exit_code)) {
+        std::fflush(nullptr);
+        _exit(exit_code);
+    }
     std::fprintf(stderr, "hgas: rank %d called hgas_abort(%d): %s\n", me, code, reason ? reason : "");
     std::fflush(stderr);
     if (r) (void)r->store().abort("rank " + std::to_string(me) + " called hgas_abort: " + (reason ? reason : ""));
     _exit(code == 0 ? 1 : code);  // no destructors: other threads may be mid-operation
+}
+
+void hgas_global_exit(int code, const char *reason) {
+    core::rank *r = core::current();
+    std::fflush(nullptr);  // _exit below does not flush stdio, and the output is the user's
+    if (r) {
+        const std::string why = reason && *reason ? reason : "hgas_global_exit(" + std::to_string(code) + ")";
+        if (r->store().exit_job(code, why) != status::ok)
+            HGASI_WARN("api", "hgas_global_exit: could not tell the job (%s); this rank exits with %d alone",
+                       last_error().c_str(), code);
+    }
+    _exit(code & 0xff);  // no destructors: other threads may be mid-operation
+}
+
+hgas_status_t hgas_rank_data_set(const void *key, void *value, void (*release)(void *)) {
+    HGASI_RANK(r);
+    if (!key) return to_c(fail(status::invalid_arg, "hgas_rank_data_set: the key is NULL"));
+    auto &all = r->attachments();
+    auto it = all.find(key);
+    if (it != all.end() && it->second.release && it->second.value != value) it->second.release(it->second.value);
+    all[key] = core::rank::attachment{value, release};
+    return HGAS_OK;
+}
+
+void *hgas_rank_data(const void *key) {
+    core::rank *r = core::current();
+    if (!r) return nullptr;
+    auto it = r->attachments().find(key);
+    return it == r->attachments().end() ? nullptr : it->second.value;
 }
 
 hgas_status_t hgas_progress(void) {
@@ -92,9 +128,12 @@ hgas_status_t hgas_ptr(const void *sym, int rank, hgas_gptr_t *out) {
     if (rank < 0 || rank >= r->n())
         return to_c(fail(status::invalid_arg, "hgas_ptr: rank %d does not exist (the job has %d ranks)", rank, r->n()));
     int seg = r->own_segment_of(sym, 0);
+    if (sym && seg < 0 && mem::in_program_data(sym))
+        return to_c(fail(status::invalid_pointer, "hgas_ptr: %p is a global or static variable, but static data is "
+                         "not symmetric in this job: %s", sym, r->static_data_unavailable().c_str()));
     if (!sym || seg < 0)
-        return to_c(fail(status::invalid_pointer, "hgas_ptr: %p is not in this rank's symmetric or local heap; "
-                         "allocate remotely accessible memory with hgas_malloc", sym));
+        return to_c(fail(status::invalid_pointer, "hgas_ptr: %p is not in this rank's symmetric or local heap or its "
+                         "static data; allocate remotely accessible memory with hgas_malloc", sym));
     *out = mem::make_gptr(rank, static_cast<uint16_t>(seg),
                           static_cast<uint64_t>(static_cast<const char *>(sym) - r->own_base(seg)));
     return HGAS_OK;

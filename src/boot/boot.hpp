@@ -59,8 +59,16 @@ public:
                              std::vector<std::string> &all, double timeout_s) = 0;
     // Tells the store the job failed; the store tells every other rank.
     virtual status abort(const std::string &reason) = 0;
+    // Tells the store that the whole job is to end with exit status `code` (a normal end
+    // requested by one rank: OpenSHMEM's shmem_global_exit). The store tells every rank, as
+    // for abort, and remembers the code for the launcher. Waits (up to a few seconds) until
+    // the store has announced it, so that the caller may exit at once afterwards.
+    virtual status exit_job(int code, const std::string &reason) = 0;
     // Non-blocking: has the store announced that the job is aborting? Fills `why`.
     virtual bool aborted(std::string *why) = 0;
+    // Non-blocking: has the store announced that some rank ended the job with exit_job? Fills
+    // `code` with the status the job exits with.
+    virtual bool exit_requested(int *code) = 0;
     // Clean goodbye; after it, losing the connection is not a failure.
     virtual status finalize() = 0;
 };
@@ -78,6 +86,9 @@ public:
     virtual void on_rank_lost(std::function<void(int rank)> cb) = 0;
     // Tell every connected rank that the job is aborting.
     virtual void broadcast_abort(const std::string &reason) = 0;
+    // True once a rank has ended the job with exit_job (and the job was not aborted by a
+    // failure before): `rank` asked for exit status `code`. Thread safe.
+    virtual bool exit_requested(int *rank, int *code) const = 0;
     // True once every rank has connected (used to unlink the socket file early).
     virtual bool all_joined() const = 0;
     virtual void stop() = 0;

@@ -50,7 +50,9 @@ public:
         return status::ok;
     }
     status abort(const std::string &) override { return status::ok; }
+    status exit_job(int, const std::string &) override { return status::ok; }
     bool aborted(std::string *) override { return false; }
+    bool exit_requested(int *) override { return false; }
     status finalize() override { return status::ok; }
 
 private:
@@ -78,7 +80,9 @@ public:
     status allgather(const std::string &name, const std::string &mine, std::vector<std::string> &all,
                      double timeout_s) override;
     status abort(const std::string &reason) override;
+    status exit_job(int code, const std::string &reason) override;
     bool aborted(std::string *why) override;
+    bool exit_requested(int *code) override;
     status finalize() override;
 
 private:
@@ -101,6 +105,7 @@ private:
     std::map<std::string, message> missing_;  // WHO replies by "kind/name"
     bool welcomed_ = false, rejected_ = false, lost_ = false, aborted_ = false, finalized_ = false;
     std::string reject_reason_, abort_reason_;
+    int exit_code_ = -1;  // >= 0 once ABORTED carried a job exit status
 };
 
 status socket_client::usable() {
@@ -131,6 +136,9 @@ void socket_client::dispatch(message &m) {
         if (!aborted_) {
             aborted_ = true;
             abort_reason_ = has(1) ? m.fields[0] : "the job was aborted";
+            long long code = -1;
+            if (has(2) && wire::parse_int(m.fields[1], code) && code >= 0 && code <= 255)
+                exit_code_ = static_cast<int>(code);
         }
         break;
     default: HGASI_WARN("boot", "bootstrap client: ignoring unexpected %s from the store", wire::msg_name(m.type));
@@ -311,10 +319,24 @@ status socket_client::abort(const std::string &reason) {
     return send({msg::abort, {reason}});
 }
 
+status socket_client::exit_job(int code, const std::string &reason) {
+    if (finalized_ || lost_) return status::ok;
+    HGAS_TRY(send({msg::abort, {reason, std::to_string(code & 0xff)}}));
+    // Until the store has announced it (to us last or not, it has then recorded the code):
+    // exiting before would let the launcher see a plain exit instead of a job exit.
+    return wait_until([&] { return aborted_; }, deadline(std::min(default_timeout_, 5.0)));
+}
+
 bool socket_client::aborted(std::string *why) {
     if (!aborted_ && !lost_ && !finalized_) (void)pump(0);
     if (aborted_ && why) *why = abort_reason_;
     return aborted_;
+}
+
+bool socket_client::exit_requested(int *code) {
+    if (!aborted(nullptr) || exit_code_ < 0) return false;
+    if (code) *code = exit_code_;
+    return true;
 }
 
 status socket_client::finalize() {

@@ -57,6 +57,13 @@ public:
         wake();
     }
     bool all_joined() const override { return all_joined_.load(std::memory_order_acquire); }
+    bool exit_requested(int *rank, int *code) const override {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (exit_rank_ < 0) return false;
+        if (rank) *rank = exit_rank_;
+        if (code) *code = exit_code_;
+        return true;
+    }
     void stop() override;
 
     bool wait_drained(double timeout_s) {
@@ -87,9 +94,14 @@ private:
     void send(conn &c, const message &m);
     void flush(conn &c);
     void drop(int id);
-    void abort_job(const std::string &reason);
+    // `code` >= 0: a job exit with that status requested by `rank`, not a failure.
+    void abort_job(const std::string &reason, int rank = -1, int code = -1);
     void unlink_socket();
     message who(const message &q) const;
+    message aborted_message() const {
+        if (exit_field_.empty()) return {msg::aborted, {abort_reason_}};
+        return {msg::aborted, {abort_reason_, exit_field_}};
+    }
 
     const std::string secret_;
     const int n_;
@@ -111,6 +123,7 @@ private:
     std::set<std::string> barriers_done_;
     bool aborted_ = false;
     std::string abort_reason_;
+    std::string exit_field_;  // the exit code as sent in ABORTED, "" for a failure
 
     // shared with other threads
     mutable std::mutex mu_;
@@ -118,6 +131,7 @@ private:
     std::function<void(int)> lost_cb_;
     std::vector<std::string> abort_queue_;
     int joined_count_ = 0, active_ = 0;
+    int exit_rank_ = -1, exit_code_ = 0;  // set once, by a job exit
 };
 
 void socket_server::stop() {
@@ -242,7 +256,7 @@ void socket_server::handle(int id, conn &c, message &m) {
         joined_[r] = 1;
         conn_of_rank_[r] = id;
         send(c, {msg::welcome, {}});
-        if (aborted_) send(c, {msg::aborted, {abort_reason_}});
+        if (aborted_) send(c, aborted_message());
         int count;
         {
             std::lock_guard<std::mutex> lk(mu_);
@@ -294,10 +308,18 @@ void socket_server::handle(int id, conn &c, message &m) {
         if (!need(2)) return;
         send(c, who(m));
         return;
-    case msg::abort:
+    case msg::abort: {
         if (!need(1)) return;
-        abort_job("rank " + std::to_string(c.rank) + " aborted the job: " + m.fields[0]);
+        long long code = -1;
+        if (m.fields.size() >= 2 && (!wire::parse_int(m.fields[1], code) || code < 0 || code > 255)) code = 1;
+        if (code >= 0)
+            abort_job("rank " + std::to_string(c.rank) + " ended the job with exit status " + std::to_string(code) +
+                          ": " + m.fields[0],
+                      c.rank, static_cast<int>(code));
+        else
+            abort_job("rank " + std::to_string(c.rank) + " aborted the job: " + m.fields[0]);
         return;
+    }
     case msg::bye: c.bye = true; return;
     default:
         HGASI_WARN("boot", "bootstrap store: unexpected %s from rank %d; dropping it", wire::msg_name(m.type),
@@ -324,12 +346,21 @@ message socket_server::who(const message &q) const {
     return {msg::missing, {kind, name, wire::join_ranks(missing), wire::join_ranks(never), wire::join_ranks(lost)}};
 }
 
-void socket_server::abort_job(const std::string &reason) {
+void socket_server::abort_job(const std::string &reason, int rank, int code) {
     if (aborted_) return;  // the first reason is the cause; later ones are its consequences
     aborted_ = true;
     abort_reason_ = reason;
+    if (code >= 0) {
+        exit_field_ = std::to_string(code);
+        // Recorded before any rank hears of it: the requester exits only after its own
+        // ABORTED arrives, so the launcher knows the code by the time it reaps that rank.
+        std::lock_guard<std::mutex> lk(mu_);
+        exit_rank_ = rank;
+        exit_code_ = code;
+    }
+    const message m = aborted_message();
     for (auto &[id, c] : conns_)
-        if (c.rank >= 0 && !c.dead) send(c, {msg::aborted, {reason}});
+        if (c.rank >= 0 && !c.dead) send(c, m);
 }
 
 void socket_server::send(conn &c, const message &m) {

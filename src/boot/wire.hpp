@@ -26,8 +26,8 @@ enum class msg : uint8_t {
     barrier_done,  // s->c  name
     who,           // c->s  kind ("barrier"|"keys"), name   who is missing? (for timeout messages)
     missing,       // s->c  kind, name, missing, never_joined, lost   (rank lists as "1,4,5")
-    abort,         // c->s  reason
-    aborted,       // s->c  reason                       pushed at any time, also between replies
+    abort,         // c->s  reason [, exit code]         with a code: a job exit (shmem_global_exit)
+    aborted,       // s->c  reason [, exit code]         pushed at any time, also between replies
     bye,           // c->s  (no fields)                  a clean goodbye: closing is not a failure
 };
 const char *msg_name(msg m);

@@ -66,11 +66,18 @@ status check_host_buf(core::rank &r, const char *op, const void *p, size_t bytes
     return status::ok;
 }
 
-status check_symmetric(core::rank &r, const char *op, const void *p, size_t bytes, const char *what) {
+status check_symmetric(core::rank &r, const char *op, const void *p, size_t bytes, const char *what, sym_ref *ref) {
     HGAS_TRY(check_host_buf(r, op, p, bytes, what));
-    if (r.own_segment_of(p, bytes) != mem::seg_symmetric)
-        return fail(status::invalid_pointer, "%s: %s [%p, +%zu) is not inside the symmetric heap; allocate it with "
-                    "hgas_malloc so that it lies at the same offset on every rank", op, what, p, bytes);
+    const int seg = r.own_segment_of(p, bytes);
+    // The symmetric heap and the program's static data lie at the same offsets on every rank.
+    if (seg != mem::seg_symmetric && seg != mem::seg_static)
+        return fail(status::invalid_pointer, "%s: %s [%p, +%zu) is not inside the symmetric heap or the program's "
+                    "static data; allocate it with hgas_malloc so that it lies at the same offset on every rank", op,
+                    what, p, bytes);
+    if (ref) {
+        ref->seg = static_cast<uint16_t>(seg);
+        ref->off = static_cast<uint64_t>(static_cast<const char *>(p) - r.own_base(static_cast<uint16_t>(seg)));
+    }
     return status::ok;
 }
 
@@ -110,7 +117,8 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
     const char *op = "hgas_broadcast";
     HGAS_TRY(check_root(r, op, root));
     if (bytes == 0) return status::ok;
-    HGAS_TRY(check_symmetric(r, op, dst, bytes, "dst"));
+    sym_ref dref;
+    HGAS_TRY(check_symmetric(r, op, dst, bytes, "dst", &dref));
     const int n = r.n(), me = r.me();
     if (me == root) HGAS_TRY(check_host_buf(r, op, src, bytes, "src"));
     char *d = static_cast<char *>(dst);
@@ -128,7 +136,7 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
     for (int mask = lim >> 1; mask >= 1; mask >>= 1)
         if (v + mask < n) children[nchildren++] = (v + mask + root) % n;
 
-    const uint64_t off = static_cast<uint64_t>(d - r.own_base(mem::seg_symmetric));
+    const uint64_t off = dref.off;
     const char *from = me == root ? static_cast<const char *>(src) : d;
     const size_t nchunks = (bytes + bcast_chunk - 1) / bcast_chunk;
     for (size_t c = 0; c < nchunks; ++c) {
@@ -137,7 +145,7 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
         for (int i = 0; i < nchildren; ++i) {
             const int ch = children[i];
             if (c == 0) HGAS_TRY(s.wait_entered(ch, op));  // its dst is free for this broadcast
-            HGAS_TRY(rma::put_signal(r, mem::make_gptr(ch, mem::seg_symmetric, off + at), from + at, len,
+            HGAS_TRY(rma::put_signal(r, mem::make_gptr(ch, dref.seg, off + at), from + at, len,
                                      s.peer_word(ch, w_bcast), 1, HGAS_SIGNAL_ADD, false));
         }
         // The child counts chunks: chunk c+1's signal must not overtake chunk c's data.
@@ -152,17 +160,18 @@ status fcollect(core::rank &r, void *dst, const void *src, size_t bytes) {
     const int n = r.n(), me = r.me();
     size_t total;
     HGAS_TRY(total_bytes(op, n, bytes, total));
-    HGAS_TRY(check_symmetric(r, op, dst, total, "dst"));
+    sym_ref dref;
+    HGAS_TRY(check_symmetric(r, op, dst, total, "dst", &dref));
     HGAS_TRY(check_host_buf(r, op, src, bytes, "src"));
     char *d = static_cast<char *>(dst);
-    const uint64_t off = static_cast<uint64_t>(d - r.own_base(mem::seg_symmetric)) + bytes * me;
+    const uint64_t off = dref.off + bytes * me;
     if (n > 1) {
         session s(r);
         // Start at me+1 so that the ranks do not all write to rank 0 first.
         for (int k = 1; k < n; ++k) {
             const int peer = (me + k) % n;
             HGAS_TRY(s.wait_entered(peer, op));
-            HGAS_TRY(rma::put_signal(r, mem::make_gptr(peer, mem::seg_symmetric, off), src, bytes,
+            HGAS_TRY(rma::put_signal(r, mem::make_gptr(peer, dref.seg, off), src, bytes,
                                      s.peer_word(peer, w_fcollect), 1, HGAS_SIGNAL_ADD, false));
         }
         if (d + bytes * me != src) std::memmove(d + bytes * me, src, bytes);
@@ -178,19 +187,20 @@ status alltoall(core::rank &r, void *dst, const void *src, size_t bytes) {
     const int n = r.n(), me = r.me();
     size_t total;
     HGAS_TRY(total_bytes(op, n, bytes, total));
-    HGAS_TRY(check_symmetric(r, op, dst, total, "dst"));
+    sym_ref dref;
+    HGAS_TRY(check_symmetric(r, op, dst, total, "dst", &dref));
     HGAS_TRY(check_host_buf(r, op, src, total, "src"));
     char *d = static_cast<char *>(dst);
     const char *sp = static_cast<const char *>(src);
     if (sp < d + total && d < sp + total)
         return fail(status::invalid_arg, "%s: src and dst overlap; alltoall cannot run in place", op);
-    const uint64_t off = static_cast<uint64_t>(d - r.own_base(mem::seg_symmetric)) + bytes * me;
+    const uint64_t off = dref.off + bytes * me;
     if (n > 1) {
         session s(r);
         for (int k = 1; k < n; ++k) {
             const int peer = (me + k) % n;
             HGAS_TRY(s.wait_entered(peer, op));
-            HGAS_TRY(rma::put_signal(r, mem::make_gptr(peer, mem::seg_symmetric, off), sp + bytes * peer, bytes,
+            HGAS_TRY(rma::put_signal(r, mem::make_gptr(peer, dref.seg, off), sp + bytes * peer, bytes,
                                      s.peer_word(peer, w_alltoall), 1, HGAS_SIGNAL_ADD, false));
         }
         std::memcpy(d + bytes * me, sp + bytes * me, bytes);

@@ -87,7 +87,14 @@ struct session {
 status check_buf(const char *op, const void *p, size_t bytes, const char *what);
 // check_buf, and the memory is host memory (collectives do not move device memory).
 status check_host_buf(core::rank &r, const char *op, const void *p, size_t bytes, const char *what);
-status check_symmetric(core::rank &r, const char *op, const void *p, size_t bytes, const char *what);
+// Where a symmetric buffer lives: the symmetric heap or the program's static data, at the same
+// offset on every rank.
+struct sym_ref {
+    uint16_t seg = 0;
+    uint64_t off = 0;
+};
+status check_symmetric(core::rank &r, const char *op, const void *p, size_t bytes, const char *what,
+                       sym_ref *ref = nullptr);
 status check_root(core::rank &r, const char *op, int root);
 status check_type_op(const char *op, hgas_dtype_t type, hgas_op_t rop);
 

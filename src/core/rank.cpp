@@ -1,6 +1,7 @@
 #include "core/rank.hpp"
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <unistd.h>
 #include <thread>
@@ -29,6 +30,8 @@ void set_current(rank *r) {
 }
 
 rank::~rank() {
+    for (auto &[key, a] : attachments_)
+        if (a.release) a.release(a.value);
     engine_.stop_helper();
     staging_.reset();
     unregister_host_segments();
@@ -80,6 +83,7 @@ status rank::init() {
     HGAS_TRY(create_transports());
     HGAS_TRY(open_devices());
     HGAS_TRY(create_segments());
+    HGAS_TRY(create_static_segment());
     HGAS_TRY(exchange_segments());
 
     std::vector<transport::transport *> raw;
@@ -222,7 +226,7 @@ status rank::create_segments() {
         for (auto &t : transports_)
             if (std::string(t->name()) == "ucx") ucx_allocates = t.get();
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
-        if (!sizes[s]) continue;  // a segment this rank does not have (the static one, or a kind that is off)
+        if (s == mem::seg_static || !sizes[s]) continue;  // the program's own memory: create_static_segment(); or a kind that is off
         if (sizes[s] < 64 * 1024)
             return fail(status::invalid_setting, "the heap of segment %u is %llu bytes: at least 64K (HGAS_*HEAP_SIZE)",
                         s, (unsigned long long)sizes[s]);
@@ -336,8 +340,17 @@ int rank::own_segment_of(const void *p, uint64_t len) const {
 
 status rank::check_alive() {
     std::string why;
-    if (store_->aborted(&why))
+    if (store_->aborted(&why)) {
+        // A job exit (shmem_global_exit on some rank) is not a failure to report: every rank
+        // ends with the status it asked for, wherever it is waiting.
+        int code = 0;
+        if (store_->exit_requested(&code)) {
+            HGASI_DEBUG("boot", "rank %d exits with status %d: %s", me(), code, why.c_str());
+            std::fflush(nullptr);
+            _exit(code);
+        }
         return fail(status::peer_failed, "the job is ending: %s", why.c_str());
+    }
     return status::ok;
 }
 

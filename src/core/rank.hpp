@@ -4,7 +4,9 @@
 #pragma once
 #include <array>
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <hgas/hgas.h>
@@ -69,6 +71,16 @@ public:
     uint64_t own_size(uint16_t seg) const { return own_[seg].size; }
     // Which own segment holds [p, p+len), or -1.
     int own_segment_of(const void *p, uint64_t len) const;
+    // --- static data (mem/static_data.hpp) ---
+    // Why the program's globals are not symmetric in this job (HGAS_STATIC_DATA=0, ranks that
+    // run different executables, pages that are not the program's own), "" when they are.
+    const std::string &static_data_unavailable() const { return static_off_; }
+    // --- data attached by layers above the C API (hgas_rank_data_set); released in ~rank ---
+    struct attachment {
+        void *value = nullptr;
+        void (*release)(void *) = nullptr;
+    };
+    std::map<const void *, attachment> &attachments() { return attachments_; }
 
     transport::transport *route(int peer) const { return router_.route(peer); }
     const proto::router &router() const { return router_; }
@@ -105,6 +117,7 @@ private:
     status register_host_segments();
     void unregister_host_segments();
     status create_transports();
+    status create_static_segment();  // static data: in core/static_segment.cpp
     status exchange_segments();
     status check_alive();
 
@@ -128,6 +141,8 @@ private:
     mem::kind default_kind_ = mem::kind::host;
     std::unique_ptr<proto::staging> staging_;
     std::vector<char *> registered_;  // host ranges registered with the cuda device
+    std::string static_off_;  // static data: see static_data_unavailable()
+    std::map<const void *, attachment> attachments_;
     std::vector<std::unique_ptr<transport::transport>> transports_;
     proto::router router_;
     progress::engine engine_;

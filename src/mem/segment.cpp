@@ -10,6 +10,16 @@
 
 namespace hgas::mem {
 
+__attribute__((no_sanitize("address"))) void copy_unchecked(void *dst, const void *src, size_t n) {
+    auto *d = static_cast<volatile unsigned char *>(dst);
+    const auto *s = static_cast<const volatile unsigned char *>(src);
+    size_t i = 0;
+    if (reinterpret_cast<uintptr_t>(dst) % 8 == 0 && reinterpret_cast<uintptr_t>(src) % 8 == 0)
+        for (; i + 8 <= n; i += 8)
+            *reinterpret_cast<volatile uint64_t *>(d + i) = *reinterpret_cast<const volatile uint64_t *>(s + i);
+    for (; i < n; ++i) d[i] = s[i];
+}
+
 std::string shm_name(const std::string &job_id, int rank, uint16_t seg) {
     return "/hgas-" + job_id + "-" + std::to_string(rank) + "-" + std::to_string(seg);
 }
@@ -22,16 +32,17 @@ host_mapping &host_mapping::operator=(host_mapping &&o) noexcept {
         name_ = std::move(o.name_);
         owner_ = o.owner_;
         linked_ = o.linked_;
+        keep_mapped_ = o.keep_mapped_;
         o.base_ = nullptr;
         o.size_ = 0;
-        o.owner_ = o.linked_ = false;
+        o.owner_ = o.linked_ = o.keep_mapped_ = false;
     }
     return *this;
 }
 
 host_mapping::~host_mapping() {
     unlink();
-    if (base_) munmap(base_, size_);
+    if (base_ && !keep_mapped_) munmap(base_, size_);
     base_ = nullptr;
 }
 
@@ -66,6 +77,20 @@ result<host_mapping> host_mapping::create(const std::string &name, size_t size) 
                     std::strerror(errno));
     m.base_ = p;
     m.size_ = size;
+    return m;
+}
+
+result<host_mapping> host_mapping::create_over(const std::string &name, void *addr, size_t size) {
+    HGAS_TRY_ASSIGN(host_mapping m, create(name, size));
+    copy_unchecked(m.base_, addr, size);
+    // One system call replaces the old pages with the copy, so the range is never unmapped
+    // in between (another thread of the process may still read its variables).
+    void *p = mremap(m.base_, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, addr);
+    if (p != addr)
+        return fail(status::no_memory, "cannot move shared memory %s over [%p, +%zu): %s", name.c_str(), addr, size,
+                    std::strerror(errno));  // m unmaps the copy; the original pages are untouched
+    m.base_ = addr;
+    m.keep_mapped_ = true;
     return m;
 }
 

@@ -19,7 +19,7 @@ using gpu::kind_name;
 // heap and a heap for non-collective allocations; the static segment is the program's data.
 inline constexpr uint16_t seg_symmetric = 0;       // symmetric host heap (hgas_malloc)
 inline constexpr uint16_t seg_local = 1;           // non-collective host heap (hgas_alloc)
-inline constexpr uint16_t seg_static = 2;          // data + bss (OpenSHMEM static objects)
+inline constexpr uint16_t seg_static = 2;          // the program's data and bss (static_data.hpp)
 inline constexpr uint16_t seg_cuda_symmetric = 3;
 inline constexpr uint16_t seg_cuda_local = 4;
 inline constexpr uint16_t seg_sim_symmetric = 5;
@@ -55,6 +55,11 @@ public:
     static result<host_mapping> create(const std::string &name, size_t size);
     // Maps a peer's segment by name; checks its size.
     static result<host_mapping> attach(const std::string &name, size_t size);
+    // Creates a shared segment holding the current contents of the page-aligned range
+    // [addr, addr+size) and moves it over that range (mremap): the memory keeps its addresses
+    // and contents and becomes shareable by name. The mapping is never unmapped, not even by
+    // the destructor, since what lived there before is gone (static_data.hpp).
+    static result<host_mapping> create_over(const std::string &name, void *addr, size_t size);
     // Removes the name (mappings stay valid). Idempotent.
     void unlink();
 
@@ -68,7 +73,13 @@ private:
     std::string name_;
     bool owner_ = false;
     bool linked_ = false;
+    bool keep_mapped_ = false;  // create_over: the program's own memory, never unmapped
 };
+
+// Copies `n` bytes without the address sanitizer's checks: the program's data that
+// create_over moves holds the redzones that ASan puts around globals, which memcpy would
+// report. Word by word through volatile pointers, so that it is not turned into memcpy.
+void copy_unchecked(void *dst, const void *src, size_t n);
 
 // "hgas-<job>-<rank>-<seg>"; the launcher's safety net removes "hgas-<job>-*".
 std::string shm_name(const std::string &job_id, int rank, uint16_t seg);

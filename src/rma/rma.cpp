@@ -207,7 +207,7 @@ status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hga
     if (sk != mem::kind::host || ps->kind != mem::kind::host || ss->kind != mem::kind::host)
         return device_put_signal(r, name, dst, *ps, src, sk, n, sig, *ss, sop, value);
     if (ps->direct && ss->direct) {
-        std::memcpy(ps->direct + dst.offset, src, n);
+        if (n) std::memcpy(ps->direct + dst.offset, src, n);  // src may be NULL for a signal alone
         transport::direct::store_fence();
         transport::direct::signal_update(ss->direct + sig.offset, sop, value);
         return status::ok;

@@ -1,10 +1,12 @@
-// OpenSHMEM collectives: team (SHMEM_TEAM_WORLD) and the deprecated active-set forms.
+// OpenSHMEM collectives: on teams, and the deprecated active-set forms.
 //
 // Where hgas has the collective (world broadcast, fcollect, alltoall, allreduce of its six
-// types), the call is passed through. The rest — active sets smaller than the job, collect
-// with per-PE sizes, strided alltoalls, reductions hgas does not combine (and/or/xor, char,
-// short, long double) — is done here with puts/gets between two barriers of the set; on a
-// subset of PEs the barrier runs over the caller's pSync words. See docs/shmem.md.
+// types), a call on a team that is the whole job in order is passed through. The rest — teams
+// and active sets smaller than the job, collect with per-PE sizes, strided alltoalls,
+// reductions hgas does not combine (and/or/xor, char, short, long double) — is done here with
+// puts/gets between two barriers of the set; on a subset of PEs the barrier runs over the
+// caller's pSync words (active sets) or the team's slot words (teams, team.cpp). See
+// docs/shmem.md.
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -14,15 +16,6 @@
 
 namespace hgas::shmem {
 namespace {
-
-// An active set: PE start + i * stride for i < size; `psync` used when it is not the world.
-struct active_set {
-    int start = 0, stride = 1, size = 0;
-    long *psync = nullptr;
-    bool world = true;
-    int me = 0;     // this PE's index in the set
-    int pe(int i) const { return start + i * stride; }
-};
 
 active_set world_set(const char *fn) {
     active_set s;
@@ -57,8 +50,8 @@ active_set make_set(const char *fn, int PE_start, int logPE_stride, int PE_size,
     if (!s.world) {
         hgas_gptr_t g;
         if (hgas_ptr(pSync, me, &g) != HGAS_OK || hgas_ptr(pSync + SHMEM_SYNC_SIZE - 1, me, &g) != HGAS_OK)
-            fatal(fn, "pSync (%p) is not a symmetric array of SHMEM_SYNC_SIZE longs; allocate it with shmem_malloc",
-                  static_cast<void *>(pSync));
+            fatal(fn, "pSync (%p) is not a symmetric array of SHMEM_SYNC_SIZE longs; make it a global or static "
+                  "array or allocate it with shmem_malloc (%s)", static_cast<void *>(pSync), hgas_last_error());
     }
     return s;
 }
@@ -69,6 +62,8 @@ enum : int { k_arrived = 0, k_release = 1, k_count = 2 };
 void atomic_set_word(const char *fn, long *word, int pe, int64_t v) {
     check(fn, hgas_atomic(gptr(fn, word, pe), HGAS_AMO_SET, HGAS_INT64, &v, nullptr, nullptr));
 }
+
+}  // namespace
 
 // Quiet, then wait for every member. The world uses hgas_barrier; a subset counts arrivals in
 // pSync[k_arrived] of its first member, which then sets pSync[k_release] of every other one.
@@ -98,6 +93,8 @@ void set_barrier(const char *fn, const active_set &s) {
         atomic_set_word(fn, s.psync + k_release, me, SHMEM_SYNC_VALUE);
     }
 }
+
+namespace {
 
 void put_to(const char *fn, void *dest, const void *src, size_t bytes, int pe) {
     if (bytes) check(fn, hgas_put(gptr(fn, dest, pe), src, bytes));
@@ -157,6 +154,11 @@ void set_alltoalls(const char *fn, const active_set &s, void *dest, const void *
     const auto es = static_cast<ptrdiff_t>(size), ne = static_cast<ptrdiff_t>(nelems);
     for (int j = 0; j < s.size; ++j) {
         const hgas_gptr_t g = gptr(fn, dest, s.pe(j));
+        if (dst == 1 && sst == 1) {  // contiguous blocks (alltoall): one put per member
+            check(fn, hgas_put(hgas_gptr_add(g, s.me * ne * es), static_cast<const char *>(source) + j * ne * es,
+                               nelems * size));
+            continue;
+        }
         for (ptrdiff_t k = 0; k < ne; ++k)
             check(fn, hgas_put(hgas_gptr_add(g, dst * (s.me * ne + k) * es),
                                static_cast<const char *>(source) + sst * (j * ne + k) * es, size));
@@ -232,36 +234,52 @@ void set_reduce(const char *fn, const active_set &s, op o, T *dest, const T *sou
 }
 
 // --- teams ------------------------------------------------------------------------------------
-int team_broadcast(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes, int root) {
-    if (!team_available(t)) return team_unavailable(fn, t);
-    if (bytes) check(fn, hgas_broadcast(dest, source, bytes, root));
+// A team that is the whole job in order goes to hgas's world collectives where it has them;
+// any other team runs the set algorithms above over the team's slot words.
+int team_broadcast(const char *fn, shmem_team_t team, void *dest, const void *source, size_t bytes, int root) {
+    const hgasi_shmem_team *t = team_of(fn, team);
+    if (!t) return team_unavailable(fn, team);
+    if (t->world) {
+        if (bytes) check(fn, hgas_broadcast(dest, source, bytes, root));
+        return 0;
+    }
+    const active_set s = team_set(*t);
+    set_broadcast(fn, s, dest, source, bytes, root);
+    if (s.me == root && bytes && dest != source) std::memmove(dest, source, bytes);  // the root's own dest too
     return 0;
 }
-int team_collect(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes) {
-    if (!team_available(t)) return team_unavailable(fn, t);
-    set_collect(fn, world_set(fn), dest, source, bytes);
+int team_collect(const char *fn, shmem_team_t team, void *dest, const void *source, size_t bytes) {
+    const hgasi_shmem_team *t = team_of(fn, team);
+    if (!t) return team_unavailable(fn, team);
+    set_collect(fn, t->world ? world_set(fn) : team_set(*t), dest, source, bytes);
     return 0;
 }
-int team_fcollect(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes) {
-    if (!team_available(t)) return team_unavailable(fn, t);
-    if (bytes) check(fn, hgas_fcollect(dest, source, bytes));
+int team_fcollect(const char *fn, shmem_team_t team, void *dest, const void *source, size_t bytes) {
+    const hgasi_shmem_team *t = team_of(fn, team);
+    if (!t) return team_unavailable(fn, team);
+    if (!t->world) set_fcollect(fn, team_set(*t), dest, source, bytes);
+    else if (bytes) check(fn, hgas_fcollect(dest, source, bytes));
     return 0;
 }
-int team_alltoall(const char *fn, shmem_team_t t, void *dest, const void *source, size_t bytes) {
-    if (!team_available(t)) return team_unavailable(fn, t);
-    if (bytes) check(fn, hgas_alltoall(dest, source, bytes));
+int team_alltoall(const char *fn, shmem_team_t team, void *dest, const void *source, size_t nelems, size_t size) {
+    const hgasi_shmem_team *t = team_of(fn, team);
+    if (!t) return team_unavailable(fn, team);
+    if (!t->world) set_alltoalls(fn, team_set(*t), dest, source, 1, 1, nelems, size);
+    else if (nelems) check(fn, hgas_alltoall(dest, source, nelems * size));
     return 0;
 }
-int team_alltoalls(const char *fn, shmem_team_t t, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+int team_alltoalls(const char *fn, shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
                    size_t nelems, size_t size) {
-    if (!team_available(t)) return team_unavailable(fn, t);
-    set_alltoalls(fn, world_set(fn), dest, source, dst, sst, nelems, size);
+    const hgasi_shmem_team *t = team_of(fn, team);
+    if (!t) return team_unavailable(fn, team);
+    set_alltoalls(fn, t->world ? world_set(fn) : team_set(*t), dest, source, dst, sst, nelems, size);
     return 0;
 }
 template <class T>
-int team_reduce(const char *fn, shmem_team_t t, op o, T *dest, const T *source, size_t count) {
-    if (!team_available(t)) return team_unavailable(fn, t);
-    set_reduce(fn, world_set(fn), o, dest, source, count);
+int team_reduce(const char *fn, shmem_team_t team, op o, T *dest, const T *source, size_t count) {
+    const hgasi_shmem_team *t = team_of(fn, team);
+    if (!t) return team_unavailable(fn, team);
+    set_reduce(fn, t->world ? world_set(fn) : team_set(*t), o, dest, source, count);
     return 0;
 }
 
@@ -287,28 +305,11 @@ void active_alltoall(const char *fn, void *dest, const void *source, size_t nele
 
 }  // namespace
 
-bool team_available(shmem_team_t t) {
-    return t == SHMEM_TEAM_WORLD || (t == SHMEM_TEAM_SHARED && hgas_node_n() == 1);
-}
-int team_unavailable(const char *fn, shmem_team_t t) {
-    std::fprintf(stderr, "%s: team %p is not available: this version has SHMEM_TEAM_WORLD only (and "
-                 "SHMEM_TEAM_SHARED when the job runs on one node)\n", fn, static_cast<void *>(t));
-    return 1;
-}
-
 }  // namespace hgas::shmem
 
 using namespace hgas::shmem;
 
 extern "C" {
-
-int shmem_team_my_pe(shmem_team_t team) { return team_available(team) ? hgas_rank_me() : -1; }
-int shmem_team_n_pes(shmem_team_t team) { return team_available(team) ? hgas_rank_n() : -1; }
-int shmem_team_sync(shmem_team_t team) {
-    if (!team_available(team)) return team_unavailable("shmem_team_sync", team);
-    check("shmem_team_sync", hgas_barrier());
-    return 0;
-}
 
 int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root) {
     return team_broadcast("shmem_broadcastmem", team, dest, source, nelems, PE_root);
@@ -320,7 +321,7 @@ int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t 
     return team_fcollect("shmem_fcollectmem", team, dest, source, nelems);
 }
 int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems) {
-    return team_alltoall("shmem_alltoallmem", team, dest, source, nelems);
+    return team_alltoall("shmem_alltoallmem", team, dest, source, nelems, 1);
 }
 int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
                        size_t nelems) {
@@ -340,7 +341,7 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
         return team_fcollect("shmem_" #N "_fcollect", team, dest, source, nelems * sizeof(T));      \
     }                                                                                               \
     int shmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems) {          \
-        return team_alltoall("shmem_" #N "_alltoall", team, dest, source, nelems * sizeof(T));      \
+        return team_alltoall("shmem_" #N "_alltoall", team, dest, source, nelems, sizeof(T));       \
     }                                                                                               \
     int shmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst,           \
                               ptrdiff_t sst, size_t nelems) {                                       \

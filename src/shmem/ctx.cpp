@@ -1,6 +1,8 @@
 // OpenSHMEM contexts. hgas has one ordering and completion domain per rank, so a context is a
 // validated handle that names its team: every context's fence/quiet is the PE's fence/quiet,
-// which does at least what OpenSHMEM asks of a context's (docs/shmem.md).
+// which does at least what OpenSHMEM asks of a context's (docs/shmem.md). A context made on a
+// team numbers PEs in that team: ctx_pe() turns them into world PEs.
+#include <algorithm>
 #include <cstdio>
 
 #include "internal.hpp"
@@ -8,7 +10,8 @@
 // The object behind a shmem_ctx_t other than SHMEM_CTX_DEFAULT.
 struct hgasi_shmem_ctx {
     uint64_t magic;
-    shmem_team_t team;
+    shmem_team_t handle;    // the team as the program named it (shmem_ctx_get_team)
+    hgasi_shmem_team *team; // that team (which lists this context until it is destroyed)
     long options;
 };
 
@@ -26,8 +29,10 @@ int create(const char *fn, shmem_team_t team, long options, shmem_ctx_t *ctx) {
                      options);
         return 1;
     }
-    if (!team_available(team)) return team_unavailable(fn, team);
-    *ctx = new hgasi_shmem_ctx{k_ctx_magic, team, options};
+    hgasi_shmem_team *t = team_of(fn, team);
+    if (!t) return team_unavailable(fn, team);
+    *ctx = new hgasi_shmem_ctx{k_ctx_magic, team, t, options};
+    t->contexts.push_back(*ctx);
     return 0;
 }
 }  // namespace
@@ -37,6 +42,23 @@ void check_ctx(const char *fn, shmem_ctx_t ctx) {
     if (ctx == SHMEM_CTX_INVALID) fatal(fn, "the context is SHMEM_CTX_INVALID");
     if (ctx->magic != k_ctx_magic)
         fatal(fn, "%p is not a live context (destroyed, or not from shmem_ctx_create)", static_cast<void *>(ctx));
+}
+
+int ctx_pe(const char *fn, shmem_ctx_t ctx, int pe) {
+    check_ctx(fn, ctx);
+    if (ctx == SHMEM_CTX_DEFAULT || ctx->team->world) return pe;  // world numbers: checked where used
+    const int n = static_cast<int>(ctx->team->pes.size());
+    if (pe < 0 || pe >= n)
+        fatal(fn, "PE %d is not in the context's team (it has PEs 0..%d, numbered in the team)", pe, n - 1);
+    return ctx->team->pes[static_cast<size_t>(pe)];
+}
+
+void destroy_ctx(const char *fn, shmem_ctx_t ctx) {
+    check(fn, hgas_quiet());  // destroying a context completes its operations
+    auto &list = ctx->team->contexts;
+    list.erase(std::remove(list.begin(), list.end(), ctx), list.end());
+    ctx->magic = 0;  // a later use is reported as "not a live context" while the memory lasts
+    delete ctx;
 }
 
 }  // namespace hgas::shmem
@@ -59,7 +81,7 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team) {
         return 1;
     }
     check_ctx(fn, ctx);
-    *team = ctx == SHMEM_CTX_DEFAULT ? SHMEM_TEAM_WORLD : ctx->team;
+    *team = ctx == SHMEM_CTX_DEFAULT ? SHMEM_TEAM_WORLD : ctx->handle;
     return 0;
 }
 void shmem_ctx_destroy(shmem_ctx_t ctx) {
@@ -67,9 +89,7 @@ void shmem_ctx_destroy(shmem_ctx_t ctx) {
     if (ctx == SHMEM_CTX_INVALID) return;
     if (ctx == SHMEM_CTX_DEFAULT) fatal(fn, "SHMEM_CTX_DEFAULT cannot be destroyed");
     check_ctx(fn, ctx);
-    check(fn, hgas_quiet());  // destroying a context completes its operations
-    ctx->magic = 0;           // a later use is reported as "not a live context" while the memory lasts
-    delete ctx;
+    destroy_ctx(fn, ctx);
 }
 void shmem_ctx_fence(shmem_ctx_t ctx) {
     check_ctx("shmem_ctx_fence", ctx);

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 namespace hgas::shmem {
 
@@ -97,15 +98,64 @@ inline bool compare(const char *fn, T v, int cmp, T value) {
     fatal(fn, "comparison %d is not one of SHMEM_CMP_EQ/NE/GT/GE/LT/LE", cmp);
 }
 
-/// True for the teams this version has: SHMEM_TEAM_WORLD, and SHMEM_TEAM_SHARED when the job
-/// runs on one node (then the same PEs).
-bool team_available(shmem_team_t t);
+// --- active sets and teams (coll.cpp, team.cpp) -------------------------------------------
+
+/// A set of PEs as the collectives see it: member i is world PE pe(i); `me` is this PE's
+/// index. `psync` are the set's synchronization words (SHMEM_SYNC_SIZE longs, symmetric,
+/// SHMEM_SYNC_VALUE at rest): the caller's pSync for active sets, a team slot for teams.
+/// `world`: the set is every PE in order, and the runtime's world collectives serve it.
+struct active_set {
+    int start = 0, stride = 1, size = 0;
+    const int *list = nullptr;  // world PE of each member (teams); else start + i * stride
+    long *psync = nullptr;
+    bool world = true;
+    int me = 0;
+    int pe(int i) const { return list ? list[i] : start + i * stride; }
+};
+
+/// Quiets, then waits for every member of `s` (hgas_barrier for the world; else a counter in
+/// the first member's psync[0] and a release word in each member's psync[1]). Every psync word
+/// is back at SHMEM_SYNC_VALUE when it returns.
+void set_barrier(const char *fn, const active_set &s);
+
+}  // namespace hgas::shmem
+
+/// A team (what a shmem_team_t other than the predefined constants points to; the constants
+/// name the PE's predefined teams). Lives until shmem_team_destroy or shmem_finalize.
+struct hgasi_shmem_team {
+    std::vector<int> pes;  // world PE of each member, in team order
+    int me = -1;           // this PE's number in the team
+    int slot = -1;         // its slot in the PE's team pool (team.cpp)
+    long *words = nullptr; // the slot's words: [0, 4) for the team's collectives, [4, 8) for
+                           // the subsets of it that split from it
+    bool world = false;    // pes is 0 .. n-1: the runtime's world collectives serve it
+    bool predefined = false;
+    shmem_team_config_t config{};
+    long config_mask = 0;
+    std::vector<hgasi_shmem_ctx *> contexts;  // contexts created on it and not destroyed
+};
+
+namespace hgas::shmem {
+
+/// Collective (from shmem_init): allocates the PE's team pool and sets up the predefined
+/// teams, once per hgas rank.
+void setup_teams(const char *fn);
+/// The live team behind `t` on this PE, or nullptr (SHMEM_TEAM_INVALID, destroyed or foreign
+/// handles). Ends the job naming `fn` before shmem_init.
+hgasi_shmem_team *team_of(const char *fn, shmem_team_t t);
 /// Prints why `t` cannot be used by `fn` and returns 1 (the status of team routines).
 int team_unavailable(const char *fn, shmem_team_t t);
+/// The set the team's collectives and syncs run over (its slot's words).
+active_set team_set(const hgasi_shmem_team &t);
 
 /// Ends the job naming `fn` unless `ctx` is SHMEM_CTX_DEFAULT or a live context of
 /// shmem_ctx_create / shmem_team_create_ctx.
 void check_ctx(const char *fn, shmem_ctx_t ctx);
+/// The world PE that `pe` names on `ctx` (team contexts number PEs in their team); checks
+/// the context first and ends the job naming `fn` if `pe` is not in the team.
+int ctx_pe(const char *fn, shmem_ctx_t ctx, int pe);
+/// Completes and destroys a context (shmem_ctx_destroy, and team destruction).
+void destroy_ctx(const char *fn, shmem_ctx_t ctx);
 
 /// Ends the job naming `fn` if `cmp` is not a SHMEM_CMP_* value (checked before any wait).
 void check_cmp(const char *fn, int cmp);

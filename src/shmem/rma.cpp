@@ -75,9 +75,10 @@ using namespace hgas::shmem;
 
 // Each routine is defined twice from one body: with prefix P = shmem_TYPENAME and no context
 // (K = 0), and as P = shmem_ctx_TYPENAME with the leading `shmem_ctx_t ctx` (K = 1), whose
-// handle is checked first. All contexts share the PE's one ordering domain (docs/shmem.md).
+// handle is checked first and whose `pe` (a PE number in the context's team) becomes a world
+// PE number. All contexts share the PE's one ordering domain (docs/shmem.md).
 #define HGASI_SHMEM_CTX_CHECK_0(fn)
-#define HGASI_SHMEM_CTX_CHECK_1(fn) check_ctx(fn, ctx);
+#define HGASI_SHMEM_CTX_CHECK_1(fn) pe = ctx_pe(fn, ctx, pe);
 #define HGASI_SHMEM_DEF_WITH_CTX(DEF, N, ...)                                                      \
     DEF(shmem_##N, (), 0, __VA_ARGS__) DEF(shmem_ctx_##N, (shmem_ctx_t ctx, ), 1, __VA_ARGS__)
 #define HGASI_SHMEM_DEF_WITH_CTX0(DEF, ...)                                                        \

@@ -36,9 +36,9 @@ hgas_gptr_t gptr(const char *fn, const void *sym, int pe) {
     if (s == HGAS_OK) return g;
     const int n = hgas_rank_n();
     if (n > 0 && (pe < 0 || pe >= n)) fatal(fn, "PE %d does not exist (the job has %d PEs)", pe, n);
-    if (s == HGAS_ERR_INVALID_POINTER)
-        fatal(fn, "%p is not symmetric: allocate it with shmem_malloc (global and static variables are not "
-              "symmetric in this version)", sym);
+    if (s == HGAS_ERR_INVALID_POINTER)  // hgas's message says why, also for a global variable
+        fatal(fn, "%p is not symmetric: allocate it with shmem_malloc or make it a global or static variable (%s)",
+              sym, hgas_last_error());
     fatal_status(fn, s);
 }
 
@@ -179,12 +179,14 @@ extern "C" {
 
 // --- setup and queries ------------------------------------------------------------------------
 void shmem_init(void) {
-    if (hgas_initialized()) return;
-    hgas_status_t s = hgas_init();
-    if (s != HGAS_OK) {
-        std::fprintf(stderr, "shmem_init: %s (%s)\n", hgas_last_error(), hgas_error_string(s));
-        std::exit(1);  // not part of a job: hgas_abort would have nobody to tell
+    if (!hgas_initialized()) {
+        hgas_status_t s = hgas_init();
+        if (s != HGAS_OK) {
+            std::fprintf(stderr, "shmem_init: %s (%s)\n", hgas_last_error(), hgas_error_string(s));
+            std::exit(1);  // not part of a job: hgas_abort would have nobody to tell
+        }
     }
+    setup_teams("shmem_init");  // collective, once per PE (also after an hgas_init of the program's)
 }
 int shmem_init_thread(int requested, int *provided) {
     if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE) {
@@ -198,6 +200,7 @@ int shmem_init_thread(int requested, int *provided) {
             return 1;
         }
     }
+    setup_teams("shmem_init_thread");
     if (provided) *provided = SHMEM_THREAD_SERIALIZED;
     return 0;
 }
@@ -208,7 +211,7 @@ void shmem_finalize(void) { check("shmem_finalize", hgas_finalize()); }
 void shmem_global_exit(int status) {
     char msg[64];
     std::snprintf(msg, sizeof msg, "shmem_global_exit(%d)", status);
-    hgas_abort(status, msg);
+    hgas_global_exit(status, msg);
 }
 int shmem_my_pe(void) { return hgas_rank_me(); }
 int shmem_n_pes(void) { return hgas_rank_n(); }

@@ -15,8 +15,9 @@ void check_ivars(const char *fn, const T *ivars, size_t nelems) {
     const int me = hgas_rank_me();
     hgas_gptr_t g;
     if (hgas_ptr(ivars, me, &g) != HGAS_OK || hgas_ptr(ivars + (nelems - 1), me, &g) != HGAS_OK)
-        fatal(fn, "%p is not symmetric memory of this PE; wait/test variables must come from shmem_malloc so that "
-              "other PEs can update them", static_cast<const void *>(ivars));
+        fatal(fn, "%p is not symmetric memory of this PE; wait/test variables must be global or static variables or "
+              "come from shmem_malloc so that other PEs can update them (%s)", static_cast<const void *>(ivars),
+              hgas_last_error());
 }
 
 template <class T>

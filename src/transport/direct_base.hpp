@@ -41,7 +41,7 @@ public:
     }
     status put_signal(remote dst, const void *src, size_t n, remote sig, signal_op op, uint64_t value,
                       bool) override {
-        std::memcpy(addr(dst), src, n);
+        if (n) std::memcpy(addr(dst), src, n);  // src may be NULL for a signal alone
         direct::store_fence();
         direct::signal_update(addr(sig), op, value);
         return status::ok;

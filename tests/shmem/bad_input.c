@@ -1,8 +1,15 @@
 /* Bad input: each case (argv[1]) misuses one routine; the job must end with a message that
- * names the routine (checked by the test's PASS_REGULAR_EXPRESSION). Run with 2 PEs. */
+ * names the routine (checked by the test's PASS_REGULAR_EXPRESSION). Run with 2 PEs.
+ * Built twice: shmem_bad_input_other has a different data layout, so that a job whose PE 1
+ * runs it (two_programs.sh) has PEs running different executables. */
 #include <shmem.h>
 #include <stdio.h>
 #include <string.h>
+
+long global_target; /* symmetric, unless the PEs run different executables */
+#ifdef HGAS_TEST_OTHER_LAYOUT
+char other_layout[1 << 16] = {1};
+#endif
 
 int main(int argc, char **argv) {
     const char *c = argc > 1 ? argv[1] : "";
@@ -24,6 +31,28 @@ int main(int argc, char **argv) {
     } else if (!strcmp(c, "not_symmetric")) {
         long local = 0;
         shmem_long_p(&local, 1, 0);
+    } else if (!strcmp(c, "static_mismatch")) {
+        shmem_long_p(&global_target, 1, (me + 1) % n);
+    } else if (!strcmp(c, "static_psync")) {
+        long local_psync[SHMEM_SYNC_SIZE] = {0}; /* on the stack: not symmetric */
+        if (me == 0) shmem_barrier(0, 0, 1, local_psync);
+    } else if (!strcmp(c, "team_ctx_pe")) {
+        shmem_team_t alone, all; /* rows of one PE each (xrange 1), and the column of all */
+        shmem_team_split_2d(SHMEM_TEAM_WORLD, 1, NULL, 0, &alone, NULL, 0, &all);
+        shmem_ctx_t ctx;
+        shmem_team_create_ctx(alone, 0, &ctx);
+        shmem_ctx_long_put(ctx, sym, sym + 8, 1, 1); /* team PE 1 does not exist */
+    } else if (!strcmp(c, "split_range")) {
+        shmem_team_t t;
+        if (shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n + 1, NULL, 0, &t) != 0 && t == SHMEM_TEAM_INVALID)
+            shmem_global_exit(3);
+    } else if (!strcmp(c, "destroy_world")) {
+        shmem_team_destroy(SHMEM_TEAM_WORLD);
+    } else if (!strcmp(c, "destroyed_team")) {
+        shmem_team_t t;
+        shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, NULL, 0, &t);
+        shmem_team_destroy(t);
+        if (shmem_long_broadcast(t, sym, sym + 8, 1, 0) != 0) shmem_global_exit(3);
     } else if (!strcmp(c, "bad_pe")) {
         int v = 0;
         shmem_int_put((int *)sym, &v, 1, 7);

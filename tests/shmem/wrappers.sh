@@ -1,9 +1,13 @@
 #!/bin/sh
-# The compiler wrappers as a user runs them: a test program built with oshcc (compile and link
-# in one step, and -c then link), a C++ one with oshc++, both started with oshrun.
-#   usage: wrappers.sh <dir of oshcc/oshc++/oshrun> <tests/shmem source dir>
+# The build tree's compiler wrappers as a user runs them: test programs built with oshcc
+# (compile and link in one step, and -c then link), a C++ one with oshc++, the OpenSHMEM
+# example (globals, pSync collectives, old names) with oshcc, all started with oshrun; the C
+# API ring example built with hgas-cc and started with oshrun. (tests/install/install.sh does
+# the same with the installed wrappers.)
+#   usage: wrappers.sh <dir of the wrappers> <tests/shmem source dir>
 set -eu
 bin=$1 src=$2
+examples=$src/../../examples
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -32,4 +36,12 @@ CPP
 "$bin/oshc++" -std=c++17 "$tmp/count.cpp" -o "$tmp/count"
 "$bin/oshrun" -n 3 "$tmp/count"
 "$bin/oshcc" --showme -c x.c | grep -q -- "-I.*include -c x.c$"
+"$bin/hgas-cc" --showme x.c | grep -q -- "-lhgas$"
+
+"$bin/oshcc" -O2 "$examples/shmem-heat1d/heat1d.c" -o "$tmp/heat1d"
+"$bin/oshrun" -n 4 "$tmp/heat1d" 300 | grep "equal to the serial run"
+"$bin/hgas-cc" "$examples/ring.c" -o "$tmp/ring"
+"$bin/oshrun" -n 3 "$tmp/ring" | grep "rank 0 of 3 got 102 from rank 2"
+"$bin/hgas-c++" -std=c++20 "$examples/demo.cpp" -o "$tmp/demo"
+"$bin/oshrun" -n 2 "$tmp/demo" >/dev/null
 echo "wrappers: all built and ran"

@@ -72,7 +72,9 @@ public:
         return status::ok;
     }
     status abort(const std::string &) override { return status::ok; }
+    status exit_job(int, const std::string &) override { return status::ok; }
     bool aborted(std::string *) override { return false; }
+    bool exit_requested(int *) override { return false; }
     status finalize() override { return status::ok; }
 
 private:

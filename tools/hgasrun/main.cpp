@@ -57,7 +57,12 @@ sends SIGKILL. SIGINT, SIGTERM and SIGHUP sent to hgasrun are forwarded to the r
 the job ends the same way (a second one kills the ranks at once). If hgasrun itself is
 killed, the kernel kills the ranks (PR_SET_PDEATHSIG).
 
-exit status: 0 if every rank exited with 0; otherwise the exit status of the first rank that
+A rank may end the whole job normally with hgas_global_exit(status) (shmem_global_exit):
+the other ranks exit with the same status at their next hgas call; those that make none
+within 2 s get SIGTERM, then SIGKILL, as above, and hgasrun exits with that status.
+
+exit status: 0 if every rank exited with 0; the status given to hgas_global_exit if a rank
+called it (and no rank had failed before); otherwise the exit status of the first rank that
 failed (128+N if it was killed by signal N); 124 after --timeout; 128+N if hgasrun got
 signal N; 2 for bad options; 1 if the job could not be started.
 
@@ -273,6 +278,7 @@ private:
     void reap();
     void on_exit(int r, int wstatus);
     void note_quit(int r);
+    void check_exit_request();
     void end_job(const std::string &why);
     void signal_all(int sig);
     void read_output(stream &s, int rank);
@@ -292,6 +298,8 @@ private:
     bool ending_ = false, termed_ = false, killed_ = false, timed_out_ = false;
     double t_term_ = 0, t_kill_ = 0;
     int got_signal_ = 0, first_fail_ = 0;
+    bool exit_requested_ = false;  // a rank ended the job with hgas_global_exit
+    int exit_code_ = 0;
 };
 
 void launcher::signal_all(int sig) {
@@ -314,8 +322,20 @@ void launcher::end_job(const std::string &why) {
     if (store_) store_->broadcast_abort(why);
 }
 
+// A rank's hgas_global_exit: the job ends with its status, and what the other ranks do from
+// now on (exit with the same status, fail in a wait, get SIGTERM) is a consequence, not news.
+void launcher::check_exit_request() {
+    int r = -1, code = 0;
+    if (exit_requested_ || !store_ || !store_->exit_requested(&r, &code)) return;
+    if (first_fail_ != 0) return;  // the job had failed already: that stays its status
+    exit_requested_ = true;
+    exit_code_ = code;
+    end_job("rank " + std::to_string(r) + " ended the job with exit status " + std::to_string(code));
+}
+
 // Not a failure by itself (the exit status is what counts), but the likely cause of a hang.
 void launcher::note_quit(int r) {
+    check_exit_request();
     if (running() == 0 || ending_) return;
     std::fprintf(stderr,
                  "hgasrun: note: rank %d exited with status 0 without finalizing its bootstrap connection while "
@@ -324,6 +344,7 @@ void launcher::note_quit(int r) {
 }
 
 void launcher::on_exit(int r, int wstatus) {
+    check_exit_request();  // recorded by the store before the requesting rank could exit
     rank_proc &p = ranks_[r];
     p.running = false;
     std::string how;
@@ -339,6 +360,7 @@ void launcher::on_exit(int r, int wstatus) {
         if (p.lost_without_bye) note_quit(r);
         return;
     }
+    if (exit_requested_) return;
     if (first_fail_ == 0) first_fail_ = p.code;
     if (ending_) return;  // a consequence of the ending, not news
     std::string text = "hgasrun: rank " + std::to_string(r) + " (pid " + std::to_string(p.pid) + ") " + how;
@@ -510,6 +532,7 @@ int launcher::run() {
     const double t0 = now_seconds();
     double drain_until = 0;
     while (started) {
+        check_exit_request();
         reap();
         const double now = now_seconds();
         const int live = running();
@@ -596,6 +619,7 @@ int launcher::run() {
     if (!started) return 1;
     if (timed_out_) return 124;
     if (got_signal_) return 128 + got_signal_;
+    if (exit_requested_) return exit_code_;
     return first_fail_;
 }
 

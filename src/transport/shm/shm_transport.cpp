@@ -31,7 +31,7 @@ public:
         return status::ok;
     }
     status attach_segment(int peer, uint16_t seg, uint64_t size, const std::string &blob) override {
-        if (peer == me_ || !can_reach(peer)) return status::ok;
+        if (peer == me_ || !can_reach(peer) || size == 0) return status::ok;  // size 0: the peer has no such segment
         if (blob.empty())
             return fail(status::internal, "shm: rank %d announced segment %u without a shared-memory name", peer, seg);
         HGAS_TRY_ASSIGN(mem::host_mapping m, mem::host_mapping::attach(blob, size));
