@@ -11,6 +11,8 @@
 
 #include "internal.hpp"
 
+#include <shmemx.h>  // after internal.hpp, which sets up shmem.h for C++
+
 namespace hgas::shmem {
 
 void fatal(const char *fn, const char *fmt, ...) {
@@ -139,6 +141,10 @@ void release(const char *fn, void *user) {
         check(fn, hgas_free(nullptr));
         return;
     }
+    if (hgas_ptr_kind(user) != HGAS_KIND_HOST) {  // shmemx_malloc_kind: no header in device memory
+        check(fn, hgas_free(user));
+        return;
+    }
     header *h = valid_header(fn, user);
     void *base = static_cast<char *>(user) - h->offset;
     h->magic = 0;  // a second free of the same pointer is reported, not undefined
@@ -147,6 +153,9 @@ void release(const char *fn, void *user) {
 
 void *reallocate(const char *fn, void *user, size_t size) {
     if (!user) return allocate(fn, 64, size, false);
+    if (hgas_ptr_kind(user) != HGAS_KIND_HOST)
+        fatal(fn, "%p is %s memory (shmemx_malloc_kind): reallocate it with shmemx_malloc_kind, a put, and shmem_free",
+              user, hgas_kind_name(hgas_ptr_kind(user)));
     header *h = valid_header(fn, user);
     if (size == 0) {
         release(fn, user);
@@ -291,3 +300,49 @@ void shmem_clear_lock(long *lock) {
 }
 
 }  // extern "C"
+
+// --- shmemx: memory kinds -----------------------------------------------------------------------
+namespace {
+hgas_kind_t to_hgas(const char *fn, shmemx_kind_t k) {
+    if (k != SHMEMX_KIND_HOST && k != SHMEMX_KIND_CUDA && k != SHMEMX_KIND_SIM)
+        fatal(fn, "%d is not a shmemx_kind_t (SHMEMX_KIND_HOST, SHMEMX_KIND_CUDA, SHMEMX_KIND_SIM)", static_cast<int>(k));
+    return static_cast<hgas_kind_t>(k);
+}
+void *allocate_kind(const char *fn, size_t size, shmemx_kind_t kind, bool zero) {
+    if (!hgas_initialized()) fatal(fn, "called before shmem_init()");
+    const hgas_kind_t k = to_hgas(fn, kind);
+    if (k == HGAS_KIND_HOST) return allocate(fn, 64, size, zero);
+    void *p = nullptr;
+    if (hgas_malloc_kind(size, k, &p) != HGAS_OK) {  // the same outcome on every PE
+        std::fprintf(stderr, "%s: %s\n", fn, hgas_last_error());
+        return nullptr;
+    }
+    if (zero && p) {
+        static const char zeros[65536] = {};
+        hgas_gptr_t g;
+        check(fn, hgas_ptr(p, hgas_rank_me(), &g));
+        for (size_t pos = 0; pos < size; pos += sizeof zeros)
+            check(fn, hgas_put(hgas_gptr_add(g, static_cast<int64_t>(pos)), zeros,
+                               size - pos < sizeof zeros ? size - pos : sizeof zeros));
+        check(fn, hgas_barrier());  // zeroed everywhere before any PE puts into it
+    }
+    return p;
+}
+}  // namespace
+
+extern "C" {
+int shmemx_kind_available(shmemx_kind_t kind) {
+    return kind >= SHMEMX_KIND_HOST && kind <= SHMEMX_KIND_SIM && hgas_kind_available(static_cast<hgas_kind_t>(kind));
+}
+void *shmemx_malloc_kind(size_t size, shmemx_kind_t kind) {
+    return allocate_kind("shmemx_malloc_kind", size, kind, false);
+}
+void *shmemx_calloc_kind(size_t count, size_t size, shmemx_kind_t kind) {
+    if (size && count > SIZE_MAX / size) {
+        std::fprintf(stderr, "shmemx_calloc_kind: %zu x %zu bytes overflows\n", count, size);
+        return nullptr;
+    }
+    return allocate_kind("shmemx_calloc_kind", count * size, kind, true);
+}
+shmemx_kind_t shmemx_ptr_kind(const void *ptr) { return static_cast<shmemx_kind_t>(hgas_ptr_kind(ptr)); }
+}

@@ -18,6 +18,10 @@ void check_ivars(const char *fn, const T *ivars, size_t nelems) {
         fatal(fn, "%p is not symmetric memory of this PE; wait/test variables must be global or static variables or "
               "come from shmem_malloc so that other PEs can update them (%s)", static_cast<const void *>(ivars),
               hgas_last_error());
+    if (hgas_gptr_kind(g) != HGAS_KIND_HOST)
+        fatal(fn, "%p is %s memory: the wait and test routines read their variables with the CPU; wait on a host "
+              "variable (a put-with-signal can update it after the device data)", static_cast<const void *>(ivars),
+              hgas_kind_name(hgas_gptr_kind(g)));
 }
 
 template <class T>
