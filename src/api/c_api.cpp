@@ -22,10 +22,13 @@ status not_initialized(const char *fn) {
 }
 }  // namespace
 
-// Looks up the calling thread's rank or returns HGAS_ERR_NOT_INITIALIZED from the function.
+// Looks up the calling thread's rank or returns HGAS_ERR_NOT_INITIALIZED from the function;
+// holds the rank's API mutex for the call once a thread of the runtime acts for the rank too
+// (the device proxy: src/device).
 #define HGASI_RANK(r)                                                  \
     core::rank *r = core::current();                                   \
-    if (!r) return to_c(not_initialized(__func__))
+    if (!r) return to_c(not_initialized(__func__));                    \
+    core::api_guard hgasi_guard_(*r)
 
 extern "C" {
 
@@ -110,6 +113,7 @@ void *hgas_rank_data(const void *key) {
 
 hgas_status_t hgas_progress(void) {
     HGASI_RANK(r);
+    core::safe_point sp(*r);  // between the caller's operations: the device proxy may run
     return to_c(r->poll());
 }
 

@@ -30,6 +30,7 @@ void set_current(rank *r) {
 }
 
 rank::~rank() {
+    device_ext_.reset();  // its proxy thread acts for this rank and uses everything below
     for (auto &[key, a] : attachments_)
         if (a.release) a.release(a.value);
     engine_.stop_helper();
@@ -114,6 +115,14 @@ status rank::init() {
     if (internal_.coll_scratch_size < 4096) internal_.coll_scratch_size = 4096;
     HGAS_TRY(alloc(internal_.coll_scratch_size, internal_.coll_scratch));
     HGAS_TRY(create_staging());
+    // The device barrier's words, before any user allocation of the cuda heap (zeroed with the
+    // segment); every rank with the cuda kind reserves the same offset.
+    if (own_size(mem::seg_cuda_symmetric)) {
+        auto off = heap(mem::seg_cuda_symmetric).allocate(internal_objects::device_sync_bytes, 64);
+        if (!off.ok())
+            return fail(status::no_memory, "HGAS_CUDA_HEAP_SIZE is too small for hgas's device barrier words");
+        internal_.device_sync = *off;
+    }
     if (cfg_.flag(setting::progress_thread))
         engine_.start_helper(static_cast<unsigned>(cfg_.integer(setting::progress_interval_us)), job_.rank);
     return store_->barrier("init.done", boot_timeout);
@@ -368,6 +377,7 @@ status rank::finalize() {
     if (finalized_) return status::ok;
     finalized_ = true;
     status s = status::ok;
+    if (device_ext_) s = device_ext_->finalize();
     if (staging_) s = staging_->quiet();
     for (auto &t : transports_) {
         status q = t->quiet();

@@ -3,9 +3,11 @@
 // several ranks as threads of one process; a thread finds its rank through current().
 #pragma once
 #include <array>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,15 @@ struct internal_objects {
     uint64_t coll_scratch = 0;                // HGAS_COLL_SCRATCH bytes
     uint64_t coll_scratch_size = 0;
     uint64_t staging = 0;                     // proto::staging's rings, credits and replies (0: none)
+    uint64_t device_sync = 0;                 // in the cuda symmetric heap: the device barrier's words
+    static constexpr uint64_t device_sync_bytes = max_rounds * 64;
+};
+
+// State a layer above core keeps per rank (the device layer's context and proxy), owned by the
+// rank so that it lives and dies with it. finalize() runs first in rank::finalize.
+struct rank_extension {
+    virtual ~rank_extension() = default;
+    virtual status finalize() = 0;
 };
 
 class rank {
@@ -101,6 +112,20 @@ public:
     internal_objects &internal() { return internal_; }
     boot::client &store() { return *store_; }
     progress::engine &engine() { return engine_; }
+    std::unique_ptr<rank_extension> &device_extension() { return device_ext_; }
+
+    // Serialization of API calls with the rank's internal threads that act for it (the device
+    // proxy): once serialized, every API call holds api_mutex() (recursive) for its duration.
+    std::recursive_mutex &api_mutex() { return api_mu_; }
+    bool serialized() const { return serialized_.load(std::memory_order_relaxed); }
+    void set_serialized() { serialized_.store(true, std::memory_order_relaxed); }
+    // The rank's thread waits between operations (a signal wait, a barrier round, a stream
+    // sync, hgas_progress): work that issues new operations for the rank (the device proxy's
+    // requests) may run inside the wait. Anywhere else an operation may be half done (a staging
+    // slot claimed, a reply awaited), and a nested one would corrupt it.
+    bool at_safe_point() const { return safe_points_ > 0; }
+    void enter_safe_point() { ++safe_points_; }
+    void leave_safe_point() { --safe_points_; }
 
     // Progress plus a check that the job is still alive (the store's abort notice).
     status poll();
@@ -147,10 +172,42 @@ private:
     proto::router router_;
     progress::engine engine_;
     internal_objects internal_;
+    std::unique_ptr<rank_extension> device_ext_;
+    std::recursive_mutex api_mu_;
+    std::atomic<bool> serialized_{false};
+    int safe_points_ = 0;  // touched only by the thread that holds the API mutex (or the only thread)
     double timeout_ = 300;
     bool oversubscribed_ = false;  // more ranks on this node than cores
     uint64_t last_alive_check_ns_ = 0;
     bool finalized_ = false;
+};
+
+// Holds the rank's API mutex for one API call when the rank is serialized.
+class api_guard {
+public:
+    explicit api_guard(rank &r) : mu_(r.serialized() ? &r.api_mutex() : nullptr) {
+        if (mu_) mu_->lock();
+    }
+    ~api_guard() {
+        if (mu_) mu_->unlock();
+    }
+    api_guard(const api_guard &) = delete;
+    api_guard &operator=(const api_guard &) = delete;
+
+private:
+    std::recursive_mutex *mu_;
+};
+
+// Marks a wait of the rank's thread as a safe point (rank::at_safe_point) for its duration.
+class safe_point {
+public:
+    explicit safe_point(rank &r) : r_(r) { r_.enter_safe_point(); }
+    ~safe_point() { r_.leave_safe_point(); }
+    safe_point(const safe_point &) = delete;
+    safe_point &operator=(const safe_point &) = delete;
+
+private:
+    rank &r_;
 };
 
 // The calling thread's rank, or nullptr before init / after finalize.

@@ -63,6 +63,7 @@ status signal_wait_until(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uin
     HGAS_TRY(check_sig(r, "hgas_signal_wait_until", sig, cmp));
     sig_reader rd(r, sig);
     uint64_t v = 0;
+    core::safe_point sp(r);  // e.g. a local kernel's proxied put_signal may be what we wait for
     HGAS_TRY(r.wait("hgas_signal_wait_until", [&] { return compare(v = rd(), cmp, value) || rd.error() != status::ok; }));
     HGAS_TRY(rd.error());
     if (observed) *observed = v;
@@ -103,6 +104,7 @@ status barrier(core::rank &r) {
         // Each barrier adds exactly one per round from one peer, so after `epoch` barriers the
         // word holds at least `epoch` (a faster peer may already be one ahead).
         const uint64_t *mine = reinterpret_cast<const uint64_t *>(r.own_base(mem::seg_symmetric) + off);
+        core::safe_point sp(r);
         HGAS_TRY(r.wait("hgas_barrier", [&] { return load(mine) >= epoch; }));
     }
     return status::ok;

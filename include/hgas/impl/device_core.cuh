@@ -1,0 +1,186 @@
+// impl/device_core.cuh — what every device operation is built of: the cooperation groups
+// (thread, warp, block), address translation from symmetric addresses to the pointer a store
+// takes (or the proxy), group copies, and the argument checks. Read hgas/hgas_device.cuh first.
+#pragma once
+
+#include <hgas/hgas.h>
+#include <hgas/impl/proxy_producer.h>
+
+namespace hgas {
+namespace device {
+namespace detail {
+
+using hgas::detail::fence_sys;
+using hgas::detail::has_error;
+using hgas::detail::ld_acquire_sys;
+using hgas::detail::now_ns;
+using hgas::detail::record_error;
+using hgas::detail::st_release_sys;
+
+// ---- groups ------------------------------------------------------------------------------
+
+__device__ __forceinline__ unsigned lane_id() {
+    unsigned l;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+    return l;
+}
+__device__ __forceinline__ unsigned block_thread() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+template <scope S>
+__device__ __forceinline__ unsigned group_rank() {
+    if constexpr (S == scope::thread) return 0;
+    else if constexpr (S == scope::warp) return lane_id();
+    else return block_thread();
+}
+template <scope S>
+__device__ __forceinline__ unsigned group_size() {
+    if constexpr (S == scope::thread) return 1;
+    else if constexpr (S == scope::warp) return 32;
+    else return blockDim.x * blockDim.y * blockDim.z;
+}
+template <scope S>
+__device__ __forceinline__ void group_sync() {
+    if constexpr (S == scope::warp) __syncwarp();
+    else if constexpr (S == scope::block) __syncthreads();
+}
+template <scope S>
+__device__ __forceinline__ bool leader() {
+    return group_rank<S>() == 0;
+}
+
+// The leader's value in every thread of the group.
+template <scope S>
+__device__ __forceinline__ uint64_t broadcast(uint64_t v) {
+    if constexpr (S == scope::thread) {
+        return v;
+    } else if constexpr (S == scope::warp) {
+        return __shfl_sync(0xffffffffu, static_cast<unsigned long long>(v), 0);
+    } else {
+        __shared__ uint64_t box;
+        if (block_thread() == 0) box = v;
+        __syncthreads();
+        const uint64_t r = box;
+        __syncthreads();  // nobody overwrites the box before everyone has read it
+        return r;
+    }
+}
+
+// ---- targets -----------------------------------------------------------------------------
+
+struct target {
+    char *ptr;      // where the GPU stores (nullptr: the proxy)
+    uint64_t off;   // offset in the heap
+    uint16_t seg;   // HGAS_SEG_* of the heap
+    bool atomics;   // GPU atomics on ptr are coherent with the runtime's
+    bool ok;        // false: bad rank or address (error recorded)
+};
+
+// Symmetric address `p` (bytes long) of this rank's heaps, on `rank`. `local` waits and reads
+// (signal_wait_until) ignore HGAS_DEVICE_PROXY=force: they are loads of this rank's memory.
+__device__ __forceinline__ target translate(const hgas_device_ctx_t &c, const void *p, uint64_t bytes, int rank,
+                                            bool local = false) {
+    const char *a = static_cast<const char *>(p);
+    if (rank >= 0 && rank < c.n) {
+#pragma unroll
+        for (int w = 0; w < HGAS_DEVICE_WINDOWS; ++w) {
+            const hgas_device_window_t &win = c.win[w];
+            if (win.size && a >= win.base && bytes <= win.size && static_cast<uint64_t>(a - win.base) <= win.size - bytes) {
+                const uint64_t off = static_cast<uint64_t>(a - win.base);
+                char *base = (!local && (c.flags & HGAS_DEVICE_FORCE_PROXY)) ? nullptr : win.peer[rank];
+                return target{base ? base + off : nullptr, off, win.segment, win.gpu_atomics != 0, true};
+            }
+        }
+    }
+    record_error(c, HGAS_DEVICE_ERR_BAD_ADDRESS, rank, reinterpret_cast<uint64_t>(p));
+    return target{nullptr, 0, 0, false, false};
+}
+
+// A proxied request can be made: the proxy is on. Records the error otherwise.
+__device__ __forceinline__ bool proxy_on(const hgas_device_ctx_t &c, int rank, uint64_t what) {
+    if (c.slots) return true;
+    record_error(c, HGAS_DEVICE_ERR_UNREACHABLE, rank, what);
+    return false;
+}
+
+// The proxy's host path reads and writes `local` ends: they must be global memory (device or
+// pinned host memory), never a thread's stack or shared memory.
+__device__ __forceinline__ bool global_buffer(const hgas_device_ctx_t &c, const void *p, uint64_t bytes, int rank) {
+    if (bytes == 0 || __isGlobal(p)) return true;
+    record_error(c, HGAS_DEVICE_ERR_BAD_ADDRESS, rank, reinterpret_cast<uint64_t>(p));
+    return false;
+}
+
+__device__ __forceinline__ hgasi_proxy_slot_t request(uint32_t op, int rank, const target &t) {
+    hgasi_proxy_slot_t r{};
+    r.op = op;
+    r.rank = static_cast<uint32_t>(rank);
+    r.seg = t.seg;
+    r.off = t.off;
+    return r;
+}
+
+// ---- copies --------------------------------------------------------------------------------
+
+// Loads that must not hit a stale L1 line (another GPU or the CPU may have written the
+// memory since this SM last read it): cache-volatile.
+template <class W, bool Fresh>
+__device__ __forceinline__ W load_word(const W *p) {
+    if constexpr (Fresh) return __ldcv(p);
+    else return *p;
+}
+
+// The group copies n bytes, `W`-sized words where both ends share their alignment mod sizeof(W).
+template <scope S, class W, bool Fresh>
+__device__ __forceinline__ void copy_words(char *dst, const char *src, size_t n) {
+    const unsigned r = group_rank<S>(), g = group_size<S>();
+    constexpr size_t w = sizeof(W);
+    size_t head = (w - (reinterpret_cast<uintptr_t>(dst) & (w - 1))) & (w - 1);
+    if (head > n) head = n;
+    for (size_t i = r; i < head; i += g) dst[i] = load_word<char, Fresh>(src + i);
+    W *vd = reinterpret_cast<W *>(dst + head);
+    const W *vs = reinterpret_cast<const W *>(src + head);
+    const size_t nv = (n - head) / w;
+    size_t i = r;
+    // Four independent words in flight per thread: what NVLink and HBM need to be kept busy.
+    for (; i + 3 * static_cast<size_t>(g) < nv; i += 4 * static_cast<size_t>(g)) {
+        const W a = load_word<W, Fresh>(vs + i), b = load_word<W, Fresh>(vs + i + g);
+        const W c = load_word<W, Fresh>(vs + i + 2 * g), d = load_word<W, Fresh>(vs + i + 3 * g);
+        vd[i] = a;
+        vd[i + g] = b;
+        vd[i + 2 * g] = c;
+        vd[i + 3 * g] = d;
+    }
+    for (; i < nv; i += g) vd[i] = load_word<W, Fresh>(vs + i);
+    for (size_t j = head + nv * w + r; j < n; j += g) dst[j] = load_word<char, Fresh>(src + j);
+}
+
+template <scope S, bool Fresh>
+__device__ __forceinline__ void group_copy(void *dst, const void *src, size_t n) {
+    char *d = static_cast<char *>(dst);
+    const char *s = static_cast<const char *>(src);
+    const uintptr_t x = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
+    if ((x & 15) == 0) copy_words<S, uint4, Fresh>(d, s, n);
+    else if ((x & 7) == 0) copy_words<S, unsigned long long, Fresh>(d, s, n);
+    else if ((x & 3) == 0) copy_words<S, unsigned int, Fresh>(d, s, n);
+    else copy_words<S, char, Fresh>(d, s, n);
+}
+
+// ---- comparisons ---------------------------------------------------------------------------
+
+__device__ __forceinline__ bool compare(uint64_t v, hgas_cmp_t cmp, uint64_t value) {
+    switch (cmp) {
+    case HGAS_CMP_EQ: return v == value;
+    case HGAS_CMP_NE: return v != value;
+    case HGAS_CMP_GT: return v > value;
+    case HGAS_CMP_GE: return v >= value;
+    case HGAS_CMP_LT: return v < value;
+    case HGAS_CMP_LE: return v <= value;
+    }
+    return false;
+}
+
+}  // namespace detail
+}  // namespace device
+}  // namespace hgas

@@ -1,0 +1,68 @@
+// The C API of the device layer (include/hgas/hgas_device.h): argument plumbing to src/device.
+#include <hgas/hgas_device.h>
+
+#include "core/rank.hpp"
+#include "device/device.hpp"
+
+using namespace hgas;
+
+#define HGASI_DEVICE_RANK(r)                                                                                   \
+    core::rank *r = core::current();                                                                           \
+    if (!r)                                                                                                    \
+        return to_c(fail(status::not_initialized, "%s called before hgas_init() or after hgas_finalize(); call " \
+                         "hgas_init() first", __func__));                                                      \
+    core::api_guard hgasi_guard_(*r)
+
+extern "C" {
+
+hgas_status_t hgas_device_ctx_get(hgas_device_ctx_t *ctx) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::ctx_get(*r, ctx));
+}
+
+int hgas_device_gpu(void) {
+    core::rank *r = core::current();
+    return r ? device::gpu(*r) : -1;
+}
+
+hgas_status_t hgas_device_status(void) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::check(*r));
+}
+
+hgas_status_t hgas_stream_sync(cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::stream_sync(*r, s));
+}
+
+hgas_status_t hgas_put_on_stream(void *dst, const void *src, size_t bytes, int rank, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::put_on_stream(*r, dst, src, bytes, rank, s));
+}
+
+hgas_status_t hgas_put_signal_on_stream(void *dst, const void *src, size_t bytes, uint64_t *sig, uint64_t value,
+                                        hgas_signal_op_t op, int rank, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::put_signal_on_stream(*r, dst, src, bytes, sig, value, op, rank, s));
+}
+
+hgas_status_t hgas_signal_wait_on_stream(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::signal_wait_on_stream(*r, sig, cmp, value, s));
+}
+
+hgas_status_t hgas_barrier_on_stream(cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::barrier_on_stream(*r, s));
+}
+
+hgas_status_t hgas_quiet_on_stream(cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::quiet_on_stream(*r, s));
+}
+
+hgas_status_t hgas_device_grid_check(int grid_blocks, int max_resident, const char *what) {
+    return to_c(device::grid_check(grid_blocks, max_resident, what));
+}
+
+}  // extern "C"

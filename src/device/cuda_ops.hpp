@@ -1,0 +1,42 @@
+// What the device layer needs from CUDA, behind plain functions: cuda_ops.cu (nvcc, C++17,
+// so it includes no hgas-internal header) or cuda_ops_none.cpp (a build without CUDA). Every
+// function returns 0 or a CUDA error code (error_text names it); none throws.
+//
+// Stream memory operations come from the driver through cudaGetDriverEntryPointByVersion, never
+// by linking libcuda, so that binaries load on machines without a driver.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include <hgas/hgas_device.h>
+
+namespace hgas::device::cu {
+
+bool built();
+const char *error_text(int e);
+int set_device(int dev);
+int dev_alloc(void **p, size_t n);  // zeroed device memory
+void dev_free(void *p);
+int copy_to_device(void *dst, const void *src, size_t n);
+// The GPU's address of registered or pinned host memory, or nullptr where the GPU cannot use it.
+void *host_device_pointer(void *host);
+// The link to the host has native atomics (GPU atomics on host memory are atomic with the CPU's).
+bool native_host_atomics(int dev);
+// Stream memory operations (64-bit write and wait) are usable on `dev`; else *why says why.
+bool memops_available(int dev, const char **why);
+
+int memcpy_async(void *dst, const void *src, size_t n, cudaStream_t s);
+int write64(cudaStream_t s, void *p, uint64_t v);
+int wait64(cudaStream_t s, const void *p, uint64_t v, bool eq);  // eq: ==, else (int64)(*p - v) >= 0
+// 0 done, 1 not yet, else a CUDA error (an earlier failure on the stream).
+int stream_query(cudaStream_t s);
+
+// One-thread kernels that run the device API in stream order (impl: hgas_device.cuh).
+int launch_put(const hgas_device_ctx_t &c, void *dst, const void *src, size_t n, int rank, cudaStream_t s);
+int launch_put_signal(const hgas_device_ctx_t &c, void *dst, const void *src, size_t n, uint64_t *sig, uint64_t value,
+                      hgas_signal_op_t op, int rank, cudaStream_t s);
+int launch_wait(const hgas_device_ctx_t &c, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, cudaStream_t s);
+int launch_barrier(const hgas_device_ctx_t &c, cudaStream_t s);
+int launch_quiet(const hgas_device_ctx_t &c, cudaStream_t s);
+
+}  // namespace hgas::device::cu

@@ -1,0 +1,27 @@
+// The device layer: the host side of communication issued by GPUs (include/hgas/hgas_device.h,
+// hgas_device.cuh). Each function validates its arguments and names the public call in its
+// messages. The rank's device state (context, proxy ring and thread) is created at the first
+// call that needs it and lives in the rank (core::rank_extension).
+#pragma once
+#include <hgas/hgas_device.h>
+
+#include "core/rank.hpp"
+
+namespace hgas::device {
+
+status ctx_get(core::rank &r, hgas_device_ctx_t *out);
+int gpu(core::rank &r);
+// The first error a kernel or the proxy recorded, then cleared.
+status check(core::rank &r);
+status stream_sync(core::rank &r, cudaStream_t s);
+
+status put_on_stream(core::rank &r, void *dst, const void *src, size_t bytes, int rank, cudaStream_t s);
+status put_signal_on_stream(core::rank &r, void *dst, const void *src, size_t bytes, uint64_t *sig, uint64_t value,
+                            hgas_signal_op_t op, int rank, cudaStream_t s);
+status signal_wait_on_stream(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, cudaStream_t s);
+status barrier_on_stream(core::rank &r, cudaStream_t s);
+status quiet_on_stream(core::rank &r, cudaStream_t s);
+
+status grid_check(int grid_blocks, int max_resident, const char *what);
+
+}  // namespace hgas::device

@@ -1,0 +1,463 @@
+// The rank's device state: the context kernels take, the proxy's ring and thread, and the
+// stream-ordered operations (device.hpp).
+//
+// Life of a proxied operation: a kernel's thread claims ticket t (a device-memory counter),
+// writes its request into slot t of the ring in pinned host memory and publishes it; the rank's
+// proxy thread -- or the rank's own thread, whenever it is inside an hgas call (the progress
+// engine's poller) -- takes the rank's API mutex, executes it with rma::*, quiets, and writes
+// `done`; the kernel sees done > t (or its reply) and goes on.
+#include <sched.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <hgas/impl/device_types.h>
+
+#include "base/clock.hpp"
+#include "base/log.hpp"
+#include "device/cuda_ops.hpp"
+#include "device/device.hpp"
+#include "device/proxy.hpp"
+
+namespace hgas::device {
+
+namespace {
+
+status cuda_fail(const char *op, const char *what, int e) {
+    return fail(status::transport, "%s: %s failed: %s", op, what, cu::error_text(e));
+}
+
+struct located {
+    int win = -1;
+    uint64_t off = 0;
+    char *peer = nullptr;  // the GPU's pointer to the target, or nullptr (proxy)
+};
+
+class state final : public core::rank_extension {
+public:
+    static result<state *> of(core::rank &r, const char *op);
+    ~state() override { release(); }
+    status finalize() override;
+
+    const hgas_device_ctx_t &ctx() const { return ctx_; }
+    bool has_gpu() const { return cuda_ != nullptr; }
+    int ordinal() const { return cuda_ ? cuda_->ordinal() : -1; }
+    bool memops() const { return memops_; }
+    // Whether any device operation can reach the proxy (else quiet_on_stream has nothing to do).
+    bool proxy_reachable() const { return proxy_reachable_; }
+    status select(const char *op) const;
+    status check();
+    // The host's view of a symmetric address on `rank`, checked like a kernel checks it.
+    result<located> locate(const char *op, const void *sym, uint64_t bytes, int rank, const char *what) const;
+
+private:
+    explicit state(core::rank &r) : r_(r), live_(std::make_shared<std::atomic<bool>>(true)) {}
+    status init();
+    status make_windows();
+    void run();
+    // Executes what the ring holds; the caller holds the rank's API mutex.
+    void drain_locked();
+    void stop_thread();
+    void release();
+
+    core::rank &r_;
+    gpu::device *cuda_ = nullptr;
+    hgas_device_ctx_t ctx_{};
+    char *ring_mem_ = nullptr;
+    bool ring_pinned_ = false;
+    void *dev_words_ = nullptr;       // tail and state (device memory), or host memory without a GPU
+    std::vector<void *> dev_tables_;  // per window: the peer table in device memory
+    std::vector<char *> host_peer_[HGAS_DEVICE_WINDOWS];
+    std::unique_ptr<proxy> proxy_;
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::shared_ptr<std::atomic<bool>> live_;  // the engine's poller checks it before touching us
+    bool draining_ = false;  // under the API mutex
+    bool memops_ = false, proxy_reachable_ = false, finalized_ = false;
+    uint64_t idle_ns_ = 0;
+};
+
+result<state *> state::of(core::rank &r, const char *op) {
+    if (auto *s = dynamic_cast<state *>(r.device_extension().get())) {
+        if (s->finalized_) return fail(status::not_initialized, "%s: the rank is finalizing", op);
+        return s;
+    }
+    std::unique_ptr<state> s(new state(r));
+    status st = s->init();
+    if (st != status::ok) return st;
+    state *raw = s.get();
+    r.device_extension() = std::move(s);
+    // The proxy thread acts for the rank from now on: API calls hold the rank's mutex. It is
+    // started under the mutex so that it runs no request before this call has returned.
+    if (raw->ctx_.slots) {
+        r.set_serialized();
+        std::lock_guard<std::recursive_mutex> g(r.api_mutex());
+        raw->thread_ = std::thread([raw] { raw->run(); });
+    }
+    return raw;
+}
+
+status state::init() {
+    const settings &cfg = r_.cfg();
+    const std::string &mode = cfg.text(setting::device_proxy);
+    const int64_t slots = cfg.integer(setting::device_proxy_slots);
+    if (slots & (slots - 1))
+        return fail(status::invalid_setting, "HGAS_DEVICE_PROXY_SLOTS=%lld is not a power of two", (long long)slots);
+    idle_ns_ = static_cast<uint64_t>(cfg.integer(setting::device_proxy_idle_us)) * 1000;
+    cuda_ = r_.device(mem::kind::cuda);
+    ctx_.me = r_.me();
+    ctx_.n = r_.n();
+    ctx_.flags = mode == "force" ? HGAS_DEVICE_FORCE_PROXY : mode == "off" ? HGAS_DEVICE_NO_PROXY : 0;
+    ctx_.slots = mode == "off" ? 0 : static_cast<uint32_t>(slots);
+    ctx_.timeout_ns = static_cast<uint64_t>(r_.timeout() * 1e9);
+    ctx_.sync_offset = r_.internal().device_sync;
+
+    // The ring: pinned (and so mapped for the GPU: unified addressing) where there is a GPU;
+    // ordinary memory for host producers otherwise. The header is there even with the proxy
+    // off: kernels record their errors in it.
+    const size_t ring_bytes = HGASI_PROXY_HEADER + static_cast<size_t>(slots) * sizeof(hgasi_proxy_slot_t);
+    if (cuda_) {
+        HGAS_TRY(select("hgas_device_ctx_get"));
+        HGAS_TRY_ASSIGN(void *p, cuda_->alloc_pinned(ring_bytes));
+        ring_mem_ = static_cast<char *>(p);
+        ring_pinned_ = true;
+        int e = cu::dev_alloc(&dev_words_, 256);
+        if (e) return cuda_fail("hgas_device_ctx_get", "cudaMalloc of the proxy counters", e);
+    } else {
+        ring_mem_ = static_cast<char *>(std::aligned_alloc(4096, (ring_bytes + 4095) & ~size_t(4095)));
+        dev_words_ = std::calloc(1, 256);
+        if (!ring_mem_ || !dev_words_) return fail(status::no_memory, "hgas_device_ctx_get: no memory for the proxy ring");
+    }
+    std::memset(ring_mem_, 0, ring_bytes);
+    auto *slot0 = reinterpret_cast<hgasi_proxy_slot_t *>(ring_mem_ + HGASI_PROXY_HEADER);
+    for (int64_t i = 0; i < slots; ++i) slot0[i].seq = static_cast<uint64_t>(i);  // free for ticket i
+    ctx_.ring = reinterpret_cast<hgasi_proxy_ring_t *>(ring_mem_);
+    ctx_.tail = static_cast<uint64_t *>(dev_words_);
+    ctx_.state = static_cast<uint64_t *>(dev_words_) + 8;  // its own cache line
+    if (cuda_) HGAS_TRY(make_windows());
+    else proxy_reachable_ = true;
+
+    proxy_ = std::make_unique<proxy>(r_, ctx_.ring, ctx_.slots);
+    // On the rank's own thread, inside any hgas call, requests are served too: a rank that
+    // waits in hgas (a barrier, hgas_stream_sync) then never waits for its proxy thread.
+    auto live = live_;
+    r_.engine().add_poller([this, live](bool on_rank_thread) {
+        if (!on_rank_thread || !live->load(std::memory_order_acquire) || finalized_ || !proxy_->pending())
+            return status::ok;
+        std::unique_lock<std::recursive_mutex> lk(r_.api_mutex(), std::try_to_lock);
+        // Only where no operation of the rank is half done (rank::at_safe_point).
+        if (lk && r_.at_safe_point()) drain_locked();
+        return status::ok;
+    });
+    const char *why = "";
+    memops_ = cuda_ && cfg.text(setting::stream_memops) == "auto" && cu::memops_available(cuda_->ordinal(), &why);
+    HGASI_DEBUG("device", "device context: %d ranks, proxy %s (%u slots), stream memory operations %s%s", ctx_.n,
+                mode.c_str(), ctx_.slots, memops_ ? "on" : "off: ", memops_ ? "" : why);
+    return status::ok;
+}
+
+// The symmetric heaps as this GPU addresses them: [0] the cuda heap (own memory, peers mapped
+// through IPC), [1] the host heap (registered with CUDA by the rank: own, and same-node peers'
+// shared-memory mappings). A peer whose heap differs in size is left to the proxy, whose host
+// path checks bounds against the peer's real size.
+status state::make_windows() {
+    const uint16_t segs[HGAS_DEVICE_WINDOWS] = {mem::seg_cuda_symmetric, mem::seg_symmetric};
+    const bool native = cu::native_host_atomics(cuda_->ordinal());
+    for (int w = 0; w < HGAS_DEVICE_WINDOWS; ++w) {
+        const uint16_t seg = segs[w];
+        hgas_device_window_t &win = ctx_.win[w];
+        if (!r_.own_size(seg)) continue;
+        win.base = r_.own_base(seg);
+        win.size = r_.own_size(seg);
+        win.segment = seg;
+        win.gpu_atomics = w == 0 ? 1 : native ? 1 : 0;
+        std::vector<char *> &t = host_peer_[w];
+        t.assign(static_cast<size_t>(r_.n()), nullptr);
+        for (int p = 0; p < r_.n(); ++p) {
+            const core::peer_segment *ps = r_.segment(static_cast<uint32_t>(p), seg);
+            if (!ps || ps->size != win.size) continue;
+            if (w == 0) t[p] = ps->dev;
+            else t[p] = static_cast<char *>(cu::host_device_pointer(p == r_.me() ? r_.own_base(seg) : ps->direct));
+            if (!t[p] || ctx_.flags & HGAS_DEVICE_FORCE_PROXY) proxy_reachable_ = true;
+        }
+        if (!win.gpu_atomics) proxy_reachable_ = true;
+        void *d = nullptr;
+        int e = cu::dev_alloc(&d, t.size() * sizeof(char *));
+        if (!e) {
+            dev_tables_.push_back(d);
+            e = cu::copy_to_device(d, t.data(), t.size() * sizeof(char *));
+        }
+        if (e) return cuda_fail("hgas_device_ctx_get", "copying the peer table to the GPU", e);
+        win.peer = static_cast<char *const *>(d);
+    }
+    return status::ok;
+}
+
+status state::select(const char *op) const {
+    if (!cuda_) return status::ok;
+    const int e = cu::set_device(cuda_->ordinal());
+    return e ? cuda_fail(op, "cudaSetDevice", e) : status::ok;
+}
+
+void state::drain_locked() {
+    if (draining_) return;  // a request's host path polled the engine: the outer drain goes on
+    draining_ = true;
+    proxy_->drain(256);
+    draining_ = false;
+}
+
+void state::run() {
+    log_set_rank(r_.me());
+    uint64_t last_work = now_ns();
+    while (!stop_.load(std::memory_order_acquire)) {
+        if (!proxy_->pending()) {
+            // Spin while requests came recently (the latency kernels see), then sleep.
+            if (idle_ns_ && now_ns() - last_work > 10000000) {
+                struct timespec ts{0, static_cast<long>(idle_ns_)};
+                nanosleep(&ts, nullptr);
+            } else {
+                sched_yield();
+            }
+            continue;
+        }
+        // Held by the rank's thread: it is inside hgas and serves the ring itself.
+        std::unique_lock<std::recursive_mutex> lk(r_.api_mutex(), std::try_to_lock);
+        if (!lk) {
+            sched_yield();
+            continue;
+        }
+        drain_locked();
+        last_work = now_ns();
+    }
+}
+
+void state::stop_thread() {
+    if (!thread_.joinable()) return;
+    stop_.store(true, std::memory_order_release);
+    thread_.join();
+}
+
+status state::finalize() {
+    stop_thread();
+    // What kernels published before the program synchronized is still served.
+    {
+        std::lock_guard<std::recursive_mutex> g(r_.api_mutex());
+        drain_locked();
+    }
+    finalized_ = true;
+    return status::ok;
+}
+
+void state::release() {
+    live_->store(false, std::memory_order_release);
+    stop_thread();
+    if (cuda_) {
+        (void)select("hgas_finalize");
+        for (void *d : dev_tables_) cu::dev_free(d);
+        cu::dev_free(dev_words_);
+        if (ring_mem_) cuda_->free_pinned(ring_mem_);
+    } else {
+        std::free(dev_words_);
+        std::free(ring_mem_);
+    }
+    dev_tables_.clear();
+    dev_words_ = nullptr;
+    ring_mem_ = nullptr;
+}
+
+status state::check() {
+    hgasi_proxy_ring_t *ring = ctx_.ring;
+    const uint64_t code = __atomic_load_n(&ring->error, __ATOMIC_ACQUIRE);
+    if (!code) return status::ok;
+    const long long rank = static_cast<long long>(__atomic_load_n(&ring->err_rank, __ATOMIC_RELAXED));
+    const unsigned long long arg = __atomic_load_n(&ring->err_arg, __ATOMIC_RELAXED);
+    __atomic_store_n(&ring->error, 0, __ATOMIC_RELEASE);  // reported once
+    const double tmo = r_.timeout();
+    switch (code) {
+    case HGAS_DEVICE_ERR_TIMEOUT_SIGNAL:
+        return fail(status::timeout, "device: a kernel's signal_wait_until on rank %d waited longer than HGAS_TIMEOUT="
+                    "%g s for value %llu (the signal never came: a peer stuck or never sending it?)", r_.me(), tmo, arg);
+    case HGAS_DEVICE_ERR_TIMEOUT_PROXY:
+        return fail(status::timeout, "device: the proxy of rank %d did not take or complete request %llu within "
+                    "HGAS_TIMEOUT=%g s (ring full for that long, or the rank's runtime gone?)", r_.me(), arg, tmo);
+    case HGAS_DEVICE_ERR_TIMEOUT_BARRIER:
+        return fail(status::timeout, "device: the device barrier on rank %d waited longer than HGAS_TIMEOUT=%g s for "
+                    "rank %lld (it never reached the barrier?)", r_.me(), tmo, rank);
+    case HGAS_DEVICE_ERR_TIMEOUT_GRID:
+        return fail(status::timeout, "device: a grid_sync on rank %d waited longer than HGAS_TIMEOUT=%g s for the "
+                    "other blocks of its kernel (%llu blocks: not all resident at once? use cudaLaunchCooperativeKernel "
+                    "or hgas::device::check_resident)", r_.me(), tmo, arg);
+    case HGAS_DEVICE_ERR_UNREACHABLE:
+        return fail(status::unsupported, "device: a kernel on rank %d addressed rank %lld (offset %llu), which the GPU "
+                    "cannot store to, with HGAS_DEVICE_PROXY=off; turn the proxy on", r_.me(), rank, arg);
+    case HGAS_DEVICE_ERR_BAD_ADDRESS:
+        return fail(status::invalid_arg, "device: a kernel on rank %d passed rank %lld with address 0x%llx: the rank "
+                    "must be in [0, %d) and the address a symmetric address of the cuda or host heap (a proxied local "
+                    "buffer: global memory, not a stack or shared array); nothing was written", r_.me(), rank, arg, r_.n());
+    case HGAS_DEVICE_ERR_MISALIGNED:
+        return fail(status::misaligned, "device: a kernel on rank %d used a signal or atomic word at offset %llu on "
+                    "rank %lld that is not aligned to its width", r_.me(), arg, rank);
+    case HGAS_DEVICE_ERR_PROXY_FAILED: {
+        std::string why = proxy_->failure();
+        proxy_->clear_failure();
+        return fail(status::transport, "device: a proxied operation of rank %d to rank %lld (request %llu) failed on "
+                    "the host path: %s", r_.me(), rank, arg, why.c_str());
+    }
+    default:
+        return fail(status::internal, "device: unknown device error %llu on rank %d", (unsigned long long)code, r_.me());
+    }
+}
+
+result<located> state::locate(const char *op, const void *sym, uint64_t bytes, int rank, const char *what) const {
+    if (rank < 0 || rank >= r_.n())
+        return fail(status::invalid_arg, "%s: rank %d does not exist (the job has %d ranks)", op, rank, r_.n());
+    const char *a = static_cast<const char *>(sym);
+    for (int w = 0; w < HGAS_DEVICE_WINDOWS; ++w) {
+        const hgas_device_window_t &win = ctx_.win[w];
+        if (!win.size || !a || a < win.base || bytes > win.size || static_cast<uint64_t>(a - win.base) > win.size - bytes)
+            continue;
+        located l;
+        l.win = w;
+        l.off = static_cast<uint64_t>(a - win.base);
+        char *b = host_peer_[w].empty() ? nullptr : host_peer_[w][static_cast<size_t>(rank)];
+        l.peer = b && !(ctx_.flags & HGAS_DEVICE_FORCE_PROXY) ? b + l.off : nullptr;
+        return l;
+    }
+    return fail(status::invalid_pointer, "%s: the %s %p (+%llu bytes) is not inside this rank's symmetric cuda or "
+                "host heap; allocate it with hgas_malloc_kind", op, what, sym, (unsigned long long)bytes);
+}
+
+// A stream operation's state, with a GPU.
+result<state *> gpu_state(core::rank &r, const char *op) {
+    HGAS_TRY_ASSIGN(state *s, state::of(r, op));
+    if (!s->has_gpu())
+        return fail(status::unsupported, "%s: this rank has no GPU (kind cuda is unavailable: %s)", op,
+                    r.kind_unavailable(mem::kind::cuda).c_str());
+    HGAS_TRY(s->select(op));
+    return s;
+}
+
+status launched(const char *op, const char *what, int e) { return e ? cuda_fail(op, what, e) : status::ok; }
+
+}  // namespace
+
+status ctx_get(core::rank &r, hgas_device_ctx_t *out) {
+    if (!out) return fail(status::invalid_arg, "hgas_device_ctx_get: the result pointer is NULL");
+    HGAS_TRY_ASSIGN(state *s, state::of(r, "hgas_device_ctx_get"));
+    *out = s->ctx();
+    return status::ok;
+}
+
+int gpu(core::rank &r) {
+    gpu::device *d = r.device(mem::kind::cuda);
+    return d ? d->ordinal() : -1;
+}
+
+status check(core::rank &r) {
+    auto *s = dynamic_cast<state *>(r.device_extension().get());
+    return s ? s->check() : status::ok;
+}
+
+status stream_sync(core::rank &r, cudaStream_t strm) {
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, "hgas_stream_sync"));
+    int e = 0;
+    core::safe_point sp(r);  // kernels on the stream may wait for this rank's proxy
+    status w = r.wait("hgas_stream_sync", [&] {
+        e = cu::stream_query(strm);
+        return e != 1;
+    });
+    if (w != status::ok) {
+        // A kernel that recorded why it is stuck says more than the timeout does.
+        status d = s->check();
+        return d != status::ok ? d : w;
+    }
+    if (e) return cuda_fail("hgas_stream_sync", "the stream (an operation on it)", e);
+    return s->check();
+}
+
+status put_on_stream(core::rank &r, void *dst, const void *src, size_t bytes, int rank, cudaStream_t strm) {
+    const char *op = "hgas_put_on_stream";
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    if (bytes && !src) return fail(status::invalid_arg, "%s: the source is NULL but %zu bytes were asked for", op, bytes);
+    HGAS_TRY_ASSIGN(located d, s->locate(op, dst, bytes, rank, "destination"));
+    if (!bytes) return status::ok;
+    if (d.peer) return launched(op, "cudaMemcpyAsync", cu::memcpy_async(d.peer, src, bytes, strm));
+    if (!s->ctx().slots)
+        return fail(status::unsupported, "%s: rank %d's memory is not mapped here and HGAS_DEVICE_PROXY=off", op, rank);
+    return launched(op, "the proxy kernel's launch", cu::launch_put(s->ctx(), dst, src, bytes, rank, strm));
+}
+
+status put_signal_on_stream(core::rank &r, void *dst, const void *src, size_t bytes, uint64_t *sig, uint64_t value,
+                            hgas_signal_op_t sop, int rank, cudaStream_t strm) {
+    const char *op = "hgas_put_signal_on_stream";
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    if (sop != HGAS_SIGNAL_SET && sop != HGAS_SIGNAL_ADD)
+        return fail(status::invalid_arg, "%s: signal op %d is neither HGAS_SIGNAL_SET nor HGAS_SIGNAL_ADD", op, sop);
+    if (bytes && !src) return fail(status::invalid_arg, "%s: the source is NULL but %zu bytes were asked for", op, bytes);
+    HGAS_TRY_ASSIGN(located g, s->locate(op, sig, 8, rank, "signal word"));
+    if (g.off % 8) return fail(status::misaligned, "%s: the signal word %p is not 8-byte aligned", op, (void *)sig);
+    located d = g;
+    if (bytes) {
+        HGAS_TRY_ASSIGN(d, s->locate(op, dst, bytes, rank, "destination"));
+    }
+    if ((bytes && !d.peer) || !g.peer) {
+        if (!s->ctx().slots)
+            return fail(status::unsupported, "%s: rank %d's memory is not mapped here and HGAS_DEVICE_PROXY=off", op, rank);
+        // The kernel takes the direct path for whatever part it can and the proxy for the rest.
+        return launched(op, "the put_signal kernel's launch",
+                        cu::launch_put_signal(s->ctx(), dst, src, bytes, sig, value, sop, rank, strm));
+    }
+    if (bytes) HGAS_TRY(launched(op, "cudaMemcpyAsync", cu::memcpy_async(d.peer, src, bytes, strm)));
+    // SET on GPU memory: a stream memory operation, ordered after the copy with a memory
+    // barrier (its default flags). ADD, and words in host memory: a one-thread kernel.
+    if (sop == HGAS_SIGNAL_SET && g.win == 0 && s->memops())
+        return launched(op, "cuStreamWriteValue64", cu::write64(strm, g.peer, value));
+    return launched(op, "the signal kernel's launch",
+                    cu::launch_put_signal(s->ctx(), nullptr, nullptr, 0, sig, value, sop, rank, strm));
+}
+
+status signal_wait_on_stream(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, cudaStream_t strm) {
+    const char *op = "hgas_signal_wait_on_stream";
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    if (cmp < HGAS_CMP_EQ || cmp > HGAS_CMP_LE)
+        return fail(status::invalid_arg, "%s: comparison %d is not an hgas_cmp_t", op, cmp);
+    HGAS_TRY_ASSIGN(located g, s->locate(op, sig, 8, r.me(), "signal word"));
+    if (g.off % 8) return fail(status::misaligned, "%s: the signal word %p is not 8-byte aligned", op, (const void *)sig);
+    if (g.win == 0 && s->memops() && (cmp == HGAS_CMP_EQ || cmp == HGAS_CMP_GE)) {
+        const char *own = s->ctx().win[0].base + g.off;  // this rank's own word: no force-proxy here
+        return launched(op, "cuStreamWaitValue64", cu::wait64(strm, own, value, cmp == HGAS_CMP_EQ));
+    }
+    return launched(op, "the wait kernel's launch", cu::launch_wait(s->ctx(), sig, cmp, value, strm));
+}
+
+status barrier_on_stream(core::rank &r, cudaStream_t strm) {
+    const char *op = "hgas_barrier_on_stream";
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    if (!s->ctx().win[0].size)
+        return fail(status::unsupported, "%s: the device barrier needs the cuda heap (HGAS_CUDA_HEAP_SIZE > 0)", op);
+    return launched(op, "the barrier kernel's launch", cu::launch_barrier(s->ctx(), strm));
+}
+
+status quiet_on_stream(core::rank &r, cudaStream_t strm) {
+    const char *op = "hgas_quiet_on_stream";
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    // Copies and memory operations complete in stream order; only the proxy needs waiting for.
+    if (!s->ctx().slots || !s->proxy_reachable()) return status::ok;
+    return launched(op, "the quiet kernel's launch", cu::launch_quiet(s->ctx(), strm));
+}
+
+status grid_check(int grid_blocks, int max_resident, const char *what) {
+    if (max_resident < 0)
+        return fail(status::invalid_arg, "hgas::device::check_resident: the occupancy query failed: %s",
+                    what ? what : "?");
+    if (grid_blocks <= 0)
+        return fail(status::invalid_arg, "hgas::device::check_resident: %d blocks: launch at least one", grid_blocks);
+    if (grid_blocks > max_resident)
+        return fail(status::invalid_arg, "hgas::device::check_resident: %d blocks (with the reserve) but at most %d %s "
+                    "on this GPU: blocks that wait for each other (grid_sync, grid_wait_until on a signal a later block "
+                    "sends) would deadlock; launch at most %d", grid_blocks, max_resident, what ? what : "", max_resident);
+    return status::ok;
+}
+
+}  // namespace hgas::device
