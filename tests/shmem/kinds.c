@@ -56,6 +56,7 @@ int main(void) {
     for (int i = 0; i < 10; ++i) shmem_long_atomic_add(counter, 1, 0);
     shmem_barrier_all();
     CHECK(shmem_long_atomic_fetch(counter, 0) == 10L * n, "counter %ld", shmem_long_atomic_fetch(counter, 0));
+    shmem_barrier_all(); /* every PE has read the count before any swaps it */
     long old = shmem_long_atomic_compare_swap(counter, 10L * n, -1, 0);
     shmem_barrier_all();
     CHECK(shmem_long_atomic_fetch(counter, 0) == -1, "compare_swap: one PE must have swapped (old %ld)", old);
