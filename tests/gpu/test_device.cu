@@ -324,6 +324,14 @@ __global__ void k_fadd(hd::ctx c, unsigned long long *ctr, unsigned long long *o
     }
 }
 
+// hgas_malloc_kind does not zero (like malloc); counters and signals start at 0 on every rank
+// before any rank's kernel touches them.
+void zero_sym(void *p, size_t bytes) {
+    CK(cudaMemset(p, 0, bytes));
+    CK(cudaDeviceSynchronize());
+    HGAS_OK_OR_FAIL(hgas_barrier());
+}
+
 template <scope S>
 void fadd_scope() {
     gpu g;
@@ -332,6 +340,7 @@ void fadd_scope() {
     const int blocks = 16, per = 8;
     const unsigned threads = 128, groups = blocks * threads / (S == scope::thread ? 1 : S == scope::warp ? 32 : threads);
     HGAS_OK_OR_FAIL(hgas_malloc_kind(64, HGAS_KIND_CUDA, reinterpret_cast<void **>(&ctr)));
+    zero_sym(ctr, 64);
     CK(cudaMalloc(&olds, sizeof *olds * groups * per));
     k_fadd<S><<<blocks, threads, 0, g.s>>>(g.c, ctr, olds, per);
     CK(cudaGetLastError());
@@ -457,6 +466,7 @@ TEST(Device, ManyBlocksAtOnce) {
     HGAS_OK_OR_FAIL(hgas_malloc_kind(warps * 256, HGAS_KIND_CUDA, reinterpret_cast<void **>(&bufs)));
     HGAS_OK_OR_FAIL(hgas_malloc_kind(total * 8, HGAS_KIND_CUDA, reinterpret_cast<void **>(&words)));
     HGAS_OK_OR_FAIL(hgas_malloc_kind(64, HGAS_KIND_CUDA, reinterpret_cast<void **>(&ctr)));
+    zero_sym(ctr, 64);
     CK(cudaMalloc(&src, warps * 256));
     std::vector<unsigned char> p(warps * 256);
     for (size_t i = 0; i < p.size(); ++i) p[i] = pat(me(), 5, i);
@@ -584,6 +594,7 @@ TEST(Device, LastBlockGridWaitGridSync) {
     const int blocks = 8;
     char *sym;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(256, HGAS_KIND_CUDA, reinterpret_cast<void **>(&sym)));
+    zero_sym(sym, 256);
     char *scratch;
     CK(cudaMalloc(&scratch, 256));
     CK(cudaMemset(scratch, 0, 256));
