@@ -164,7 +164,7 @@ void prepare(size_t s, unsigned round) {
     bench_fill(h_pat, s, round);
     CK(cudaMemcpy(src, h_pat, s, cudaMemcpyHostToDevice));
     CK(cudaMemset(dst, 0xEE, s));
-    CK(cudaDeviceSynchronize());
+    CK(cudaStreamSynchronize(nullptr));  // not the device: a stuck stream must not hang the rest
 }
 
 int check_dst(size_t s, const char *what) {
@@ -286,7 +286,7 @@ void dev_g(const gpu_opts &o) {
         CK(cudaMemcpy(&words[16], w, sizeof w, cudaMemcpyHostToDevice));
     }
     CK(cudaMemset(d_bad, 0, sizeof *d_bad));
-    CK(cudaDeviceSynchronize());
+    CK(cudaStreamSynchronize(nullptr));  // not the device: a stuck stream must not hang the rest
     HCK(hgas_barrier());
     if (me == 0) {
         std::vector<double> v((size_t)o.batches);
@@ -312,7 +312,7 @@ void dev_g(const gpu_opts &o) {
 
 void dev_fadd(const gpu_opts &o) {
     CK(cudaMemset(&words[24], 0, 8));
-    CK(cudaDeviceSynchronize());
+    CK(cudaStreamSynchronize(nullptr));  // not the device: a stuck stream must not hang the rest
     HCK(hgas_barrier());
     long total = 0;
     const long it = gpu_lat_iters(o, 8);
