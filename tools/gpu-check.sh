@@ -260,9 +260,7 @@ elif [ "$ONLY" != tests ]; then
     B="$BUILD/bench/gpu"
     HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
     common=(--sizes "$SIZES" "${QFLAG[@]}")
-    if [ -x "$B/hgas-device-bench" ] && [ -n "$HGASRUN" ]; then
-        bench "hgas-device-bench (hgasrun -n 2)" 150 "$HGASRUN" -n 2 --timeout 140 "$B/hgas-device-bench" "${common[@]}"
-    else say "bench: hgas-device-bench or hgasrun was not built"; FAILED+=("hgas-device-bench (not built)"); fi
+    # hgas-device-bench runs inside hgas-bench --gpu below (or alone: --only device).
     if [ -x "$B/hgas-gpu-peers" ]; then bench hgas-gpu-peers 150 "$B/hgas-gpu-peers" "${common[@]}"
     else say "bench: hgas-gpu-peers was not built"; FAILED+=("hgas-gpu-peers (not built)"); fi
     if [ -x "$B/hgas-nvshmem-peer" ]; then bench hgas-nvshmem-peer 150 "$B/hgas-nvshmem-peer" "${common[@]}" --timeout 140
