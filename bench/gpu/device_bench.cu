@@ -473,9 +473,15 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     const auto sizes = gpu_sizes(o);
-    if (gpu_selected(o, "raw")) raw(o);
-    if (gpu_selected(o, "dev_p")) dev_p(o);
-    if (gpu_selected(o, "dev_put_signal"))
+    // Two processes' kernels on one GPU take turns (time slices of milliseconds, without MPS):
+    // a ping-pong between them measures the scheduler, and takes minutes.
+    const bool pingpong = gpu_of[0] != gpu_of[1];
+    if (!pingpong && me == 0)
+        gpu_skip("ping-pongs (raw, dev_p, dev_put_signal)", "both ranks are on one GPU, whose kernels of two processes "
+                 "run in turns; run with two GPUs");
+    if (pingpong && gpu_selected(o, "raw")) raw(o);
+    if (pingpong && gpu_selected(o, "dev_p")) dev_p(o);
+    if (pingpong && gpu_selected(o, "dev_put_signal"))
         for (size_t s : sizes)
             if (s <= k_pingpong_max) dev_put_signal(o, s);
     if (gpu_selected(o, "dev_g")) dev_g(o);
