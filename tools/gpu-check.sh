@@ -11,10 +11,12 @@
 #   hgas-bench-gpu.json   hgas-bench --gpu --json, when hgas-bench has --gpu
 #   plots.tar     PNG plots from tools/bench-plot.py, when matplotlib is importable
 #
-# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench] [-h]
+# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device] [-h]
 #   --quick     fewer sizes (8:256M:16), 5 batches
 #   --no-build  use the build in $BUILD as it is
-#   --only X    only the tests or only the benchmarks
+#   --only X    only the tests, only the benchmarks, or only the device API (issue 4: builds just
+#               its targets, runs its GPU tests and examples, hgas-device-bench direct and with
+#               the proxy forced, and NVSHMEM's device and stream measurements)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -35,7 +37,7 @@ while [ $# -gt 0 ]; do
     --only)
         [ $# -ge 2 ] || { echo "gpu-check: --only wants tests or bench" >&2; exit 2; }
         ONLY=$2; shift
-        [ "$ONLY" = tests ] || [ "$ONLY" = bench ] || { echo "gpu-check: --only wants tests or bench, not '$ONLY'" >&2; exit 2; } ;;
+        [ "$ONLY" = tests ] || [ "$ONLY" = bench ] || [ "$ONLY" = device ] || { echo "gpu-check: --only wants tests, bench or device, not '$ONLY'" >&2; exit 2; } ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (tools/gpu-check.sh --help)" >&2; exit 2 ;;
     esac
@@ -142,8 +144,16 @@ if [ $DO_BUILD = 1 ]; then
     t=$SECONDS
     if timeout "$(limit 120)" cmake "${args[@]}" >>"$OUT/build.log" 2>&1; then
         grep -E '^-- hgas:' "$OUT/build.log" | tee -a "$SUMMARY"
-        say "build: cmake --build -j $JOBS ..."
-        timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" -- -k 0 >>"$OUT/build.log" 2>&1
+        targets=()
+        if [ "$ONLY" = device ]; then
+            # The device API's programs only (and what they need): hgas, hgasrun, the GPU tests
+            # and examples, the device benchmark and the NVSHMEM peer where it is configured.
+            targets=(--target hgas hgasrun test_device hgas-mode-kernel hgas-mode-stream hgas-mode-control hgas-device-bench)
+            grep -q '^build hgas-nvshmem-peer\b\|bench/gpu/hgas-nvshmem-peer:' "$BUILD/build.ninja" 2>/dev/null \
+                && targets+=(hgas-nvshmem-peer)
+        fi
+        say "build: cmake --build -j $JOBS ${targets[*]} ..."
+        timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" "${targets[@]}" -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
         say "build: status $rc after $((SECONDS - t)) s$([ $rc = 124 ] && echo ' (timed out)')"
         if [ $rc != 0 ]; then
@@ -167,9 +177,12 @@ if [ "$ONLY" != bench ]; then
         FAILED+=("tests")
     else
         l=$(limit 180)
-        say "tests: ctest -L '^gpu\$' (up to $l s) ..."
+        sel=()
+        jobs=$CTEST_JOBS
+        if [ "$ONLY" = device ]; then sel=(-R 'test_device|example\.mode_'); jobs=${CTEST_JOBS_DEVICE:-3}; fi
+        say "tests: ctest -L '^gpu\$' ${sel[*]} -j $jobs (up to $l s) ..."
         t=$SECONDS
-        timeout "$l" ctest --test-dir "$BUILD" -L '^gpu$' --output-on-failure --timeout 120 -j "$CTEST_JOBS" >"$OUT/tests.log" 2>&1
+        timeout "$l" ctest --test-dir "$BUILD" -L '^gpu$' "${sel[@]}" --output-on-failure --timeout 120 -j "$jobs" >"$OUT/tests.log" 2>&1
         rc=$?
         if grep -q "No tests were found" "$OUT/tests.log"; then
             say "tests: no test has the label gpu yet"
@@ -215,12 +228,39 @@ bench() {
     grep -h '^# skipped' "$OUT/bench.txt" | sort -u | sed 's/^# /  /' >"$OUT/.skips"
 }
 
-if [ "$ONLY" != tests ]; then
+if [ "$ONLY" = device ]; then
     : >"$OUT/bench.txt"
     : >"$OUT/bench.jsonl"
     B="$BUILD/bench/gpu"
     HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
     common=(--sizes "$SIZES" "${QFLAG[@]}")
+    if [ -x "$B/hgas-device-bench" ] && [ -n "$HGASRUN" ]; then
+        bench "hgas-device-bench (hgasrun -n 2)" 150 "$HGASRUN" -n 2 --timeout 140 "$B/hgas-device-bench" "${common[@]}"
+        HGAS_DEVICE_PROXY=force HGAS_DEVICE_PROXY_IDLE_US=0 bench "hgas-device-bench, proxy forced" 60 "$HGASRUN" -n 2 \
+            --timeout 55 "$B/hgas-device-bench" --quick --sizes 8:1M:16 --transport proxy \
+            --only dev_p,dev_put_signal,dev_g,dev_fadd,dev_put_block
+    else say "bench: hgas-device-bench or hgasrun was not built"; FAILED+=("hgas-device-bench (not built)"); fi
+    if [ -x "$B/hgas-nvshmem-peer" ]; then
+        bench "hgas-nvshmem-peer (device, stream)" 120 "$B/hgas-nvshmem-peer" "${common[@]}" --only device,host_put_stream --timeout 110
+    else say "bench: hgas-nvshmem-peer not built (no NVSHMEM found at configure: build.log)"; fi
+    if [ -s "$OUT/.skips" ]; then say "bench: skipped measurements:"; tee -a "$SUMMARY" <"$OUT/.skips"; fi
+    rm -f "$OUT/.skips"
+    if [ -s "$OUT/bench.jsonl" ]; then
+        rm -rf "$OUT/plots"
+        timeout 60 python3 tools/bench-plot.py --out "$OUT/plots" "$OUT/bench.jsonl" 2>&1 | tee -a "$SUMMARY"
+        grep -h '^# ratios to the raw limit\|^#   hgas::device' "$OUT/bench.txt" | tee -a "$SUMMARY"
+        if [ -d "$OUT/plots" ] && ls "$OUT/plots"/*.png >/dev/null 2>&1; then
+            tar -cf "$OUT/plots.tar" -C "$OUT" plots && rm -rf "$OUT/plots"
+            say "plots: $OUT/plots.tar ($(tar -tf "$OUT/plots.tar" | grep -c '\.png$') PNG files)"
+        fi
+    fi
+elif [ "$ONLY" != tests ]; then
+    : >"$OUT/bench.txt"
+    : >"$OUT/bench.jsonl"
+    B="$BUILD/bench/gpu"
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    common=(--sizes "$SIZES" "${QFLAG[@]}")
+    # hgas-device-bench runs inside hgas-bench --gpu below (or alone: --only device).
     if [ -x "$B/hgas-gpu-peers" ]; then bench hgas-gpu-peers 150 "$B/hgas-gpu-peers" "${common[@]}"
     else say "bench: hgas-gpu-peers was not built"; FAILED+=("hgas-gpu-peers (not built)"); fi
     if [ -x "$B/hgas-nvshmem-peer" ]; then bench hgas-nvshmem-peer 150 "$B/hgas-nvshmem-peer" "${common[@]}" --timeout 140

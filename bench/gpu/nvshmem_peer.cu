@@ -22,6 +22,8 @@
  *                    depending on the last (device-loop)
  *   dev_put_block    put_bw: nvshmemx_putmem_block by up to 32 blocks of 512 threads (64 KiB or
  *                    more each), N times in one kernel, then nvshmem_quiet (device-loop)
+ *   dev_fadd         fadd_lat 8 B: nvshmem_uint64_atomic_fetch_add on PE 1's word, one thread, each
+ *                    add waiting for the last answer (device-loop)
  * Data checks: the receiving PE compares what arrived (pattern into a poisoned buffer) before the
  * timed batches, and tells PE 0 over the socket. */
 #include "gpu_common.h"
@@ -36,7 +38,7 @@ const size_t k_dev_pingpong_max = 1u << 20;
 
 int me, peer;
 char *dst, *src;           /* symmetric, max bytes each */
-uint64_t *words;           /* symmetric: [0] put_signal signal, [8] p flag, [16..17] g words */
+uint64_t *words;           /* symmetric: [0] put_signal signal, [8] p flag, [16..17] g words, [24] fadd */
 unsigned long long *d_bad; /* device counter of wrong g values */
 unsigned char *h_pat, *h_chk;
 cudaStream_t st;
@@ -83,6 +85,17 @@ __global__ void k_g(const uint64_t *w, int iters, int peer, uint64_t expect, uns
         idx = (int)((v ^ expect) & 1u);
     }
     *bad += nbad;
+}
+
+__global__ void k_fadd(uint64_t *w, int iters, int peer, unsigned long long *sink) {
+    unsigned long long acc = 0;
+    uint64_t add = 1;
+    for (int i = 0; i < iters; ++i) {
+        const uint64_t old = nvshmem_uint64_atomic_fetch_add(w, add, peer);
+        acc += old;
+        add = 1 + (old >> 63);  // always 1, but the next add now waits for this answer
+    }
+    *sink += acc & 1;
 }
 
 __global__ void k_put_block(char *d, const char *s, size_t n, int iters, int peer) {
@@ -293,6 +306,46 @@ void dev_g(const gpu_opts &o) {
     nvshmem_barrier_all();
 }
 
+void dev_fadd(const gpu_opts &o) {
+    CK(cudaMemset(&words[24], 0, sizeof(uint64_t)));
+    CK(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+    long total = 0;
+    const long it = gpu_lat_iters(o, 8);
+    std::vector<double> v((size_t)o.batches);
+    if (me == 0) {
+        k_fadd<<<1, 1, 0, st>>>(&words[24], (int)(it / 10 + 1), peer, d_bad);
+        CK_LAUNCH();
+        total += it / 10 + 1;
+        for (int b = 0; b < o.batches; ++b) {
+            CK(cudaEventRecord(ev0, st));
+            k_fadd<<<1, 1, 0, st>>>(&words[24], (int)it, peer, d_bad);
+            CK_LAUNCH();
+            total += it;
+            CK(cudaEventRecord(ev1, st));
+            v[(size_t)b] = event_ms() * 1e3 / (double)it;
+        }
+        CK(cudaStreamSynchronize(st));
+        link_send(&total, sizeof total);
+    }
+    nvshmem_barrier_all();
+    int mine = 1;
+    if (me == 1) {
+        link_recv(&total, sizeof total);
+        uint64_t got = 0;
+        CK(cudaMemcpy(&got, &words[24], sizeof got, cudaMemcpyDeviceToHost));
+        mine = got == (uint64_t)total;
+        if (!mine)
+            fprintf(stderr, "%s: rank 1: DATA CHECK FAILED: the counter is %llu after %ld fetch_adds\n", g_prog,
+                    (unsigned long long)got, total);
+    }
+    const int ok = link_all_ok(mine);
+    if (me == 0)
+        gpu_report_lat(o, point("fadd_lat", "nvshmem_uint64_atomic_fetch_add (device, 1 thread)", "device-loop", o), 8,
+                       v.data(), o.batches, it, ok);
+    nvshmem_barrier_all();
+}
+
 int block_count(size_t s) {
     size_t nb = s / (64u << 10);
     return (int)(nb < 1 ? 1 : nb > 32 ? 32 : nb);
@@ -338,13 +391,13 @@ int main(int argc, char **argv) {
     const int rank = peer_role();
     gpu_opts o;
     gpu_parse(argc, argv, &o,
-              "measurements (--only): host_put host_put_stream dev_put_signal dev_p dev_g dev_put_block\n"
+              "measurements (--only): host_put host_put_stream dev_put_signal dev_p dev_g dev_fadd dev_put_block\n"
               "  (or 'host', 'device' for each group). Two PEs on two GPUs; the second is started by the program.\n");
     const bool host_on = gpu_selected(o, "host"), dev_on = gpu_selected(o, "device");
     auto want = [&](const char *name, bool group) { return group && !o.only.empty() ? true : gpu_selected(o, name); };
     const bool m_put = want("host_put", host_on), m_stream = want("host_put_stream", host_on);
     const bool m_sig = want("dev_put_signal", dev_on), m_p = want("dev_p", dev_on), m_g = want("dev_g", dev_on);
-    const bool m_blk = want("dev_put_block", dev_on);
+    const bool m_blk = want("dev_put_block", dev_on), m_fadd = want("dev_fadd", dev_on);
 
     char symsize[64];
     snprintf(symsize, sizeof symsize, "%zuM", 2 * (o.max_size >> 20) + 128);
@@ -419,6 +472,7 @@ int main(int argc, char **argv) {
             if (s <= k_dev_pingpong_max) dev_put_signal(o, s);
     if (m_p) dev_p(o);
     if (m_g) dev_g(o);
+    if (m_fadd) dev_fadd(o);
     if (m_blk)
         for (size_t s : sizes) dev_put_block(o, s);
 

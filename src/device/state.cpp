@@ -209,11 +209,20 @@ void state::drain_locked() {
 
 void state::run() {
     log_set_rank(r_.me());
-    uint64_t last_work = now_ns();
+    uint64_t last_work = now_ns(), last_poll = 0;
     while (!stop_.load(std::memory_order_acquire)) {
         if (!proxy_->pending()) {
+            // While the rank's thread is outside hgas, this thread makes the progress it would
+            // make: proxied operations of peers' GPUs that need this rank (staged transfers into
+            // its GPU memory, active messages) are then served even while the program computes.
+            const uint64_t now = now_ns();
+            if (now - last_poll > 50000) {
+                std::unique_lock<std::recursive_mutex> lk(r_.api_mutex(), std::try_to_lock);
+                if (lk) (void)r_.engine().poll();  // a failure reaches the rank's thread at its next call
+                last_poll = now;
+            }
             // Spin while requests came recently (the latency kernels see), then sleep.
-            if (idle_ns_ && now_ns() - last_work > 10000000) {
+            if (idle_ns_ && now - last_work > 10000000) {
                 struct timespec ts{0, static_cast<long>(idle_ns_)};
                 nanosleep(&ts, nullptr);
             } else {
@@ -411,8 +420,12 @@ status put_signal_on_stream(core::rank &r, void *dst, const void *src, size_t by
     if (bytes) HGAS_TRY(launched(op, "cudaMemcpyAsync", cu::memcpy_async(d.peer, src, bytes, strm)));
     // SET on GPU memory: a stream memory operation, ordered after the copy with a memory
     // barrier (its default flags). ADD, and words in host memory: a one-thread kernel.
-    if (sop == HGAS_SIGNAL_SET && g.win == 0 && s->memops())
-        return launched(op, "cuStreamWriteValue64", cu::write64(strm, g.peer, value));
+    if (sop == HGAS_SIGNAL_SET && g.win == 0 && s->memops()) {
+        const int e = cu::write64(strm, g.peer, value);
+        if (!e) return status::ok;
+        // Refused at enqueue (this memory or driver): the kernel does the same, in stream order.
+        HGASI_DEBUG("device", "%s: cuStreamWriteValue64 refused (%s); using a kernel", op, cu::error_text(e));
+    }
     return launched(op, "the signal kernel's launch",
                     cu::launch_put_signal(s->ctx(), nullptr, nullptr, 0, sig, value, sop, rank, strm));
 }
@@ -426,7 +439,9 @@ status signal_wait_on_stream(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp,
     if (g.off % 8) return fail(status::misaligned, "%s: the signal word %p is not 8-byte aligned", op, (const void *)sig);
     if (g.win == 0 && s->memops() && (cmp == HGAS_CMP_EQ || cmp == HGAS_CMP_GE)) {
         const char *own = s->ctx().win[0].base + g.off;  // this rank's own word: no force-proxy here
-        return launched(op, "cuStreamWaitValue64", cu::wait64(strm, own, value, cmp == HGAS_CMP_EQ));
+        const int e = cu::wait64(strm, own, value, cmp == HGAS_CMP_EQ);
+        if (!e) return status::ok;
+        HGASI_DEBUG("device", "%s: cuStreamWaitValue64 refused (%s); using a kernel", op, cu::error_text(e));
     }
     return launched(op, "the wait kernel's launch", cu::launch_wait(s->ctx(), sig, cmp, value, strm));
 }

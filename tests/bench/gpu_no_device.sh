@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# gpu_no_device.sh HGASRUN STAGING PROG... — every GPU benchmark program, run where no GPU is
+# gpu_no_device.sh HGASRUN RANKPROGS PROG... — every GPU benchmark program, run where no GPU is
 # visible, loads, prints "no CUDA device" and exits non-zero (and 2 for a bad option, 0 for
-# --help). Exit 77 (skipped) when this machine has a GPU.
+# --help). Exit 77 (skipped) when this machine has a GPU. RANKPROGS: the programs started under
+# hgasrun -n 2, separated by colons.
 set -u
 HGASRUN=$1 STAGING=$2
 shift 2
@@ -26,7 +27,10 @@ for p in "$@"; do
     out=$(timeout 20 "$p" --sizes 64:8 2>&1); rc=$?
     if [ $rc -eq 2 ]; then echo "ok   $name bad --sizes: exit 2"; else echo "FAIL $name bad --sizes: exit $rc: $out"; FAILED=$((FAILED + 1)); fi
 done
-out=$(timeout 60 "$HGASRUN" -n 2 --timeout 50 "$STAGING" --quick --sizes 8:64 2>&1); rc=$?
-expect_no_device "hgasrun -n 2 $(basename "$STAGING")" $rc "$out"
+IFS=: read -r -a RANKPROGS <<<"$STAGING"
+for p in "${RANKPROGS[@]}"; do
+    out=$(timeout 60 "$HGASRUN" -n 2 --timeout 50 "$p" --quick --sizes 8:64 2>&1); rc=$?
+    expect_no_device "hgasrun -n 2 $(basename "$p")" $rc "$out"
+done
 echo "$FAILED failed"
 [ $FAILED -eq 0 ]

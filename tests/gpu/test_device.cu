@@ -126,7 +126,7 @@ void put_get_scope() {
                 for (size_t i = 0; i < stride; ++i) p[i] = pat(me(), round, i);
                 CK(cudaMemcpy(src, p.data(), stride, cudaMemcpyHostToDevice));
                 CK(cudaMemset(sym, 0, stride * n()));
-                CK(cudaDeviceSynchronize());
+                CK(cudaStreamSynchronize(nullptr));  // not the device: a stuck stream must not hang the rest
                 HGAS_OK_OR_FAIL(hgas_barrier());
                 k_put_all<S><<<1, threads_of<S>(), 0, g.s>>>(g.c, sym, src, bytes, stride, mis, nbi);
                 CK(cudaGetLastError());
@@ -140,7 +140,7 @@ void put_get_scope() {
                             << mis << ") from rank " << w << ": byte " << i;
                 // Back from every rank through get: what this rank put there.
                 CK(cudaMemset(local, 0, stride * n()));
-                CK(cudaDeviceSynchronize());
+                CK(cudaStreamSynchronize(nullptr));  // not the device: a stuck stream must not hang the rest
                 k_get_all<S><<<1, threads_of<S>(), 0, g.s>>>(g.c, local, sym, bytes, stride, mis, nbi);
                 CK(cudaGetLastError());
                 g.sync();
@@ -290,7 +290,7 @@ void signal_ring_scope() {
     for (int add = 0; add < 2; ++add)
         for (int nbi = 0; nbi < 2; ++nbi) {
             CK(cudaMemset(words, 0, 128));
-            CK(cudaDeviceSynchronize());
+            CK(cudaStreamSynchronize(nullptr));  // not the device: a stuck stream must not hang the rest
             HGAS_OK_OR_FAIL(hgas_barrier());
             k_signal_ring<S><<<1, threads_of<S>(), 0, g.s>>>(g.c, buf, src, bytes, &words[0], &words[8], 12, add, nbi,
                                                               g.bad);

@@ -58,7 +58,8 @@ options:
   --bench-dir DIR     where hgas-bench-lat and hgas-bench-bw are (default: ../../bench)
   --ucx-perftest PATH ucx_perftest to run (default: from the UCX hgas was built with)
   --gpu               GPU mode: hgas's device paths (bench/hgas-bench-kinds: same process, two
-                      ranks on one GPU, peer GPUs, forced staging) and, in the same run, the
+                      ranks on one GPU, peer GPUs, forced staging; bench/gpu/hgas-device-bench:
+                      the device API from kernels and streams) and, in the same run, the
                       GPU peers (bench/gpu: cudaMemcpy/cudaMemcpyPeer, NVSHMEM, NCCL, user-level
                       staging), then the hgas/best-peer ratio table (tools/bench-plot.py);
                       --json FILE gets every record, one JSON object per line
@@ -698,6 +699,7 @@ int run_gpu(const options &o) {
     add("hgas: same process", {run, "-n", "1", kinds, "--kind", "cuda", "--transport", "self"});
     add("hgas: one GPU, two ranks", {run, "-n", "2", kinds, "--kind", "cuda", "--transport", "same-gpu"},
         {{"CUDA_VISIBLE_DEVICES", "0"}});
+    add("hgas: device API (kernels, stream operations)", {run, "-n", "2", gpu + "/hgas-device-bench"});
     if (ngpu >= 2) {
         add("hgas: peer GPUs", {run, "-n", "2", kinds, "--kind", "cuda", "--peer", "--transport", "ipc"});
         add("hgas: staged", {run, "-n", "2", kinds, "--kind", "cuda", "--peer", "--transport", "staged"},

@@ -131,17 +131,21 @@ __device__ __forceinline__ W load_word(const W *p) {
     else return *p;
 }
 
-// The group copies n bytes, `W`-sized words where both ends share their alignment mod sizeof(W).
+// The next smaller word: the tail of a copy in W words is copied in halves.
+template <class W> struct half_word;
+template <> struct half_word<uint4> { using type = unsigned long long; };
+template <> struct half_word<unsigned long long> { using type = unsigned int; };
+template <> struct half_word<unsigned int> { using type = unsigned short; };
+template <> struct half_word<unsigned short> { using type = unsigned char; };
+
+// The group copies n bytes between W-aligned ends: W words, the remainder in halves.
 template <scope S, class W, bool Fresh>
-__device__ __forceinline__ void copy_words(char *dst, const char *src, size_t n) {
+__device__ __forceinline__ void copy_aligned(char *dst, const char *src, size_t n) {
     const unsigned r = group_rank<S>(), g = group_size<S>();
     constexpr size_t w = sizeof(W);
-    size_t head = (w - (reinterpret_cast<uintptr_t>(dst) & (w - 1))) & (w - 1);
-    if (head > n) head = n;
-    for (size_t i = r; i < head; i += g) dst[i] = load_word<char, Fresh>(src + i);
-    W *vd = reinterpret_cast<W *>(dst + head);
-    const W *vs = reinterpret_cast<const W *>(src + head);
-    const size_t nv = (n - head) / w;
+    W *vd = reinterpret_cast<W *>(dst);
+    const W *vs = reinterpret_cast<const W *>(src);
+    const size_t nv = n / w;
     size_t i = r;
     // Four independent words in flight per thread: what NVLink and HBM need to be kept busy.
     for (; i + 3 * static_cast<size_t>(g) < nv; i += 4 * static_cast<size_t>(g)) {
@@ -153,7 +157,22 @@ __device__ __forceinline__ void copy_words(char *dst, const char *src, size_t n)
         vd[i + 3 * g] = d;
     }
     for (; i < nv; i += g) vd[i] = load_word<W, Fresh>(vs + i);
-    for (size_t j = head + nv * w + r; j < n; j += g) dst[j] = load_word<char, Fresh>(src + j);
+    if constexpr (w > 1) {
+        const size_t done = nv * w;
+        if (done < n) copy_aligned<S, typename half_word<W>::type, Fresh>(dst + done, src + done, n - done);
+    }
+}
+
+// The group copies n bytes: bytes up to the first address where both ends are aligned alike,
+// then the widest words that alignment allows.
+template <scope S, class W, bool Fresh>
+__device__ __forceinline__ void copy_words(char *dst, const char *src, size_t n) {
+    const unsigned r = group_rank<S>(), g = group_size<S>();
+    constexpr size_t w = sizeof(W);
+    size_t head = (w - (reinterpret_cast<uintptr_t>(dst) & (w - 1))) & (w - 1);
+    if (head > n) head = n;
+    for (size_t i = r; i < head; i += g) dst[i] = load_word<char, Fresh>(src + i);
+    copy_aligned<S, W, Fresh>(dst + head, src + head, n - head);
 }
 
 template <scope S, bool Fresh>
@@ -164,7 +183,8 @@ __device__ __forceinline__ void group_copy(void *dst, const void *src, size_t n)
     if ((x & 15) == 0) copy_words<S, uint4, Fresh>(d, s, n);
     else if ((x & 7) == 0) copy_words<S, unsigned long long, Fresh>(d, s, n);
     else if ((x & 3) == 0) copy_words<S, unsigned int, Fresh>(d, s, n);
-    else copy_words<S, char, Fresh>(d, s, n);
+    else if ((x & 1) == 0) copy_words<S, unsigned short, Fresh>(d, s, n);
+    else copy_words<S, unsigned char, Fresh>(d, s, n);
 }
 
 // ---- comparisons ---------------------------------------------------------------------------
