@@ -7,40 +7,70 @@
 namespace himeno {
 
 // NVML's C API (nvml.h) as far as used here; the types are opaque pointers and ints there too.
-gpu_energy::gpu_energy(int index) {
+bool gpu_energy::open_nvml() {
     lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib_) {
         why_ = "no NVML";
-        return;
+        return false;
     }
     auto init = reinterpret_cast<int (*)()>(dlsym(lib_, "nvmlInit_v2"));
     auto count = reinterpret_cast<int (*)(unsigned *)>(dlsym(lib_, "nvmlDeviceGetCount_v2"));
-    auto handle = reinterpret_cast<int (*)(unsigned, void **)>(dlsym(lib_, "nvmlDeviceGetHandleByIndex_v2"));
     get_energy_ = reinterpret_cast<int (*)(void *, unsigned long long *)>(
         dlsym(lib_, "nvmlDeviceGetTotalEnergyConsumption"));
     shutdown_ = reinterpret_cast<int (*)()>(dlsym(lib_, "nvmlShutdown"));
-    if (!init || !count || !handle || !get_energy_ || !shutdown_) {
+    if (!init || !count || !get_energy_ || !shutdown_) {
         why_ = "NVML lacks nvmlDeviceGetTotalEnergyConsumption";
-        return;
+        shutdown_ = nullptr;
+        return false;
     }
     if (int rc = init(); rc != 0) {
         why_ = "nvmlInit failed (NVML error " + std::to_string(rc) + ")";
         shutdown_ = nullptr;
-        return;
+        return false;
     }
-    unsigned n = 0;
-    if (count(&n) != 0 || n == 0) {
+    if (count(&count_) != 0 || count_ == 0) {
         why_ = "NVML sees no GPU";
-        return;
+        return false;
     }
-    if (unsigned(index) >= n) {  // another rank of this node counts the GPUs
+    return true;
+}
+
+gpu_energy::gpu_energy(int index) {
+    if (!open_nvml()) return;
+    if (unsigned(index) >= count_) {  // another rank of this node counts the GPUs
         no_gpu_ = true;
         why_ = "no GPU for this local rank";
         return;
     }
+    auto handle = reinterpret_cast<int (*)(unsigned, void **)>(dlsym(lib_, "nvmlDeviceGetHandleByIndex_v2"));
     unsigned long long mj = 0;
-    if (handle(unsigned(index), &dev_) != 0 || get_energy_(dev_, &mj) != 0) {
+    if (!handle || handle(unsigned(index), &dev_) != 0 || get_energy_(dev_, &mj) != 0) {
         why_ = "GPU " + std::to_string(index) + " has no energy counter";
+        return;
+    }
+    ok_ = true;
+}
+
+gpu_energy::gpu_energy(const std::string &pci_bus_id, bool counts) {
+    if (!open_nvml()) return;
+    if (!counts) {
+        no_gpu_ = true;
+        why_ = "its GPU is counted by another rank";
+        return;
+    }
+    // nvmlDeviceGetHandleByPciBusId_v2 takes "domain:bus:device.function" in hex, as CUDA writes it.
+    auto handle = reinterpret_cast<int (*)(const char *, void **)>(dlsym(lib_, "nvmlDeviceGetHandleByPciBusId_v2"));
+    if (!handle) {
+        why_ = "NVML lacks nvmlDeviceGetHandleByPciBusId_v2";
+        return;
+    }
+    if (int rc = handle(pci_bus_id.c_str(), &dev_); rc != 0) {
+        why_ = "NVML does not know the GPU at " + pci_bus_id + " (NVML error " + std::to_string(rc) + ")";
+        return;
+    }
+    unsigned long long mj = 0;
+    if (get_energy_(dev_, &mj) != 0) {
+        why_ = "the GPU at " + pci_bus_id + " has no energy counter";
         return;
     }
     ok_ = true;

@@ -15,14 +15,18 @@ const char k_usage[] = R"(usage: hgasrun -n N himeno [options]
                             M 128x128x256, L 256x256x512, XL 512x512x1024); default XS
   --iters K                 Jacobi sweeps (default 64)
   --mode cpu|hybrid|stream|kernel|device
-                            who computes and who drives communication; only cpu is built
-  --kind host|sim|cuda      memory kind of the receive halo buffers (default host)
-  --threads T               compute threads per rank (default: cores / ranks on the node)
+                            who computes and who drives communication: cpu (the CPU
+                            computes), hybrid (the GPU computes, the CPU issues kernels and
+                            communication); stream, kernel, device are not built yet
+  --kind host|sim|cuda      memory kind of the receive halo buffers (default host in mode
+                            cpu; the GPU modes need cuda, their default)
+  --threads T               compute threads per rank in mode cpu (default: cores / ranks)
   --no-exchange             skip the halo exchange and per-sweep reduction (wrong result;
                             the compute-only time of the same decomposition)
   --overhead                run twice, with and without exchange, and report the difference
-  --poll-us U               call hgas_progress every U us while computing the interior
-                            (0: never; default 100)
+  --poll-us U               mode cpu: call hgas_progress every U us while computing the
+                            interior (default 100); GPU modes: sleep U us between checks of
+                            GPU events and halo signals (default 20); 0: never / spin
   --verify                  compare gosa with the reference; exit 1 on mismatch
   --checksum                print a checksum of the final pressure field
   --json FILE               append one JSON record per run to FILE
@@ -99,6 +103,7 @@ const char *kind_name(kind k) {
 
 std::optional<options> parse_options(int argc, char **argv, bool loud, int *exit_code) {
     options o;
+    bool kind_given = false, poll_given = false;
     *exit_code = 2;
     auto fail = [&](const char *fmt, const char *a, const char *b = "") -> std::optional<options> {
         if (loud) {
@@ -144,6 +149,7 @@ std::optional<options> parse_options(int argc, char **argv, bool loud, int *exit
                 if (!parse_int(v, 1, 4096, &o.threads)) return fail("bad --threads '%s': need an integer >= 1", v);
             } else if (arg == "--poll-us") {
                 if (!parse_int(v, 0, 10000000, &o.poll_us)) return fail("bad --poll-us '%s': need an integer >= 0", v);
+                poll_given = true;
             } else if (arg == "--json") {
                 o.json_path = v;
             } else if (arg == "--mode") {
@@ -158,12 +164,22 @@ std::optional<options> parse_options(int argc, char **argv, bool loud, int *exit
                 for (kind k : all)
                     if (!std::strcmp(v, kind_name(k))) o.kind = k, found = true;
                 if (!found) return fail("unknown kind '%s': use host, sim or cuda", v);
+                kind_given = true;
             }
         } else {
             return fail("unknown option '%s'", argv[i]);
         }
     }
     if (o.overhead && !o.exchange) return fail("--overhead already runs once without exchange; drop %s", "--no-exchange");
+    if (o.mode != mode::cpu) {
+        // The GPU computes: the field and the halo buffers live in its memory.
+        if (kind_given && o.kind != kind::cuda)
+            return fail("mode %s computes on the GPU, so its halo buffers are cuda memory: use --kind cuda (the "
+                        "default of the GPU modes), not --kind %s",
+                        mode_name(o.mode), kind_name(o.kind));
+        o.kind = kind::cuda;
+        if (!poll_given) o.poll_us = 20;
+    }
     *exit_code = 0;
     return o;
 }

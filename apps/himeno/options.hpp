@@ -20,7 +20,8 @@ struct options {
     bool overhead = false;       // run with and without exchange, report the difference
     bool verify = false;
     bool checksum = false;
-    int poll_us = 100;           // progress poll period during interior compute (0: never)
+    int poll_us = 100;           // cpu: progress poll period during interior compute; GPU modes
+                                 // (default 20): sleep between checks of events and signals
     std::string json_path;
 };
 

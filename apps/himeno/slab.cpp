@@ -126,20 +126,4 @@ double slab::plane_gosa(int l) const {
     return g;
 }
 
-double slab::plane_sum(int l) const {
-    double s = 0.0;
-    for (size_t x = 0; x < plane_; ++x) s += p_[l * plane_ + x];
-    return s;
-}
-
-uint64_t slab::plane_hash(int l) const {
-    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64
-    for (size_t x = 0; x < plane_; ++x) {
-        uint32_t bits;
-        std::memcpy(&bits, &p_[l * plane_ + x], sizeof bits);
-        for (int b = 0; b < 4; ++b) h = (h ^ ((bits >> (8 * b)) & 0xff)) * 0x100000001b3ull;
-    }
-    return h;
-}
-
 }  // namespace himeno

@@ -37,10 +37,7 @@ public:
 
     /// Sum of the row sums of local plane l in row order (rank-count independent).
     double plane_gosa(int l) const;
-    /// Deterministic digests of p plane l (all points): double sum and FNV-1a of the bits.
-    double plane_sum(int l) const;
-    uint64_t plane_hash(int l) const;
-
+    const float *p_plane(int l) const { return &p_[l * plane_]; }
     float *wrk2_plane(int l) { return &wrk2_[l * plane_]; }
     size_t plane_floats() const { return plane_; }
     int planes() const { return n_; }  // interior planes owned

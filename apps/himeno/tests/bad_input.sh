@@ -22,7 +22,11 @@ expect 2 "unknown size '2x8x8'" 1 --size 2x8x8
 expect 2 "unknown mode 'fast'" 2 --size XS --mode fast
 expect 2 "unknown kind 'gpu'" 1 --kind gpu
 expect 2 "mode kernel is not built yet" 2 --size XS --mode kernel
-expect 2 "kind cuda is not built yet" 1 --size XS --kind cuda
+expect 2 "mode stream is not built yet" 1 --size XS --mode stream
+expect 2 "mode device is not built yet" 1 --size XS --mode device
+# the GPU modes keep the field and the halo buffers in GPU memory
+expect 2 "mode hybrid computes on the GPU, so its halo buffers are cuda memory" 1 --mode hybrid --kind host
+expect 2 "use --kind cuda (the default of the GPU modes), not --kind sim" 1 --mode hybrid --kind sim
 expect 2 "bad --iters '0'" 1 --iters 0
 expect 2 "unknown option '--bogus'" 1 --bogus
 expect 2 "has 2 interior planes along i but 3 ranks" 3 --size 4x8x8 --iters 1
