@@ -212,7 +212,8 @@ void field::init(cudaStream_t s) {
 }
 
 void field::launch(cudaStream_t s, int lo, int hi, int step, int chunk, int chunks) {
-    if (chunks <= 0 || chunk > CHUNK) return;
+    if (chunks <= 0) return;
+    if (chunk > CHUNK) die("himeno: internal error: a sweep chunk of " + std::to_string(chunk) + " planes (at most 16)");
     sweep_args a;
     a.a0 = mem_ + 0 * stride_, a.a1 = mem_ + 1 * stride_, a.a2 = mem_ + 2 * stride_, a.a3 = mem_ + 3 * stride_;
     a.b0 = mem_ + 4 * stride_, a.b1 = mem_ + 5 * stride_, a.b2 = mem_ + 6 * stride_;
