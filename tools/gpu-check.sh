@@ -296,7 +296,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = himeno ]; then
             for n in "${ranks[@]}"; do
                 l=$(limit 25)
                 if [ "$l" -lt 10 ]; then say "himeno: L $mode on $n rank(s) NOT RUN: the deadline is near"; FAILED+=("himeno L (not run)"); break 2; fi
-                out=$(timeout -k 5 "$l" "$HGASRUN" -n "$n" --timeout "$l" "$HIMENO" --mode "$mode" --size L --iters 1000 \
+                out=$(timeout -k 5 "$l" "$HGASRUN" -n "$n" --timeout "$l" "$HIMENO" --mode "$mode" --size L --iters 2000 \
                       --overhead --json "$OUT/himeno.jsonl" 2>&1)
                 rc=$?
                 if [ $rc = 2 ] && grep -q "is not built yet" <<<"$out"; then
