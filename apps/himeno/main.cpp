@@ -127,7 +127,8 @@ int report(const options &o, const run_output &out) {
         for (int r = 0; r < n; ++r) std::printf(" r%d %.4f", r, cpu_all[r] * 1e3);
         std::printf("\n");
         if (have_energy)
-            std::printf("energy: %.3f J, %.2f MFLOP/J\n", energy_j, mflop_per_j);
+            std::printf("energy: %.3f J, %.6f J per iteration, %.2f MFLOP/J\n", energy_j, energy_j / o.iters,
+                        mflop_per_j);
         else
             std::printf("energy: %s\n", energy_note.c_str());
         if (o.verify) {
@@ -170,7 +171,8 @@ int report(const options &o, const run_output &out) {
                            ",\"mflops\":" + num(mflops) + ",\"time_per_iter_noexchange_s\":" +
                            (o.overhead ? num(out.bare.seconds / o.iters) : "null") +
                            ",\"comm_overhead_per_iter_s\":" + num(overhead) + ",\"cpu_time_per_iter_s\":" + nums(cpu) +
-                           ",\"energy_j\":" + num(energy_j) + ",\"mflop_per_j\":" + num(mflop_per_j) +
+                           ",\"energy_j\":" + num(energy_j) + ",\"energy_per_iter_j\":" + num(energy_j / o.iters) +
+                           ",\"mflop_per_j\":" + num(mflop_per_j) +
                            ",\"energy_note\":" + quoted(energy_note) + ",\"checksum_sum\":" +
                            (o.checksum ? num(out.sum) : "null") +
                            ",\"checksum_hash\":" + (o.checksum ? hex(out.hash) : "null") + gpu_fields +

@@ -31,7 +31,8 @@ assert r["peak_gbps"] is None or r["peak_gbps"] > 0
 assert r["time_per_iter_noexchange_s"] > 0 and r["comm_overhead_per_iter_s"] is not None
 assert len(r["cpu_time_per_iter_s"]) == 2
 assert (r["energy_j"] is None) == r["energy_note"].startswith("unavailable"), r
-assert (r["mflop_per_j"] is None) == (r["energy_j"] is None)
+assert (r["mflop_per_j"] is None) == (r["energy_j"] is None) == (r["energy_per_iter_j"] is None)
+assert r["energy_j"] is None or abs(r["energy_per_iter_j"] * r["iters"] - r["energy_j"]) <= 1e-9 * r["energy_j"]
 print("ok: record", {k: r[k] for k in ("gpu", "copy_gbps", "kernel_gbps", "sweep_gbps", "energy_note")})
 PY
 for line in '^gpu: r0 cuda:' '^bandwidth r0: sweep kernel .* of the device copy measured now' '^bandwidth r1: ' \
