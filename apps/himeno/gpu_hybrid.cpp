@@ -31,7 +31,7 @@ public:
         HIMENO_CK(cudaEventCreateWithFlags(&sweep_done_, cudaEventDisableTiming));
         for (auto &s : sums_) HIMENO_CK(cudaMallocHost(&s, sizeof(double) * c_.n));
     }
-    ~hybrid() override {
+    ~hybrid() override {  // unchecked: a destructor must not end the job; errors surfaced earlier
         for (auto &s : sums_) cudaFreeHost(s);
         cudaEventDestroy(sweep_done_);
         cudaEventDestroy(boundary_done_);

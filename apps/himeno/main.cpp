@@ -63,10 +63,13 @@ void print_gpu(const gpu_report &g, int n, double per_iter) {
     for (int r = 0; r < n; ++r) std::printf("%s r%d %s", r ? "," : "", r, g.device[r].c_str());
     std::printf("\n");
     for (int r = 0; r < n; ++r) {
-        std::printf("bandwidth r%d: sweep kernel %.1f GB/s (%.4f GB in %.4f ms) = %.1f%% of the device copy measured "
-                    "now (%.1f GB/s)",
-                    r, g.kernel_gbps[r], g.kernel_bytes[r] * 1e-9, g.kernel_s[r] * 1e3,
-                    100.0 * g.kernel_gbps[r] / g.copy_gbps[r], g.copy_gbps[r]);
+        std::printf("bandwidth r%d: sweep kernel %.1f GB/s (%.4f GB in %.4f ms)", r, g.kernel_gbps[r],
+                    g.kernel_bytes[r] * 1e-9, g.kernel_s[r] * 1e3);
+        if (std::isfinite(g.copy_gbps[r]))
+            std::printf(" = %.1f%% of the device copy measured now (%.1f GB/s)",
+                        100.0 * g.kernel_gbps[r] / g.copy_gbps[r], g.copy_gbps[r]);
+        else
+            std::printf(", no device copy to compare (no room for its 2 x 256 MiB beside the field)");
         if (r == 0 && g.peak_gbps > 0)
             std::printf(", %.1f%% of the memory's peak (%.0f GB/s)", 100.0 * g.kernel_gbps[r] / g.peak_gbps,
                         g.peak_gbps);
