@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tools/gpu-check.sh — the one script run on a GPU machine: builds hgas with CUDA (and the
 # NVSHMEM/NCCL peers the machine's python3 packages provide), runs the GPU tests (ctest label
-# "gpu"), runs the GPU benchmarks and their peers, and plots them. Everything it writes is under
-# $OUT (default ./gpu-out), in few files:
+# "gpu"), runs the GPU benchmarks and their peers, and plots them, and runs himeno's GPU tests
+# and one L-size run per GPU mode that is built. Everything it writes is under $OUT (default
+# ./gpu-out), in few files:
 #   summary.txt   machine, steps, exit statuses, times, the hgas/peer ratio table (read first)
 #   build.log     configure and build
 #   tests.log     ctest -L gpu
@@ -10,13 +11,17 @@
 #   bench.jsonl   every result record (one JSON object per line; docs/bench.md "GPU peers")
 #   hgas-bench-gpu.json   hgas-bench --gpu --json, when hgas-bench has --gpu
 #   plots.tar     PNG plots from tools/bench-plot.py, when matplotlib is importable
+#   himeno.txt    himeno: its GPU tests' summary and the L runs' result lines
+#   himeno.jsonl  himeno: one JSON record per L run (apps/himeno/README.md, "Output")
+#   himeno-tests.log  ctest -R '^himeno\.gpu\.'
 #
-# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device] [-h]
+# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device|himeno] [-h]
 #   --quick     fewer sizes (8:256M:16), 5 batches
 #   --no-build  use the build in $BUILD as it is
 #   --only X    only the tests, only the benchmarks, or only the device API (issue 4: builds just
 #               its targets, runs its GPU tests and examples, hgas-device-bench direct and with
-#               the proxy forced, and NVSHMEM's device and stream measurements)
+#               the proxy forced, and NVSHMEM's device and stream measurements), or only himeno
+#               (its GPU tests and L runs; about a minute after the build)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -35,9 +40,9 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1 ;;
     --no-build) DO_BUILD=0 ;;
     --only)
-        [ $# -ge 2 ] || { echo "gpu-check: --only wants tests or bench" >&2; exit 2; }
+        [ $# -ge 2 ] || { echo "gpu-check: --only wants tests, bench or himeno" >&2; exit 2; }
         ONLY=$2; shift
-        [ "$ONLY" = tests ] || [ "$ONLY" = bench ] || [ "$ONLY" = device ] || { echo "gpu-check: --only wants tests, bench or device, not '$ONLY'" >&2; exit 2; } ;;
+        case "$ONLY" in tests|bench|device|himeno) ;; *) echo "gpu-check: --only wants tests, bench, device or himeno, not '$ONLY'" >&2; exit 2 ;; esac ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (tools/gpu-check.sh --help)" >&2; exit 2 ;;
     esac
@@ -133,13 +138,13 @@ if [ $DO_BUILD = 1 ]; then
             && cmake --install "$BUILD/gtest-build" >>"$OUT/build.log" 2>&1; then
             args+=(-DCMAKE_PREFIX_PATH="$ROOT/$BUILD/gtest")
         else
-            args+=(-DHGAS_TESTS=OFF)
+            args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON)
             say "build: building the carried GoogleTest failed (build.log); tests are not built"
             FAILED+=("gtest")
         fi
     else
-        args+=(-DHGAS_TESTS=OFF)
-        say "build: NO GoogleTest here (carry .deps/googletest: docs/bench.md); tests are not built"
+        args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON)
+        say "build: NO GoogleTest here (carry .deps/googletest: docs/bench.md); tests are not built (himeno's are: they need none)"
     fi
     t=$SECONDS
     if timeout "$(limit 120)" cmake "${args[@]}" >>"$OUT/build.log" 2>&1; then
@@ -152,8 +157,9 @@ if [ $DO_BUILD = 1 ]; then
             grep -q '^build hgas-nvshmem-peer\b\|bench/gpu/hgas-nvshmem-peer:' "$BUILD/build.ninja" 2>/dev/null \
                 && targets+=(hgas-nvshmem-peer)
         fi
+        [ "$ONLY" = himeno ] && targets=(--target himeno hgasrun)  # what its step runs, no more
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
-        timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" "${targets[@]}" -- -k 0 >>"$OUT/build.log" 2>&1
+        timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
         say "build: status $rc after $((SECONDS - t)) s$([ $rc = 124 ] && echo ' (timed out)')"
         if [ $rc != 0 ]; then
@@ -170,7 +176,9 @@ else
 fi
 
 # ---- tests ------------------------------------------------------------------------------
-if [ "$ONLY" != bench ]; then
+if [ "$ONLY" = all ] || [ "$ONLY" = tests ] || [ "$ONLY" = device ]; then
+    # himeno's GPU tests run in the himeno step below when it runs too
+    EXCL=(); [ "$ONLY" = all ] && EXCL=(-E '^himeno\.gpu\.')
     : >"$OUT/tests.log"
     if [ ! -f "$BUILD/CTestTestfile.cmake" ]; then
         say "tests: no test tree in $BUILD; not run"
@@ -182,7 +190,7 @@ if [ "$ONLY" != bench ]; then
         if [ "$ONLY" = device ]; then sel=(-R 'test_device|example\.mode_'); jobs=${CTEST_JOBS_DEVICE:-3}; fi
         say "tests: ctest -L '^gpu\$' ${sel[*]} -j $jobs (up to $l s) ..."
         t=$SECONDS
-        timeout "$l" ctest --test-dir "$BUILD" -L '^gpu$' "${sel[@]}" --output-on-failure --timeout 120 -j "$jobs" >"$OUT/tests.log" 2>&1
+        timeout "$l" ctest --test-dir "$BUILD" -L '^gpu$' ${sel[@]+"${sel[@]}"} ${EXCL[@]+"${EXCL[@]}"} --output-on-failure --timeout 120 -j "$jobs" >"$OUT/tests.log" 2>&1
         rc=$?
         if grep -q "No tests were found" "$OUT/tests.log"; then
             say "tests: no test has the label gpu yet"
@@ -254,7 +262,7 @@ if [ "$ONLY" = device ]; then
             say "plots: $OUT/plots.tar ($(tar -tf "$OUT/plots.tar" | grep -c '\.png$') PNG files)"
         fi
     fi
-elif [ "$ONLY" != tests ]; then
+elif [ "$ONLY" = all ] || [ "$ONLY" = bench ]; then
     : >"$OUT/bench.txt"
     : >"$OUT/bench.jsonl"
     B="$BUILD/bench/gpu"
@@ -291,6 +299,60 @@ elif [ "$ONLY" != tests ]; then
             tar -cf "$OUT/plots.tar" -C "$OUT" plots && rm -rf "$OUT/plots"
             say "plots: $OUT/plots.tar ($(tar -tf "$OUT/plots.tar" | grep -c '\.png$') PNG files)"
         fi
+    fi
+fi
+
+# ---- himeno -----------------------------------------------------------------------------
+# Its GPU tests (label gpu, names himeno.gpu.*: verification, bitwise identity over rank counts
+# and with the CPU version, staged halos, the JSON record), then size L on 1 GPU (the kernel's
+# roofline) and on 2 GPUs (overlap of the halo exchange), per GPU mode that is built.
+if [ "$ONLY" = all ] || [ "$ONLY" = himeno ]; then
+    : >"$OUT/himeno.txt"
+    HIMENO=$BUILD/bin/himeno
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    if [ ! -x "$HIMENO" ] || [ -z "$HGASRUN" ]; then
+        say "himeno: $HIMENO or hgasrun was not built"
+        FAILED+=("himeno (not built)")
+    elif [ "$(left)" -lt 40 ]; then
+        say "himeno: NOT RUN: the deadline ($DEADLINE s) is near"
+        FAILED+=("himeno (not run)")
+    else
+        t=$SECONDS
+        l=$(limit 45)
+        timeout "$l" ctest --test-dir "$BUILD" -L '^gpu$' -R '^himeno\.gpu\.' --output-on-failure --timeout 60 -j 4 \
+            >"$OUT/himeno-tests.log" 2>&1
+        rc=$?
+        if grep -q "No tests were found" "$OUT/himeno-tests.log"; then
+            say "himeno: tests: none registered (a build without tests: GoogleTest missing makes HGAS_TESTS=OFF)"
+            FAILED+=("himeno tests (not built)")
+        else
+            grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run' "$OUT/himeno-tests.log" \
+                | sed 's/^/himeno tests: /' | tee -a "$OUT/himeno.txt" | tee -a "$SUMMARY"
+            say "himeno: tests: status $rc after $((SECONDS - t)) s"
+            [ $rc = 0 ] || FAILED+=("himeno tests")
+        fi
+        ranks=(1); [ "$NGPU" -ge 2 ] && ranks+=(2)
+        for mode in hybrid stream kernel device; do
+            for n in "${ranks[@]}"; do
+                l=$(limit 25)
+                if [ "$l" -lt 10 ]; then say "himeno: L $mode on $n rank(s) NOT RUN: the deadline is near"; FAILED+=("himeno L (not run)"); break 2; fi
+                out=$(timeout -k 5 "$l" "$HGASRUN" -n "$n" --timeout "$l" "$HIMENO" --mode "$mode" --size L --iters 2000 \
+                      --overhead --json "$OUT/himeno.jsonl" 2>&1)
+                rc=$?
+                if [ $rc = 2 ] && grep -q "is not built yet" <<<"$out"; then
+                    say "himeno: mode $mode is not built yet (skipped)"
+                    break
+                fi
+                { echo "== L, mode $mode, $n rank(s): status $rc"
+                  grep -E '^(himeno: size|time:|MFLOPS:|gpu:|bandwidth|comm overhead:|cpu time|energy:)' <<<"$out"; } \
+                    | tee -a "$OUT/himeno.txt" | tee -a "$SUMMARY"
+                if [ $rc != 0 ]; then
+                    grep -vE '^JSON' <<<"$out" | tail -8 | sed 's/^/    /' | tee -a "$OUT/himeno.txt" | tee -a "$SUMMARY"
+                    FAILED+=("himeno L $mode n$n")
+                fi
+            done
+        done
+        say "himeno: done after $((SECONDS - t)) s"
     fi
 fi
 

@@ -38,7 +38,8 @@ public:
     void sweep_boundary(cudaStream_t s);  // planes 1 and n
     void sweep_interior(cudaStream_t s);  // planes 2..n-1 (nothing when n < 3)
     void sweep_all(cudaStream_t s);       // planes 1..n in one launch
-    /// gosa of each plane 1..n from the tile sums, copied into pinned host memory host[0..n-1].
+    /// gosa of each plane 1..n from the tile sums, into host[0..n-1]: memory from
+    /// cudaMallocHost (the kernel writes it directly; read it after an event says it is done).
     void plane_sums(cudaStream_t s, double *host);
     /// p <-> wrk2, after a sweep and its halo planes are complete.
     void swap();
@@ -62,7 +63,6 @@ private:
     float *mem_ = nullptr;   // the 14 arrays, one allocation
     float *p_ = nullptr, *w_ = nullptr;
     double *partial_ = nullptr;  // [local plane 0..n+1][tile]: gosa of each tile of each plane
-    double *sums_ = nullptr;     // [n]: gosa of each plane
 };
 
 }  // namespace himeno::gpu

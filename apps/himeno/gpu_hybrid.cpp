@@ -3,7 +3,8 @@
 //
 // One sweep it (p -> wrk2; f.swap() then makes wrk2 the next p):
 //   boundary stream: wait sweep_done(it-1); boundary planes 1 and n; record boundary_done
-//   bulk stream:     interior planes 2..n-1; wait boundary_done; gosa per plane -> pinned host
+//   bulk stream:     interior planes 2..n-1; wait boundary_done; gosa per plane into pinned
+//                    host memory (written by the kernel)
 //   CPU: wait boundary_done; put the new planes 1 and n straight from GPU memory into the
 //        neighbours' cuda halo buffers with their signals; combine gosa of sweep it-1 (ready:
 //        boundary_done(it) waited for sweep_done(it-1)) while the interior runs; quiet; wait
@@ -30,7 +31,7 @@ public:
         HIMENO_CK(cudaEventCreateWithFlags(&sweep_done_, cudaEventDisableTiming));
         for (auto &s : sums_) HIMENO_CK(cudaMallocHost(&s, sizeof(double) * c_.n));
     }
-    ~hybrid() override {
+    ~hybrid() override {  // unchecked: a destructor must not end the job; errors surfaced earlier
         for (auto &s : sums_) cudaFreeHost(s);
         cudaEventDestroy(sweep_done_);
         cudaEventDestroy(boundary_done_);

@@ -63,10 +63,13 @@ void print_gpu(const gpu_report &g, int n, double per_iter) {
     for (int r = 0; r < n; ++r) std::printf("%s r%d %s", r ? "," : "", r, g.device[r].c_str());
     std::printf("\n");
     for (int r = 0; r < n; ++r) {
-        std::printf("bandwidth r%d: sweep kernel %.1f GB/s (%.4f GB in %.4f ms) = %.1f%% of the device copy measured "
-                    "now (%.1f GB/s)",
-                    r, g.kernel_gbps[r], g.kernel_bytes[r] * 1e-9, g.kernel_s[r] * 1e3,
-                    100.0 * g.kernel_gbps[r] / g.copy_gbps[r], g.copy_gbps[r]);
+        std::printf("bandwidth r%d: sweep kernel %.1f GB/s (%.4f GB in %.4f ms)", r, g.kernel_gbps[r],
+                    g.kernel_bytes[r] * 1e-9, g.kernel_s[r] * 1e3);
+        if (std::isfinite(g.copy_gbps[r]))
+            std::printf(" = %.1f%% of the device copy measured now (%.1f GB/s)",
+                        100.0 * g.kernel_gbps[r] / g.copy_gbps[r], g.copy_gbps[r]);
+        else
+            std::printf(", no device copy to compare (no room for its 2 x 256 MiB beside the field)");
         if (r == 0 && g.peak_gbps > 0)
             std::printf(", %.1f%% of the memory's peak (%.0f GB/s)", 100.0 * g.kernel_gbps[r] / g.peak_gbps,
                         g.peak_gbps);
@@ -127,7 +130,8 @@ int report(const options &o, const run_output &out) {
         for (int r = 0; r < n; ++r) std::printf(" r%d %.4f", r, cpu_all[r] * 1e3);
         std::printf("\n");
         if (have_energy)
-            std::printf("energy: %.3f J, %.2f MFLOP/J\n", energy_j, mflop_per_j);
+            std::printf("energy: %.3f J, %.6f J per iteration, %.2f MFLOP/J\n", energy_j, energy_j / o.iters,
+                        mflop_per_j);
         else
             std::printf("energy: %s\n", energy_note.c_str());
         if (o.verify) {
@@ -170,7 +174,8 @@ int report(const options &o, const run_output &out) {
                            ",\"mflops\":" + num(mflops) + ",\"time_per_iter_noexchange_s\":" +
                            (o.overhead ? num(out.bare.seconds / o.iters) : "null") +
                            ",\"comm_overhead_per_iter_s\":" + num(overhead) + ",\"cpu_time_per_iter_s\":" + nums(cpu) +
-                           ",\"energy_j\":" + num(energy_j) + ",\"mflop_per_j\":" + num(mflop_per_j) +
+                           ",\"energy_j\":" + num(energy_j) + ",\"energy_per_iter_j\":" + num(energy_j / o.iters) +
+                           ",\"mflop_per_j\":" + num(mflop_per_j) +
                            ",\"energy_note\":" + quoted(energy_note) + ",\"checksum_sum\":" +
                            (o.checksum ? num(out.sum) : "null") +
                            ",\"checksum_hash\":" + (o.checksum ? hex(out.hash) : "null") + gpu_fields +
