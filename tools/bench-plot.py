@@ -82,6 +82,12 @@ def is_hgas(r):
     return r.get("impl") == "hgas"
 
 
+def is_limit(r):
+    """A hardware limit measured in the same run (raw stores, a raw flag): drawn, never a peer."""
+    path = r.get("path", "")
+    return r.get("impl") == "cuda" and ("raw limit" in path or "peak" in path)
+
+
 def line_label(r):
     who = r.get("peer") or r.get("impl", "?")
     if is_hgas(r):
@@ -119,7 +125,8 @@ def ratio_rows(g):
     rows = []
     for (bench, d, metric), lines in sorted(g.items()):
         hg = {lab: pts for lab, pts in lines.items() if any(is_hgas(r) for r in pts.values())}
-        peers = {lab: pts for lab, pts in lines.items() if lab not in hg}
+        peers = {lab: pts for lab, pts in lines.items()
+                 if lab not in hg and not any(is_limit(r) for r in pts.values())}
         if not hg or not peers:
             continue
         for hlab, hpts in sorted(hg.items()):

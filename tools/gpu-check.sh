@@ -256,7 +256,7 @@ if [ "$ONLY" = device ]; then
     if [ -s "$OUT/bench.jsonl" ]; then
         rm -rf "$OUT/plots"
         timeout 60 python3 tools/bench-plot.py --out "$OUT/plots" "$OUT/bench.jsonl" 2>&1 | tee -a "$SUMMARY"
-        grep -h '^# ratios to the raw limit\|^#   hgas::device' "$OUT/bench.txt" | tee -a "$SUMMARY"
+        grep -h '^# ratios to the raw limit\|^#   hgas::device\|^# put<block> against\|^#  .* B  hgas ' "$OUT/bench.txt" | tee -a "$SUMMARY"
         if [ -d "$OUT/plots" ] && ls "$OUT/plots"/*.png >/dev/null 2>&1; then
             tar -cf "$OUT/plots.tar" -C "$OUT" plots && rm -rf "$OUT/plots"
             say "plots: $OUT/plots.tar ($(tar -tf "$OUT/plots.tar" | grep -c '\.png$') PNG files)"

@@ -20,6 +20,9 @@
  *                   hgas_stream_sync (window); median_us is the time per operation
  *   raw             raw_flag_lat 8 B: a flag ping-pong through peer memory with plain volatile
  *                   stores and loads, one thread each (the hardware's floor, impl "cuda")
+ *   raw_store       put_bw: the same grid as dev_put_block copying with plain 16-byte stores
+ *                   into the peer pointer, then __threadfence_system (the SM-store peak, impl
+ *                   "cuda"); needs the peer mapped
  * With HGAS_DEVICE_PROXY=force (gpu-check runs it so, --transport proxy) every hgas operation
  * goes through the proxy: its cost, on the same GPUs.
  * Data checks: every measurement checks what arrived once before it is timed. */
@@ -56,6 +59,7 @@ unsigned long long *d_bad;       // device counter of wrong values
 unsigned char *h_pat, *h_chk;
 uint64_t round_sig = 0, round_p = 0, round_raw = 0;
 double raw_us = 0, p_us = 0, sig8_us = 0;
+std::vector<std::pair<size_t, double>> raw_bw, put_bw;  // (bytes, GB/s) for the ratio lines
 
 // 1 on every rank when `ok` is 1 on every rank.
 int all_ok(int ok) {
@@ -156,6 +160,32 @@ __global__ void k_put_block(hd::ctx c, char *d, const char *s, size_t n, int ite
     const size_t len = blockIdx.x == nb - 1 ? n - off : chunk;
     for (int i = 0; i < iters; ++i) hd::put<hd::scope::block>(c, d + off, s + off, len, peer);
     hd::quiet<hd::scope::block>(c);
+}
+
+// The SM-store peak for the grid of k_put_block: the same split, plain 16-byte loads and
+// stores (four in flight per thread) straight into the peer's memory, no API in between.
+__global__ void k_store_raw(char *d, const char *s, size_t n, int iters) {
+    const size_t nb = gridDim.x;
+    const size_t chunk = (n / nb) & ~(size_t)15;
+    const size_t off = (size_t)blockIdx.x * chunk;
+    const size_t len = blockIdx.x == nb - 1 ? n - off : chunk;
+    uint4 *vd = reinterpret_cast<uint4 *>(d + off);
+    const uint4 *vs = reinterpret_cast<const uint4 *>(s + off);
+    const size_t nv = len / 16, g = blockDim.x;
+    for (int it = 0; it < iters; ++it) {
+        size_t i = threadIdx.x;
+        for (; i + 3 * g < nv; i += 4 * g) {
+            const uint4 a = vs[i], b = vs[i + g], c = vs[i + 2 * g], e = vs[i + 3 * g];
+            vd[i] = a;
+            vd[i + g] = b;
+            vd[i + 2 * g] = c;
+            vd[i + 3 * g] = e;
+        }
+        for (; i < nv; i += g) vd[i] = vs[i];
+        for (size_t j = nv * 16 + threadIdx.x; j < len; j += g) d[off + j] = s[off + j];
+        __syncthreads();
+    }
+    __threadfence_system();
 }
 
 // ---- measurements -------------------------------------------------------------------------
@@ -381,6 +411,46 @@ void dev_put_block(const gpu_opts &o, size_t s) {
         gpu_point pt = point("put_bw", "hgas::device::put<block> (device, up to 32 blocks)", "device-loop", true);
         pt.note = note;
         gpu_report_bw(o, pt, s, v.data(), o.batches, n, (double)n * (double)s, ok);
+        put_bw.emplace_back(s, (double)n * (double)s / bench_median(v.data(), o.batches) / 1e9);
+    }
+    HCK(hgas_barrier());
+}
+
+void raw_store(const gpu_opts &o, size_t s) {
+    char *peer_base = nullptr;
+    CK(cudaMemcpy(&peer_base, C.win[0].peer + peer, sizeof peer_base, cudaMemcpyDeviceToHost));
+    if (!all_ok(peer_base != nullptr)) {
+        if (me == 0 && s == o.min_size) gpu_skip("raw store bandwidth", "the peer's GPU memory is not mapped here");
+        return;
+    }
+    char *theirs = peer_base + (dst - C.win[0].base);
+    prepare(s, 9);
+    HCK(hgas_barrier());
+    const int nb = block_count(s);
+    if (me == 0) {
+        k_store_raw<<<nb, 512, 0, st>>>(theirs, src, s, 1);
+        CK_LAUNCH();
+        sync();
+    }
+    HCK(hgas_barrier());
+    const int ok = all_ok(me == 1 ? check_dst(s, "raw peer stores") : 1);
+    if (me == 0) {
+        std::vector<double> v((size_t)o.batches);
+        const long n = gpu_bw_ops(o, s);
+        k_store_raw<<<nb, 512, 0, st>>>(theirs, src, s, (int)(n / 10 + 1));
+        CK_LAUNCH();
+        for (int b = 0; b < o.batches; ++b) {
+            CK(cudaEventRecord(ev0, st));
+            k_store_raw<<<nb, 512, 0, st>>>(theirs, src, s, (int)n);
+            CK_LAUNCH();
+            CK(cudaEventRecord(ev1, st));
+            sync();
+            v[(size_t)b] = event_ms() / 1e3;
+        }
+        gpu_point pt{"put_bw", "cuda", "plain 16-byte stores into peer memory, same grid (SM-store peak)", direction,
+                     NULL, "device-loop", gpu_of[0], gpu_of[1], NULL, "device"};
+        gpu_report_bw(o, pt, s, v.data(), o.batches, n, (double)n * (double)s, ok);
+        raw_bw.emplace_back(s, (double)n * (double)s / bench_median(v.data(), o.batches) / 1e9);
     }
     HCK(hgas_barrier());
 }
@@ -421,7 +491,7 @@ int main(int argc, char **argv) {
     gpu_safe_env();
     gpu_opts o;
     gpu_parse(argc, argv, &o,
-              "measurements (--only): dev_put_signal dev_p dev_g dev_fadd dev_put_block stream_put raw\n"
+              "measurements (--only): dev_put_signal dev_p dev_g dev_fadd dev_put_block stream_put raw raw_store\n"
               "Run under hgasrun -n 2; rank r uses hgas_device_gpu(); --devices is not used.\n");
     const int ndev = gpu_count_or_die();  // before hgas_init: without a GPU, a clear exit 1
     char heap[64];
@@ -488,6 +558,8 @@ int main(int argc, char **argv) {
     if (gpu_selected(o, "dev_fadd")) dev_fadd(o);
     if (gpu_selected(o, "dev_put_block"))
         for (size_t s : sizes) dev_put_block(o, s);
+    if (gpu_selected(o, "raw_store") && !(C.flags & HGAS_DEVICE_FORCE_PROXY))
+        for (size_t s : sizes) raw_store(o, s);
     if (gpu_selected(o, "stream_put"))
         for (size_t s : sizes) stream_put(o, s);
 
@@ -495,6 +567,15 @@ int main(int argc, char **argv) {
         printf("# ratios to the raw limit (flag ping-pong through peer memory, %.3f us one way):\n", raw_us);
         if (p_us > 0) printf("#   hgas::device::p ping-pong            %8.3f us  x%.2f\n", p_us, p_us / raw_us);
         if (sig8_us > 0) printf("#   hgas::device::put_signal 8 B ping-pong %8.3f us  x%.2f\n", sig8_us, sig8_us / raw_us);
+        fflush(stdout);
+    }
+    if (me == 0 && !raw_bw.empty() && !put_bw.empty()) {
+        printf("# put<block> against the SM-store peak (same grid):\n");
+        for (const auto &r : raw_bw)
+            for (const auto &h : put_bw)
+                if (h.first == r.first)
+                    printf("#   %10zu B  hgas %8.1f GB/s  raw %8.1f GB/s  x%.3f\n", r.first, h.second, r.second,
+                           h.second / r.second);
         fflush(stdout);
     }
     HCK(hgas_barrier());

@@ -83,6 +83,15 @@ int set_device(int dev) {
     if (!e) selected = dev;
     return e;
 }
+int preload() {
+    cudaFuncAttributes a{};
+    cudaError_t e = cudaFuncGetAttributes(&a, k_put);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, k_put_signal);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, k_wait);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, k_barrier);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, k_quiet);
+    return err(e);
+}
 int dev_alloc(void **p, size_t n) {
     *p = nullptr;
     int e = err(cudaMalloc(p, n));

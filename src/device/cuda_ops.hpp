@@ -15,6 +15,9 @@ namespace hgas::device::cu {
 bool built();
 const char *error_text(int e);
 int set_device(int dev);
+// Loads the stream operations' kernels into the current device's context (see
+// gpu/cuda_kernels.hpp: a lazily loaded kernel's first launch may wait for running kernels).
+int preload();
 int dev_alloc(void **p, size_t n);  // zeroed device memory
 void dev_free(void *p);
 int copy_to_device(void *dst, const void *src, size_t n);

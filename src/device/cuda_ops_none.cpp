@@ -13,6 +13,7 @@ constexpr int no_cuda = -2;
 bool built() { return false; }
 const char *error_text(int) { return "hgas was built without CUDA"; }
 int set_device(int) { return no_cuda; }
+int preload() { return no_cuda; }
 int dev_alloc(void **p, size_t) {
     *p = nullptr;
     return no_cuda;

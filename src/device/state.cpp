@@ -119,6 +119,7 @@ status state::init() {
     const size_t ring_bytes = HGASI_PROXY_HEADER + static_cast<size_t>(slots) * sizeof(hgasi_proxy_slot_t);
     if (cuda_) {
         HGAS_TRY(select("hgas_device_ctx_get"));
+        if (int e = cu::preload()) return cuda_fail("hgas_device_ctx_get", "loading the stream operations' kernels", e);
         HGAS_TRY_ASSIGN(void *p, cuda_->alloc_pinned(ring_bytes));
         ring_mem_ = static_cast<char *>(p);
         ring_pinned_ = true;

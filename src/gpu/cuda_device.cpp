@@ -105,6 +105,7 @@ public:
         d->count_ = count;
         d->select();
         CU_TRY(cudaFree(nullptr));  // creates the primary context now, not inside a timed call
+        CU_TRY(preload_kernels());
         cudaDeviceProp prop{};
         CU_TRY(cudaGetDeviceProperties(&prop, d->dev_));
         char bus[32] = {};

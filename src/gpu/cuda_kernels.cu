@@ -176,6 +176,14 @@ __global__ void sm_copy_kernel(unsigned char *dst, const unsigned char *src, siz
 
 }  // namespace
 
+cudaError_t preload_kernels() {
+    cudaFuncAttributes a{};
+    cudaError_t e = cudaFuncGetAttributes(&a, agent_kernel);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, sm_copy_kernel);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, amo_kernel);
+    return e;
+}
+
 cudaError_t launch_agent(agent::ring *ring, uint64_t next, uint64_t idle_ns, cudaStream_t s) {
     agent_kernel<<<1, 256, 0, s>>>(ring, next, idle_ns);
     return cudaGetLastError();

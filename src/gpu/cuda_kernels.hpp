@@ -12,6 +12,11 @@ namespace agent {
 struct ring;
 }
 
+// Loads this layer's kernels into the current device's context now. With lazy loading (the
+// default since CUDA 12.2) a kernel's first launch loads its module, and loading may wait for
+// the context's running kernels: a user kernel spinning until the runtime's copy agent serves
+// its request would then deadlock with the agent's first launch.
+cudaError_t preload_kernels();
 // The copy agent (cuda_agent.hpp): serves ring descriptors from `next` until idle for idle_ns.
 cudaError_t launch_agent(agent::ring *ring, uint64_t next, uint64_t idle_ns, cudaStream_t s);
 // A copy by `blocks` blocks of SM threads.

@@ -12,14 +12,18 @@ namespace detail {
 // visible afterwards). Gives up past the context's deadline, recording `err`, or as soon as
 // another error has been recorded (the job is failing; a second timeout would only delay the
 // report).
+// The spin reads relaxed (no L1 invalidation per poll); the acquire load that follows a match
+// orders the data reads after it, and is checked again since the word may have moved on.
 __device__ __forceinline__ uint64_t wait_word(const hgas_device_ctx_t &c, const uint64_t *p, hgas_cmp_t cmp,
                                               uint64_t value, uint64_t err, int rank) {
     uint64_t v = ld_acquire_sys(p);
     if (compare(v, cmp, value)) return v;
     const uint64_t t0 = now_ns();
     for (unsigned polls = 1;; ++polls) {
-        v = ld_acquire_sys(p);
-        if (compare(v, cmp, value)) return v;
+        if (compare(hgas::detail::ld_relaxed_sys(p), cmp, value)) {
+            v = ld_acquire_sys(p);
+            if (compare(v, cmp, value)) return v;
+        }
         if ((polls & 1023) == 0) {
             if (now_ns() - t0 > c.timeout_ns) {
                 record_error(c, err, rank, value);
