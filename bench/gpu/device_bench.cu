@@ -19,7 +19,9 @@
  *   stream_put      put_bw: N hgas_put_on_stream back to back, then hgas_quiet_on_stream and
  *                   hgas_stream_sync (window); median_us is the time per operation
  *   raw             raw_flag_lat 8 B: a flag ping-pong through peer memory with plain volatile
- *                   stores and loads, one thread each (the hardware's floor, impl "cuda")
+ *                   stores and loads, one thread each (the hardware's floor, impl "cuda"); and
+ *                   raw_release_lat: 8 data bytes, then the flag with st.release.sys, the wait
+ *                   confirmed by an acquire load (the floor of a correct put_signal)
  *   raw_store       put_bw: the same grid as dev_put_block copying with plain 16-byte stores
  *                   into the peer pointer, then __threadfence_system (the SM-store peak, impl
  *                   "cuda"); needs the peer mapped
@@ -30,6 +32,8 @@
 
 #include <hgas/hgas_device.cuh>
 
+#include <deque>
+#include <string>
 #include <vector>
 
 namespace {
@@ -58,7 +62,7 @@ uint64_t *words;                 // symmetric cuda: [0] put_signal signal, [8] p
 unsigned long long *d_bad;       // device counter of wrong values
 unsigned char *h_pat, *h_chk;
 uint64_t round_sig = 0, round_p = 0, round_raw = 0;
-double raw_us = 0, p_us = 0, sig8_us = 0;
+double raw_us = 0, raw_rel_us = 0, p_us = 0, sig8_us = 0;
 std::vector<std::pair<size_t, double>> raw_bw, put_bw;  // (bytes, GB/s) for the ratio lines
 
 // 1 on every rank when `ok` is 1 on every rank.
@@ -78,7 +82,14 @@ double event_ms() {
 // Waits for the stream (bounded) and fails on any device-side error.
 void sync() { HCK(hgas_stream_sync(st)); }
 
+// With the proxy forced the path says so: its records are another line of the plots and
+// ratio table, not the direct path's points overwritten.
 gpu_point point(const char *bench, const char *path, const char *timing, bool device) {
+    static std::deque<std::string> names;
+    if (g_transport == "proxy") {
+        names.push_back(std::string(path) + " via the proxy");
+        path = names.back().c_str();
+    }
     return gpu_point{bench, "hgas", path, direction, NULL, timing, gpu_of[0], gpu_of[1], NULL, device ? "device" : "host"};
 }
 
@@ -116,18 +127,31 @@ __global__ void k_pingpong_p(hd::ctx c, uint64_t *flag, uint64_t base, int iters
 // The raw limit: the same ping-pong with plain volatile stores into the peer's word and a
 // volatile spin on our own (no fences: a flag carries no data). The peer pointer is the one
 // hgas mapped (the context's table), so with no mapping there is no raw number.
+// Release: the floor of any correct put_signal -- 8 data bytes stored into the word after the
+// flag, the flag stored with st.release.sys (one MEMBAR.ALL.SYS), the wait confirmed with an
+// acquire load; what hgas adds on top of it is the API's own cost.
+template <bool Release>
 __global__ void k_pingpong_raw(volatile uint64_t *mine, volatile uint64_t *theirs, uint64_t base, int iters, int me,
                                uint64_t timeout_ns, unsigned long long *bad) {
     const uint64_t t0 = hgas::detail::now_ns();
+    auto send = [&](uint64_t v) {
+        if (Release) {
+            theirs[1] = v;  // the "data"
+            hgas::detail::st_release_sys(const_cast<uint64_t *>(theirs), v);
+        } else {
+            *theirs = v;
+        }
+    };
     for (int i = 1; i <= iters; ++i) {
         const uint64_t v = base + (uint64_t)i;
-        if (me == 0) *theirs = v;
+        if (me == 0) send(v);
         for (unsigned polls = 1; *mine < v; ++polls)
             if ((polls & 1023) == 0 && hgas::detail::now_ns() - t0 > timeout_ns) {
                 atomicAdd(bad, 1ull);
                 return;
             }
-        if (me == 1) *theirs = v;
+        if (Release && (hgas::detail::ld_acquire_sys(const_cast<uint64_t *>(mine)) < v || mine[1] < v)) atomicAdd(bad, 1ull);
+        if (me == 1) send(v);
     }
 }
 
@@ -268,6 +292,7 @@ void dev_p(const gpu_opts &o) {
     HCK(hgas_barrier());
 }
 
+template <bool Release>
 void raw(const gpu_opts &o) {
     // The peer's flag as hgas mapped it for this GPU (host-side copy of the context's table).
     char *peer_base = nullptr;
@@ -283,14 +308,14 @@ void raw(const gpu_opts &o) {
     HCK(hgas_barrier());
     std::vector<double> v((size_t)o.batches);
     const long it = gpu_lat_iters(o, 8);
-    k_pingpong_raw<<<1, 1, 0, st>>>(&words[32], theirs, round_raw, (int)(it / 10 + 1), me, C.timeout_ns, d_bad);
+    k_pingpong_raw<Release><<<1, 1, 0, st>>>(&words[32], theirs, round_raw, (int)(it / 10 + 1), me, C.timeout_ns, d_bad);
     CK_LAUNCH();
     round_raw += (uint64_t)(it / 10 + 1);
     sync();
     for (int b = 0; b < o.batches; ++b) {
         HCK(hgas_barrier_on_stream(st));
         CK(cudaEventRecord(ev0, st));
-        k_pingpong_raw<<<1, 1, 0, st>>>(&words[32], theirs, round_raw, (int)it, me, C.timeout_ns, d_bad);
+        k_pingpong_raw<Release><<<1, 1, 0, st>>>(&words[32], theirs, round_raw, (int)it, me, C.timeout_ns, d_bad);
         CK_LAUNCH();
         round_raw += (uint64_t)it;
         CK(cudaEventRecord(ev1, st));
@@ -301,10 +326,12 @@ void raw(const gpu_opts &o) {
     CK(cudaMemcpy(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost));
     const int ok = all_ok(bad == 0);
     if (me == 0) {
-        gpu_point pt{"raw_flag_lat", "cuda", "volatile store + spin, peer memory (raw limit)", direction, NULL,
-                     "pingpong/2", gpu_of[0], gpu_of[1], NULL, "device"};
+        gpu_point pt{Release ? "raw_release_lat" : "raw_flag_lat", "cuda",
+                     Release ? "8 B store + st.release.sys flag + acquire, peer memory (raw limit)"
+                             : "volatile store + spin, peer memory (raw limit)",
+                     direction, NULL, "pingpong/2", gpu_of[0], gpu_of[1], NULL, "device"};
         gpu_report_lat(o, pt, 8, v.data(), o.batches, it, ok);
-        raw_us = bench_median(v.data(), o.batches);
+        (Release ? raw_rel_us : raw_us) = bench_median(v.data(), o.batches);
     }
     HCK(hgas_barrier());
 }
@@ -549,7 +576,10 @@ int main(int argc, char **argv) {
     if (!pingpong && me == 0)
         gpu_skip("ping-pongs (raw, dev_p, dev_put_signal)", "both ranks are on one GPU, whose kernels of two processes "
                  "run in turns; run with two GPUs");
-    if (pingpong && gpu_selected(o, "raw")) raw(o);
+    if (pingpong && gpu_selected(o, "raw")) {
+        raw<false>(o);
+        raw<true>(o);
+    }
     if (pingpong && gpu_selected(o, "dev_p")) dev_p(o);
     if (pingpong && gpu_selected(o, "dev_put_signal"))
         for (size_t s : sizes)
@@ -567,6 +597,9 @@ int main(int argc, char **argv) {
         printf("# ratios to the raw limit (flag ping-pong through peer memory, %.3f us one way):\n", raw_us);
         if (p_us > 0) printf("#   hgas::device::p ping-pong            %8.3f us  x%.2f\n", p_us, p_us / raw_us);
         if (sig8_us > 0) printf("#   hgas::device::put_signal 8 B ping-pong %8.3f us  x%.2f\n", sig8_us, sig8_us / raw_us);
+        if (raw_rel_us > 0)
+            printf("#   raw 8 B + release flag (put_signal's floor) %8.3f us  x%.2f; hgas put_signal x%.2f of it\n",
+                   raw_rel_us, raw_rel_us / raw_us, sig8_us > 0 ? sig8_us / raw_rel_us : 0.0);
         fflush(stdout);
     }
     if (me == 0 && !raw_bw.empty() && !put_bw.empty()) {

@@ -8,6 +8,7 @@
 // `done`; the kernel sees done > t (or its reply) and goes on.
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "device/cuda_ops.hpp"
 #include "device/device.hpp"
 #include "device/proxy.hpp"
+#include "gpu/gpu.hpp"
 
 namespace hgas::device {
 
@@ -120,6 +122,7 @@ status state::init() {
     if (cuda_) {
         HGAS_TRY(select("hgas_device_ctx_get"));
         if (int e = cu::preload()) return cuda_fail("hgas_device_ctx_get", "loading the stream operations' kernels", e);
+        if (ctx_.slots) gpu::warn_if_lazy_loading();
         HGAS_TRY_ASSIGN(void *p, cuda_->alloc_pinned(ring_bytes));
         ring_mem_ = static_cast<char *>(p);
         ring_pinned_ = true;
@@ -192,6 +195,11 @@ status state::make_windows() {
         if (e) return cuda_fail("hgas_device_ctx_get", "copying the peer table to the GPU", e);
         win.peer = static_cast<char *const *>(d);
     }
+    ctx_.near_first = r_.me() - r_.me() % HGAS_DEVICE_NEAR;
+    ctx_.near_count = std::min(HGAS_DEVICE_NEAR, r_.n() - ctx_.near_first);
+    for (int w = 0; w < HGAS_DEVICE_WINDOWS; ++w)
+        for (int i = 0; i < ctx_.near_count; ++i)
+            ctx_.near[w][i] = host_peer_[w].empty() ? nullptr : host_peer_[w][static_cast<size_t>(ctx_.near_first + i)];
     return status::ok;
 }
 

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -30,6 +31,28 @@ namespace hgas::gpu {
 namespace {
 
 constexpr int events_per_stream = 64;
+
+// Says once per process that lazy loading is on (CUDA initialized before hgas with the default,
+// or CUDA_MODULE_LOADING=LAZY), and what it risks.
+void warn_lazy_once() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        using mode_fn = int (*)(int *);  // cuModuleGetLoadingMode(CUmoduleLoadingMode *)
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuModuleGetLoadingMode", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess) {
+            cudaGetLastError();
+            return;
+        }
+        int mode = 0;
+        if (reinterpret_cast<mode_fn>(f)(&mode) == 0 && mode == 2 /* CU_MODULE_LAZY_LOADING */)
+            HGASI_WARN("gpu", "CUDA lazy loading is on (CUDA_MODULE_LOADING=%s): a kernel launched for the first time "
+                       "while another kernel waits on hgas (device API or stream operations through the proxy) can "
+                       "deadlock until HGAS_TIMEOUT; run with CUDA_MODULE_LOADING=EAGER (hgasrun sets it) or launch "
+                       "every kernel once before", getenv("CUDA_MODULE_LOADING") ? getenv("CUDA_MODULE_LOADING") : "unset");
+    });
+}
 
 status cuda_fail(const char *what, cudaError_t e) {
     cudaGetLastError();  // clear the sticky-if-not-fatal error state
@@ -93,6 +116,10 @@ public:
     }
 
     static result<std::unique_ptr<device>> open(const open_args &a) {
+        // CUDA's lazy loading (its default) lets a kernel's first launch wait for the running
+        // kernels; with kernels that wait on hgas's proxy that is a deadlock (docs/device.md).
+        // Eager unless the user chose; no effect once this process has initialized CUDA.
+        setenv("CUDA_MODULE_LOADING", "EAGER", 0);
         int count = 0;
         cudaError_t e = cudaGetDeviceCount(&count);
         if (e != cudaSuccess || count == 0) {
@@ -446,6 +473,7 @@ private:
 }  // namespace
 
 result<std::unique_ptr<device>> open_cuda(const open_args &a) { return cuda_device::open(a); }
+void warn_if_lazy_loading() { warn_lazy_once(); }
 bool cuda_built() { return true; }
 
 std::vector<std::string> cuda_machine() {

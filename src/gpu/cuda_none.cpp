@@ -9,5 +9,6 @@ result<std::unique_ptr<device>> open_cuda(const open_args &) {
 }
 bool cuda_built() { return false; }
 std::vector<std::string> cuda_machine() { return {"no CUDA in this build"}; }
+void warn_if_lazy_loading() {}
 
 }  // namespace hgas::gpu

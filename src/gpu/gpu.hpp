@@ -87,5 +87,8 @@ bool cuda_built();
 // The GPUs this process sees and which pairs have peer access (for hgas-info): one line each;
 // an explanation when there are none.
 std::vector<std::string> cuda_machine();
+// Warns once per process when CUDA's lazy loading is on: kernels that wait on hgas's proxy can
+// then deadlock with another kernel's first launch (called where the device API starts).
+void warn_if_lazy_loading();
 
 }  // namespace hgas::gpu

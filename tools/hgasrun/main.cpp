@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <climits>
 #include <cstdarg>
@@ -47,7 +48,9 @@ options:
   -h, --help        print this text
 
 Each rank gets HGAS_RANK, HGAS_SIZE, HGAS_BOOT_ADDR, HGAS_BOOT_SECRET, HGAS_JOB_ID and
-HGASRUN_PID in its environment (and HGAS_NODE_NAME with --nodes); stdin is /dev/null.
+HGASRUN_PID in its environment (and HGAS_NODE_NAME with --nodes), and CUDA_MODULE_LOADING=EAGER
+unless it is set (docs/device.md: lazy loading can deadlock kernels that wait on hgas); stdin is
+/dev/null.
 The ranks' stdout and stderr are forwarded to hgasrun's, whole lines at a time.
 
 When a rank exits with a non-zero status or is killed by a signal while others still run,
@@ -506,6 +509,11 @@ bool launcher::start() {
     env.push_back("HGAS_BOOT_SECRET=" + secret_);
     env.push_back("HGAS_JOB_ID=" + job_id_);
     env.push_back("HGASRUN_PID=" + std::to_string(getpid()));
+    // Kernels that wait on hgas (device API, stream operations through the proxy) must not
+    // meet CUDA's lazy loading: a kernel's first launch may wait for the running kernels, one
+    // of which waits for the proxy the launch now blocks (docs/device.md). The user's choice
+    // stands where the variable is set.
+    if (!std::getenv("CUDA_MODULE_LOADING")) env.push_back("CUDA_MODULE_LOADING=EAGER");
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     for (int r = 0; r < o_.n && !ending_; ++r) {
         spawn(r, env, devnull);

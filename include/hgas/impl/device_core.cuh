@@ -88,7 +88,10 @@ __device__ __forceinline__ target translate(const hgas_device_ctx_t &c, const vo
             const hgas_device_window_t &win = c.win[w];
             if (win.size && a >= win.base && bytes <= win.size && static_cast<uint64_t>(a - win.base) <= win.size - bytes) {
                 const uint64_t off = static_cast<uint64_t>(a - win.base);
-                char *base = (!local && (c.flags & HGAS_DEVICE_FORCE_PROXY)) ? nullptr : win.peer[rank];
+                const unsigned ni = static_cast<unsigned>(rank - c.near_first);
+                char *base = (!local && (c.flags & HGAS_DEVICE_FORCE_PROXY)) ? nullptr
+                             : ni < static_cast<unsigned>(c.near_count)   ? c.near[w][ni]
+                                                                          : win.peer[rank];
                 return target{base ? base + off : nullptr, off, win.segment, win.gpu_atomics != 0, true};
             }
         }

@@ -26,6 +26,7 @@ typedef struct hgas_device_window {
 } hgas_device_window_t;
 
 #define HGAS_DEVICE_WINDOWS 2 /* [0] the cuda symmetric heap, [1] the host symmetric heap */
+#define HGAS_DEVICE_NEAR 8    /* ranks whose heap bases the context carries by value (below) */
 
 /* Flags of the context. */
 #define HGAS_DEVICE_FORCE_PROXY 1u /* every operation goes through the proxy (HGAS_DEVICE_PROXY=force) */
@@ -45,6 +46,13 @@ typedef struct hgas_device_ctx_s {
     uint64_t *state;                    /* device memory: [0] barrier epoch, [1..] reserved */
     uint64_t sync_offset;               /* offset of the device barrier's words in the cuda heap */
     uint64_t timeout_ns;                /* deadline of every device-side wait (HGAS_TIMEOUT) */
+    /* win[w].peer[near_first + i] for i < HGAS_DEVICE_NEAR (ranks that exist), by value: a
+     * kernel parameter is read from the constant bank, while the table in device memory is a
+     * global load that every acquire (each signal wait) evicts from L1 -- about 0.2 us a
+     * translation. near_first is this rank rounded down to a multiple of HGAS_DEVICE_NEAR. */
+    int32_t near_first;
+    int32_t near_count;
+    char *near[HGAS_DEVICE_WINDOWS][HGAS_DEVICE_NEAR];
 } hgas_device_ctx_t;
 
 /* ---- the proxy ring (pinned host memory) ---------------------------------------------------
