@@ -14,6 +14,9 @@
 #   himeno.txt    himeno: its GPU tests' summary and the L runs' result lines
 #   himeno.jsonl  himeno: one JSON record per L run (apps/himeno/README.md, "Output")
 #   himeno-tests.log  ctest -R '^himeno\.gpu\.'
+#   himeno-sweep/ himeno's sweep on up to 2 GPUs: sizes M, L (XL when time allows) x modes
+#                 hybrid/stream/kernel/device x ranks 1, 2, strong and weak (L per GPU):
+#                 table.txt, results.jsonl, fig8/9/10 PNGs
 #
 # usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device|himeno] [-h]
 #   --quick     fewer sizes (8:256M:16), 5 batches
@@ -21,7 +24,7 @@
 #   --only X    only the tests, only the benchmarks, or only the device API (issue 4: builds just
 #               its targets, runs its GPU tests and examples, hgas-device-bench direct and with
 #               the proxy forced, and NVSHMEM's device and stream measurements), or only himeno
-#               (its GPU tests and L runs; about a minute after the build)
+#               (its GPU tests, L runs and sweep; about four minutes after the build)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -304,10 +307,13 @@ fi
 
 # ---- himeno -----------------------------------------------------------------------------
 # Its GPU tests (label gpu, names himeno.gpu.*: verification, bitwise identity over rank counts
-# and with the CPU version, staged halos, the JSON record), then size L on 1 GPU (the kernel's
-# roofline) and on 2 GPUs (overlap of the halo exchange), per GPU mode that is built.
+# and with the CPU version, staged halos, the JSON record; modes stream, kernel, device: the same
+# verification, forced proxy, identity with hybrid), then size L on 1 GPU (the kernel's
+# roofline) and on 2 GPUs (overlap of the halo exchange), per GPU mode that is built, then the
+# sweep (sizes x modes x ranks, strong and weak) with its table and plots.
 if [ "$ONLY" = all ] || [ "$ONLY" = himeno ]; then
     : >"$OUT/himeno.txt"
+    rm -rf "$OUT/himeno-sweep"; mkdir -p "$OUT/himeno-sweep"
     HIMENO=$BUILD/bin/himeno
     HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
     if [ ! -x "$HIMENO" ] || [ -z "$HGASRUN" ]; then
@@ -318,8 +324,8 @@ if [ "$ONLY" = all ] || [ "$ONLY" = himeno ]; then
         FAILED+=("himeno (not run)")
     else
         t=$SECONDS
-        l=$(limit 45)
-        timeout "$l" ctest --test-dir "$BUILD" -L '^gpu$' -R '^himeno\.gpu\.' --output-on-failure --timeout 60 -j 4 \
+        l=$(limit 120)
+        timeout "$l" ctest --test-dir "$BUILD" -L '^gpu$' -R '^himeno\.gpu\.' --output-on-failure --timeout 60 -j 6 \
             >"$OUT/himeno-tests.log" 2>&1
         rc=$?
         if grep -q "No tests were found" "$OUT/himeno-tests.log"; then
@@ -352,6 +358,24 @@ if [ "$ONLY" = all ] || [ "$ONLY" = himeno ]; then
                 fi
             done
         done
+        # The sweep: M and L (XL only when the deadline leaves room: 8 runs of ~4 s), every GPU
+        # mode, 1 and 2 GPUs, strong and weak (L per GPU). Iterations so that each timed run
+        # lasts ~0.3-0.5 s (NVML's energy counter moves) and the sweep ~2 minutes.
+        sizes=M,L iters=M=5000,L=1000
+        [ "$(left)" -gt 260 ] && sizes=M,L,XL iters=M=5000,L=1000,XL=150
+        sranks=1; [ "$NGPU" -ge 2 ] && sranks=1,2
+        l=$(limit 150)
+        if [ "$l" -lt 30 ]; then
+            say "himeno: sweep NOT RUN: the deadline is near"; FAILED+=("himeno sweep (not run)")
+        else
+            ts=$SECONDS
+            timeout -k 5 "$l" python3 apps/himeno/sweep --hgasrun "$HGASRUN" --himeno "$HIMENO" --sizes "$sizes" \
+                --weak-sizes L --modes hybrid,stream,kernel,device --ranks "$sranks" --iters "$iters" --timeout 60 \
+                --out "$OUT/himeno-sweep" >"$OUT/himeno-sweep/table.txt" 2>"$OUT/himeno-sweep/sweep.log" \
+                || FAILED+=("himeno sweep")
+            { echo "== sweep ($sizes, weak L; ranks $sranks): $((SECONDS - ts)) s"; cat "$OUT/himeno-sweep/table.txt"
+              grep -E 'skipped' "$OUT/himeno-sweep/sweep.log"; } | tee -a "$OUT/himeno.txt" | tee -a "$SUMMARY"
+        fi
         say "himeno: done after $((SECONDS - t)) s"
     fi
 fi

@@ -19,6 +19,19 @@
 
 namespace himeno::gpu {
 
+/// What a sweep kernel reads and writes (gpu_stencil.cuh's sweep_tile): the arrays, and which
+/// planes the blocks cover: block z sweeps planes [lo + z*step, min(lo + z*step + chunk, hi)).
+struct sweep_args {
+    const float *a0, *a1, *a2, *a3, *b0, *b1, *b2, *c0, *c1, *c2, *bnd, *wrk1;
+    const float *p;
+    float *w;
+    double *partial;  // [local plane][tile]: gosa of each tile of each plane
+    long long plane;  // floats per plane
+    int mj, mk;
+    int tiles_k, tiles_j;  // tiles of a plane along k and j (tile (x, y) is partial's column y*tiles_k + x)
+    int lo, hi, step, chunk;
+};
+
 /// One rank's part: global interior planes [lo, lo+n) of an mi x mj x mk grid.
 struct slab_dims {
     int mi, mj, mk, lo, n;
@@ -38,9 +51,19 @@ public:
     void sweep_boundary(cudaStream_t s);  // planes 1 and n
     void sweep_interior(cudaStream_t s);  // planes 2..n-1 (nothing when n < 3)
     void sweep_all(cudaStream_t s);       // planes 1..n in one launch
-    /// gosa of each plane 1..n from the tile sums, into host[0..n-1]: memory from
-    /// cudaMallocHost (the kernel writes it directly; read it after an event says it is done).
-    void plane_sums(cudaStream_t s, double *host);
+    /// gosa of each plane 1..n from the tile sums, into out[0..n-1]: memory the GPU writes,
+    /// device memory or cudaMallocHost'd (read it after an event says it is done).
+    void plane_sums(cudaStream_t s, double *out);
+    /// The arguments of a sweep of planes [lo, hi) in chunks (the current p and wrk2): for the
+    /// kernels of other modes, which call sweep_tile themselves.
+    sweep_args args(int lo, int hi, int step, int chunk) const;
+    /// The chunked sweeps' geometry: chunks of the interior (planes 2..n-1) and of all planes.
+    static int chunk_planes();
+    int tiles() const { return tiles_k_ * tiles_j_; }
+    int tiles_k() const { return tiles_k_; }
+    int tiles_j() const { return tiles_j_; }
+    /// Doubles of the tile sums array (partial): (n + 2) planes x tiles.
+    size_t partial_doubles() const { return size_t(d_.n + 2) * tiles_k_ * tiles_j_; }
     /// p <-> wrk2, after a sweep and its halo planes are complete.
     void swap();
 

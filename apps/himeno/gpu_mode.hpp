@@ -1,6 +1,6 @@
 // The GPU modes behind one interface. A driver decides who launches the kernels, who moves the
-// halos and who waits (seed 003: hybrid; stream, kernel and device need the device-side API
-// and come later). What is common to every GPU mode (device choice, the field, streams,
+// halos and who waits (seed 003: hybrid, the CPU drives; stream, kernel and device, the GPU
+// moves the halos through hgas's device-side API). What is common to every GPU mode (device choice, the field, streams,
 // timing, energy, the roofline measurement, the checksum) is in gpu_run.cpp;
 // gpu_modes.cpp holds the one switch from mode to driver.
 #pragma once
@@ -44,5 +44,10 @@ std::unique_ptr<driver> make_driver(mode m, context &c);
 /// hybrid (gpu_hybrid.cpp): the CPU launches kernels, issues the halo puts and waits on
 /// events and signals, sleeping between checks.
 std::unique_ptr<driver> make_hybrid(context &c);
+/// stream, kernel, device (gpu_device_modes.cu; not in himeno-emu): the GPU moves the halos,
+/// with stream-ordered operations, from the sweep kernels, or from one persistent kernel.
+std::unique_ptr<driver> make_stream(context &c);
+std::unique_ptr<driver> make_kernel(context &c);
+std::unique_ptr<driver> make_device(context &c);
 
 }  // namespace himeno::gpu

@@ -17,7 +17,9 @@ const char k_usage[] = R"(usage: hgasrun -n N himeno [options]
   --mode cpu|hybrid|stream|kernel|device
                             who computes and who drives communication: cpu (the CPU
                             computes), hybrid (the GPU computes, the CPU issues kernels and
-                            communication); stream, kernel, device are not built yet
+                            communication), stream (communication in stream order between
+                            the kernels), kernel (the kernels send and wait), device (one
+                            persistent kernel runs every sweep)
   --kind host|sim|cuda      memory kind of the receive halo buffers (default host in mode
                             cpu; the GPU modes need cuda, their default)
   --threads T               compute threads per rank in mode cpu (default: cores / ranks)
@@ -27,6 +29,8 @@ const char k_usage[] = R"(usage: hgasrun -n N himeno [options]
   --poll-us U               mode cpu: call hgas_progress every U us while computing the
                             interior (default 100); GPU modes: sleep U us between checks of
                             GPU events and halo signals (default 20); 0: never / spin
+  --weak                    weak scaling: the size is per rank, the grid has ranks x
+                            (mimax-2) interior planes along i (no --verify on > 1 rank)
   --verify                  compare gosa with the reference; exit 1 on mismatch
   --checksum                print a checksum of the final pressure field
   --json FILE               append one JSON record per run to FILE
@@ -136,6 +140,8 @@ std::optional<options> parse_options(int argc, char **argv, bool loud, int *exit
             o.verify = true;
         } else if (arg == "--checksum") {
             o.checksum = true;
+        } else if (arg == "--weak") {
+            o.weak = true;
         } else if (arg == "--size" || arg == "--iters" || arg == "--mode" || arg == "--kind" || arg == "--threads" ||
                    arg == "--json" || arg == "--poll-us") {
             const char *v = value();

@@ -20,6 +20,7 @@ struct options {
     bool overhead = false;       // run with and without exchange, report the difference
     bool verify = false;
     bool checksum = false;
+    bool weak = false;           // --weak: the size is per rank; mimax grows with the rank count
     int poll_us = 100;           // cpu: progress poll period during interior compute; GPU modes
                                  // (default 20): sleep between checks of events and signals
     std::string json_path;

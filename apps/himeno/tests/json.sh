@@ -18,6 +18,7 @@ assert printed == [recs[1]], "the JSON line printed differs from the one appende
 for r in recs:
     assert r["app"] == "himeno" and r["size"] == "XS" and r["ranks"] == 2 and r["iters"] == 3, r
     assert r["planes"] == [15, 15], r["planes"]
+    assert r["weak"] is False and r["mimax"] == 32, r
     assert abs(r["gosa"] - 6.229796415e-03) <= 1e-5 * 6.229796415e-03, r["gosa"]
     assert r["mflops"] > 0 and r["time_per_iter_s"] > 0
     assert abs(r["mflops"] - 34 * 29 * 29 * 61 * 3 / r["time_s"] / 1e6) <= 1e-6 * r["mflops"]
@@ -30,6 +31,15 @@ assert b["time_per_iter_noexchange_s"] > 0
 assert abs(b["comm_overhead_per_iter_s"] - (b["time_per_iter_s"] - b["time_per_iter_noexchange_s"])) < 1e-9
 assert len(b["checksum_hash"]) == 16 and a["gosa_bits"] == b["gosa_bits"]
 print("ok: records", recs[1])
+PY
+# --weak: XS per rank on 2 ranks is a 62x32x64 grid with 30 planes per rank
+"$HGASRUN" -n 2 "$HIMENO" --size XS --iters 3 --weak --json "$WORK/w.jsonl" >"$WORK/3.out" 2>&1 || FAILED=1
+python3 - "$WORK/w.jsonl" <<'PY' || FAILED=1
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+assert r["weak"] is True and r["size"] == "XS" and (r["mimax"], r["mjmax"], r["mkmax"]) == (62, 32, 64), r
+assert r["planes"] == [30, 30] and r["reference_gosa"] is None, r
+print("ok: weak record", {k: r[k] for k in ("weak", "size", "mimax", "planes")})
 PY
 grep -q '^energy: ' "$WORK/1.out" || { echo "FAIL: no energy line"; FAILED=1; }
 out=$(python3 "$SWEEP" --hgasrun "$HGASRUN" --himeno "$HIMENO" --sizes XS --modes cpu --ranks 1,2 --iters 3 \

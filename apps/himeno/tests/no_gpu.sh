@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# no_gpu.sh HGASRUN HIMENO: where no GPU is visible, the GPU mode and kind cuda end with a clear
+# no_gpu.sh HGASRUN HIMENO: where no GPU is visible, the GPU modes and kind cuda end with a clear
 # message and a non-zero status (no crash, no hang, no numbers). Exit 77 (skipped) where a GPU
 # is visible.
 set -u
@@ -24,6 +24,10 @@ expect() {
 }
 expect "runs on a GPU, but|built without CUDA" 1 --mode hybrid --size XS --iters 1
 expect "runs on a GPU, but|built without CUDA" 2 --mode hybrid --kind cuda --size XS --iters 1
+for mode in stream kernel device; do
+    expect "mode $mode runs on a GPU, but|built without CUDA" 1 --mode $mode --size XS --iters 1
+    expect "mode $mode runs on a GPU, but|built without CUDA" 2 --mode $mode --size XS --iters 3 --weak
+done
 expect "kind cuda needs a GPU on every rank" 1 --kind cuda --size XS --iters 1
 expect "kind cuda needs a GPU on every rank" 2 --kind cuda --size XS --iters 1
 exit $FAILED
