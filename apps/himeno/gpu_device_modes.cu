@@ -37,7 +37,7 @@ namespace {
 namespace hd = hgas::device;
 using namespace stencil;
 
-constexpr int WINDOW = 16;                         // sweeps enqueued ahead of the GPU (stream, kernel)
+constexpr int WINDOW = 48;                         // sweeps enqueued ahead of the GPU (stream, kernel)
 constexpr int WAITERS = 8;                         // blocks per side that wait for a halo and copy a part
 constexpr size_t SUMS_BYTES = size_t(64) << 20;    // plane sums kept per run (beyond: a ring of sweeps)
 

@@ -28,7 +28,8 @@ const char k_usage[] = R"(usage: hgasrun -n N himeno [options]
   --overhead                run twice, with and without exchange, and report the difference
   --poll-us U               mode cpu: call hgas_progress every U us while computing the
                             interior (default 100); GPU modes: sleep U us between checks of
-                            GPU events and halo signals (default 20); 0: never / spin
+                            GPU events and halo signals (default 20 in hybrid, 500 in
+                            stream, kernel, device); 0: never / spin
   --weak                    weak scaling: the size is per rank, the grid has ranks x
                             (mimax-2) interior planes along i (no --verify on > 1 rank)
   --verify                  compare gosa with the reference; exit 1 on mismatch
@@ -184,7 +185,9 @@ std::optional<options> parse_options(int argc, char **argv, bool loud, int *exit
                         "default of the GPU modes), not --kind %s",
                         mode_name(o.mode), kind_name(o.kind));
         o.kind = kind::cuda;
-        if (!poll_given) o.poll_us = 20;
+        // hybrid reacts to every sweep's events; the GPU-controlled modes only refill a window
+        // of sweeps, so they sleep longer (seed 003 polled every 1000 or 5000 us).
+        if (!poll_given) o.poll_us = o.mode == mode::hybrid ? 20 : 500;
     }
     *exit_code = 0;
     return o;
