@@ -802,7 +802,7 @@ std::vector<std::string> cuda_ipc_plan(const std::string &setting) {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
         cudaGetLastError();
-        return {"no GPU visible: nothing to export"};
+        return {"HGAS_CUDA_IPC=" + setting + ", no GPU visible: nothing to export"};
     }
     std::vector<std::string> out;
     for (int d = 0; d < count; ++d) {
