@@ -707,10 +707,13 @@ private:
             CU_DRV(D.reserve(&m.va, m.size, gran, 0, 0));
             CU_DRV(D.map(m.va, m.size, 0, m.handle, 0));
             m.mapped = true;
-            // Access for this rank's GPU (the peer's own GPU when both share one).
+            // Access for this rank's GPU (the peer's own GPU when both share one). Its driver
+            // ordinal is looked up here: this rank may export with legacy handles itself.
+            CUdevice mine = 0;
+            CU_DRV(D.get(&mine, dev_));
             CUmemAccessDesc acc{};
             acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-            acc.location.id = cu_dev_;
+            acc.location.id = mine;
             acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
             CU_DRV(D.set_access(m.va, m.size, &acc, 1));
             return status::ok;
