@@ -223,7 +223,9 @@ void *hgas_array_local(const hgas_array_t *a);
  *  Fails with HGAS_ERR_INVALID_ARG for NULL, size 0, a range that overlaps an existing
  *  registration, hgas's host heaps (registered already) and device memory (which needs none).
  *  The buffer must stay allocated until hgas_deregister; registrations left at hgas_finalize
- *  are released there. */
+ *  are released there. The GPU pins whole pages: keep registered buffers from sharing
+ *  a page with another registration (page-aligned buffers never do). A range the program
+ *  registered with cudaHostRegister itself is recorded and left registered at deregistration. */
 hgas_status_t hgas_register(void *ptr, size_t bytes);
 /** Releases a registration; `ptr` is the pointer given to hgas_register. Device transfers
  *  still in flight (the _nbi forms) complete first. HGAS_ERR_INVALID_ARG for a pointer that

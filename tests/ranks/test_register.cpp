@@ -7,6 +7,7 @@
 // cudaHostRegister and the copies run from page-locked memory.
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "rank_test.hpp"
@@ -117,8 +118,11 @@ TEST(Register, GlobalsAndHostTargets) {
 
 TEST(Register, BadInputGetsClearErrors) {
     const hgas_kind_t D = device_kind();
-    std::vector<char> buf(1 << 16);
-    char *b = buf.data();
+    // Page-aligned, so that the adjacent registrations below share no page (the GPU pins
+    // whole pages: cudaHostRegister refuses a page that is registered already).
+    std::unique_ptr<char, decltype(&std::free)> buf(static_cast<char *>(std::aligned_alloc(4096, 1 << 16)), &std::free);
+    ASSERT_NE(buf, nullptr);
+    char *b = buf.get();
     EXPECT_EQ(hgas_register(nullptr, 64), HGAS_ERR_INVALID_ARG);
     EXPECT_TRUE(has("NULL")) << hgas_last_error();
     EXPECT_EQ(hgas_register(b, 0), HGAS_ERR_INVALID_ARG);
