@@ -322,6 +322,14 @@ hgas_status_t hgas_fence(void) {
     HGASI_RANK(r);
     return to_c(rma::fence(*r));
 }
+hgas_status_t hgas_register(void *ptr, size_t bytes) {
+    HGASI_RANK(r);
+    return to_c(r->register_user(ptr, bytes));
+}
+hgas_status_t hgas_deregister(void *ptr) {
+    HGASI_RANK(r);
+    return to_c(r->deregister_user(ptr));
+}
 hgas_status_t hgas_quiet(void) {
     HGASI_RANK(r);
     return to_c(rma::quiet(*r));

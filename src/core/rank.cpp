@@ -129,7 +129,7 @@ status rank::init() {
 }
 
 status rank::open_devices() {
-    gpu::open_args a{&cfg_, job_.job_id, job_.rank, topo_.local_rank};
+    gpu::open_args a{&cfg_, job_.job_id, job_.rank, topo_.local_rank, &regs_};
     if (cfg_.bytes(setting::cuda_heap_size) == 0) {
         kind_off_[1] = "kind cuda is off: HGAS_CUDA_HEAP_SIZE=0";
     } else {
@@ -164,9 +164,74 @@ status rank::register_host_segments() {
 }
 
 void rank::unregister_host_segments() {
-    if (gpu::device *cuda = device(mem::kind::cuda))
+    gpu::device *cuda = device(mem::kind::cuda);
+    if (cuda)
         for (char *b : registered_) cuda->unregister_host(b);
     registered_.clear();
+    // The user's registrations that are still there at finalize.
+    for (const auto &e : regs_.clear())
+        if (e.pinned && cuda) cuda->unregister_user(reinterpret_cast<void *>(e.base));
+}
+
+// hgas_register. Registration is for host memory the program owns: hgas's host heaps are
+// registered already, and device memory needs none (device copies reach it as it is).
+status rank::register_user(void *p, size_t n) {
+    if (!p) return fail(status::invalid_arg, "hgas_register: the pointer is NULL");
+    if (n == 0) return fail(status::invalid_arg, "hgas_register: size 0 at %p (give the buffer's length in bytes)", p);
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    if (n > UINTPTR_MAX - a)
+        return fail(status::invalid_arg, "hgas_register: [%p, +%zu) wraps around the address space", p, n);
+    for (uint16_t s = 0; s < mem::seg_count; ++s) {
+        const auto b = reinterpret_cast<uintptr_t>(own_[s].base);
+        if (!b || s == mem::seg_static || a >= b + own_[s].size || a + n <= b) continue;
+        if (mem::is_device_segment(s))
+            return fail(status::invalid_arg, "hgas_register: [%p, +%zu) is hgas %s memory (segment %u): device copies "
+                        "reach it without registration", p, n, mem::kind_name(mem::segment_kind(s)), s);
+        return fail(status::invalid_arg, "hgas_register: [%p, +%zu) overlaps hgas's host heap (segment %u), which is "
+                    "registered with the devices already", p, n, s);
+    }
+    const mem::kind k = kind_of(p, n);
+    if (k != mem::kind::host)
+        return fail(status::invalid_arg, "hgas_register: %p is %s device memory: device copies reach it without "
+                    "registration (hgas_register is for host buffers)", p, mem::kind_name(k));
+    gpu::reg_cache::entry clash;
+    if (regs_.overlaps(p, n, &clash))
+        return fail(status::invalid_arg, "hgas_register: [%p, +%zu) overlaps the registered range [%p, +%zu): "
+                    "registrations may not overlap (hgas_deregister that one first)", p, n,
+                    reinterpret_cast<void *>(clash.base), clash.size);
+    gpu::device *cuda = device(mem::kind::cuda);
+    bool pinned = false;
+    if (cuda) {
+        HGAS_TRY_ASSIGN(pinned, cuda->register_user(p, n));
+    }
+    gpu::reg_cache::entry e;
+    e.base = a;
+    e.size = n;
+    e.pinned = pinned;
+    if (!regs_.insert(e)) {
+        if (pinned) cuda->unregister_user(p);
+        return fail(status::internal, "hgas_register: [%p, +%zu) could not be recorded", p, n);
+    }
+    HGASI_DEBUG("mem", "registered [%p, +%zu)%s", p, n, pinned ? " with the GPU" : cuda ? " (pinned already)" : "");
+    return status::ok;
+}
+
+status rank::deregister_user(void *p) {
+    if (!p) return fail(status::invalid_arg, "hgas_deregister: the pointer is NULL");
+    gpu::reg_cache::entry e;
+    if (!regs_.overlaps(p, 1, &e))
+        return fail(status::invalid_arg, "hgas_deregister: %p is not registered (never passed to hgas_register, or "
+                    "deregistered already)", p);
+    if (e.base != reinterpret_cast<uintptr_t>(p))
+        return fail(status::invalid_arg, "hgas_deregister: %p lies inside the registered range [%p, +%zu) but is not "
+                    "its start: pass the pointer given to hgas_register", p, reinterpret_cast<void *>(e.base), e.size);
+    // Device copies still in flight from or to the range (the _nbi forms) finish first: the
+    // pages must stay locked under a DMA.
+    if (staging_) HGAS_TRY(staging_->quiet());
+    regs_.remove(p, &e);
+    if (e.pinned)
+        if (gpu::device *cuda = device(mem::kind::cuda)) cuda->unregister_user(p);
+    return status::ok;
 }
 
 status rank::create_staging() {

@@ -16,6 +16,7 @@
 #include "base/clock.hpp"
 #include "base/settings.hpp"
 #include "boot/boot.hpp"
+#include "gpu/reg_cache.hpp"
 #include "mem/allocator.hpp"
 #include "mem/gptr.hpp"
 #include "mem/segment.hpp"
@@ -109,6 +110,10 @@ public:
     // Kind of a local address: a device kind if some device of this rank names it.
     mem::kind kind_of(const void *p, size_t n) const;
     proto::staging *staging() const { return staging_.get(); }
+    // hgas_register / hgas_deregister: user host ranges registered with the devices.
+    status register_user(void *p, size_t n);
+    status deregister_user(void *p);
+    gpu::reg_cache &registrations() { return regs_; }
     internal_objects &internal() { return internal_; }
     boot::client &store() { return *store_; }
     progress::engine &engine() { return engine_; }
@@ -160,6 +165,7 @@ private:
     std::array<own_segment, mem::seg_count> own_;
     std::vector<std::array<peer_segment, mem::seg_count>> peers_;
     std::array<mem::allocator, mem::seg_count> heaps_;
+    gpu::reg_cache regs_;  // before devices_: they hold a pointer to it
     std::array<std::unique_ptr<gpu::device>, 3> devices_;  // by mem::kind; [host] stays empty
     std::array<std::string, 3> kind_off_;
     std::array<std::string, mem::seg_count> dev_blob_;    // device segments: what peers map

@@ -1,8 +1,17 @@
 // The cuda device: the rank's GPU through the CUDA runtime.
 //
-// - Segments are cudaMalloc'd and exported with legacy CUDA IPC handles (cudaIpcGetMemHandle);
-//   a same-node peer maps them with cudaIpcOpenMemHandle when its GPU is the same one or has
-//   peer access (NVLink, PCIe P2P), and otherwise stages through host memory.
+// - Segments are exported to same-node peers in one of two ways (HGAS_CUDA_IPC; the method
+//   travels in the segment blob, so an importer always follows its exporter):
+//   vmm: cuMemCreate (pinned device memory, POSIX-fd handle type, rounded to the granularity),
+//        cuMemAddressReserve + cuMemMap + cuMemSetAccess for this GPU; the handle is exported
+//        as a POSIX fd (cuMemExportToShareableHandle) that peers fetch over a Unix socket
+//        (fd_pass.hpp) and import, reserve, map and cuMemSetAccess for their own GPU. This is
+//        what NVSHMEM and NCCL use: it needs no cudaMalloc, and access is per mapping.
+//   legacy: cudaMalloc'd and exported with cudaIpcGetMemHandle; peers cudaIpcOpenMemHandle.
+//   Either way a peer maps them only when its GPU is the same one or has peer access (NVLink,
+//   PCIe P2P), and otherwise stages through host memory.
+// - The driver API (cuMem*) is not linked (no -lcuda, so that builds run without a driver):
+//   its entry points come from cudaGetDriverEntryPointByVersion.
 // - Copies are cudaMemcpyAsync with cudaMemcpyDefault (unified addressing tells the driver
 //   which engine and direction) on internal non-blocking streams; completion is tracked with a
 //   ring of events per stream.
@@ -12,6 +21,8 @@
 // - The runtime is linked statically and finds the driver with dlopen, so a build with CUDA
 //   runs on machines without one: open_cuda then reports "no GPU" and the kind is off.
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h>  // the driver API's types and PFN_* (header only: nothing is linked)
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -24,7 +35,9 @@
 #include "base/log.hpp"
 #include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
+#include "gpu/fd_pass.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/reg_cache.hpp"
 
 namespace hgas::gpu {
 
@@ -65,10 +78,127 @@ status cuda_fail(const char *what, cudaError_t e) {
         if (e_ != cudaSuccess) return cuda_fail(#call, e_);                 \
     } while (0)
 
+// The segment blob: 'L' + hex(ipc_blob) for legacy handles, 'V' + hex(vmm_blob) for VMM.
 struct ipc_blob {
     char bus_id[32];
     cudaIpcMemHandle_t handle;
 };
+struct vmm_blob {
+    char bus_id[32];
+    uint64_t size;  // bytes mapped (a multiple of the allocation granularity)
+    uint32_t key;   // what to ask the exporter's fd server for: the segment number
+};
+
+// The driver's VMM entry points, looked up once per process (facts of the driver).
+struct vmm_driver {
+    PFN_cuDeviceGet_v2000 get = nullptr;
+    PFN_cuDeviceGetAttribute_v2000 attr = nullptr;
+    PFN_cuGetErrorString_v6000 error_string = nullptr;
+    PFN_cuMemGetAllocationGranularity_v10020 granularity = nullptr;
+    PFN_cuMemCreate_v10020 create = nullptr;
+    PFN_cuMemRelease_v10020 release = nullptr;
+    PFN_cuMemAddressReserve_v10020 reserve = nullptr;
+    PFN_cuMemAddressFree_v10020 address_free = nullptr;
+    PFN_cuMemMap_v10020 map = nullptr;
+    PFN_cuMemUnmap_v10020 unmap = nullptr;
+    PFN_cuMemSetAccess_v10020 set_access = nullptr;
+    PFN_cuMemExportToShareableHandle_v10020 export_handle = nullptr;
+    PFN_cuMemImportFromShareableHandle_v10020 import_handle = nullptr;
+    bool complete() const {
+        return get && attr && granularity && create && release && reserve && address_free && map && unmap &&
+               set_access && export_handle && import_handle;
+    }
+};
+
+template <class F>
+void lookup(const char *name, unsigned version, F &out) {
+    void *p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        out = reinterpret_cast<F>(p);
+    else
+        cudaGetLastError();
+}
+
+const vmm_driver &vmm_drv() {
+    static vmm_driver d;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        lookup("cuDeviceGet", 2000, d.get);
+        lookup("cuDeviceGetAttribute", 2000, d.attr);
+        lookup("cuGetErrorString", 6000, d.error_string);
+        // 10020: the VMM API as introduced in CUDA 10.2, unchanged since.
+        lookup("cuMemGetAllocationGranularity", 10020, d.granularity);
+        lookup("cuMemCreate", 10020, d.create);
+        lookup("cuMemRelease", 10020, d.release);
+        lookup("cuMemAddressReserve", 10020, d.reserve);
+        lookup("cuMemAddressFree", 10020, d.address_free);
+        lookup("cuMemMap", 10020, d.map);
+        lookup("cuMemUnmap", 10020, d.unmap);
+        lookup("cuMemSetAccess", 10020, d.set_access);
+        lookup("cuMemExportToShareableHandle", 10020, d.export_handle);
+        lookup("cuMemImportFromShareableHandle", 10020, d.import_handle);
+    });
+    return d;
+}
+
+status cu_fail(const char *what, CUresult r) {
+    const char *msg = nullptr;
+    if (vmm_drv().error_string) vmm_drv().error_string(r, &msg);
+    return fail(status::transport, "cuda: %s failed: %s (CUresult %d)", what, msg ? msg : "unknown error",
+                static_cast<int>(r));
+}
+
+#define CU_DRV(call)                                                        \
+    do {                                                                    \
+        CUresult r_ = (call);                                               \
+        if (r_ != CUDA_SUCCESS) return cu_fail(#call, r_);                  \
+    } while (0)
+
+// Whether GPU `dev` can export VMM allocations as POSIX fds; `why` says what is missing.
+bool vmm_supported(int dev, std::string &why) {
+    const vmm_driver &D = vmm_drv();
+    if (!D.complete()) {
+        why = "the driver does not provide the VMM entry points (cuMemCreate and friends)";
+        return false;
+    }
+    CUdevice cd = 0;
+    if (D.get(&cd, dev) != CUDA_SUCCESS) {
+        why = "cuDeviceGet failed";
+        return false;
+    }
+    int v = 0;
+    if (D.attr(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cd) != CUDA_SUCCESS || !v) {
+        why = "the device reports no VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED";
+        return false;
+    }
+    v = 0;
+    if (D.attr(&v, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, cd) != CUDA_SUCCESS || !v) {
+        why = "the device reports no HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED";
+        return false;
+    }
+    return true;
+}
+
+// One VMM mapping (own or imported) and what undoing it takes.
+struct vmm_map {
+    CUdeviceptr va = 0;
+    size_t size = 0;
+    CUmemGenericAllocationHandle handle = 0;
+    bool has_handle = false, mapped = false;
+    int fd = -1;        // own: the exported fd, until every peer has imported it
+    uint32_t key = 0;   // own: the segment
+};
+
+void release_vmm(vmm_map &m) {
+    const vmm_driver &D = vmm_drv();
+    if (m.mapped) D.unmap(m.va, m.size);
+    if (m.va) D.address_free(m.va, m.size);
+    if (m.has_handle) D.release(m.handle);
+    if (m.fd >= 0) close(m.fd);
+    m = vmm_map{};
+}
 
 std::string to_hex(const void *p, size_t n) {
     static const char *d = "0123456789abcdef";
@@ -106,8 +236,13 @@ public:
             cudaFreeHost(ring_);
         }
         for (auto &st : streams_) cudaStreamSynchronize(st.s);
-        for (auto &m : mapped_) cudaIpcCloseMemHandle(m.base);
-        for (auto &m : own_) cudaFree(m.base);
+        fd_server_.reset();  // before the fds it hands out are closed
+        for (auto &m : mapped_)
+            if (!m.vmm) cudaIpcCloseMemHandle(m.base);
+        for (auto &m : own_)
+            if (!m.vmm) cudaFree(m.base);
+        for (auto &m : vmm_mapped_) release_vmm(m);
+        for (auto &m : vmm_own_) release_vmm(m);
         for (auto &st : streams_) {
             for (auto e : st.ev) cudaEventDestroy(e);
             cudaStreamDestroy(st.s);
@@ -142,6 +277,28 @@ public:
         snprintf(desc, sizeof desc, "cuda:%d %s (sm_%d%d, %s, %d visible)", d->dev_, prop.name, prop.major,
                  prop.minor, bus, count);
         d->desc_ = desc;
+        d->job_id_ = a.job_id;
+        d->rank_ = a.rank;
+        d->regs_ = a.regs;
+        d->ipc_timeout_ = a.cfg->seconds(setting::boot_timeout);
+        // The export method. Forced vmm where the GPU cannot is an error naming the setting, not
+        // a silent fallback: the user asked for it.
+        const std::string &ipc = a.cfg->text(setting::cuda_ipc);
+        std::string why;
+        const bool vmm_ok = ipc != "legacy" && vmm_supported(d->dev_, why);
+        if (ipc == "vmm" && !vmm_ok)
+            return fail(status::invalid_setting, "HGAS_CUDA_IPC=vmm, but GPU %d (%s) cannot export VMM memory as POSIX "
+                        "file descriptors: %s; use HGAS_CUDA_IPC=auto or legacy", d->dev_, prop.name, why.c_str());
+        d->vmm_ = vmm_ok;
+        if (ipc == "auto" && !vmm_ok)
+            HGASI_DEBUG("mem", "GPU %d: legacy CUDA IPC handles (HGAS_CUDA_IPC=auto): %s", d->dev_, why.c_str());
+        if (d->vmm_) {
+            if (vmm_drv().get(&d->cu_dev_, d->dev_) != CUDA_SUCCESS)
+                return fail(status::transport, "cuda: cuDeviceGet(%d) failed", d->dev_);
+            d->desc_ += ", ipc vmm";
+        } else {
+            d->desc_ += ", ipc legacy";
+        }
         const int ns = static_cast<int>(a.cfg->integer(setting::gpu_streams));
         d->streams_.resize(ns);
         for (auto &st : d->streams_) {
@@ -170,6 +327,7 @@ public:
 
     result<void *> alloc_segment(uint16_t seg, size_t n, std::string &blob) override {
         select();
+        if (vmm_) return alloc_vmm(seg, n, blob);
         void *p = nullptr;
         cudaError_t e = cudaMalloc(&p, n);
         if (e != cudaSuccess) {
@@ -182,19 +340,23 @@ public:
         ipc_blob b{};
         std::snprintf(b.bus_id, sizeof b.bus_id, "%s", bus_id_.c_str());
         CU_TRY(cudaIpcGetMemHandle(&b.handle, p));
-        blob = to_hex(&b, sizeof b);
+        blob = "L" + to_hex(&b, sizeof b);
         return p;
     }
 
     result<void *> map_peer(int peer, const std::string &blob, size_t n) override {
         select();
-        ipc_blob b{};
-        if (!from_hex(blob, &b, sizeof b))
+        const bool vmm = !blob.empty() && blob[0] == 'V';
+        ipc_blob lb{};
+        vmm_blob vb{};
+        if (blob.empty() || (blob[0] != 'L' && !vmm) ||
+            !(vmm ? from_hex(blob.substr(1), &vb, sizeof vb) : from_hex(blob.substr(1), &lb, sizeof lb)))
             return fail(status::bootstrap, "cuda: rank %d's segment handle is malformed", peer);
+        const char *bus = vmm ? vb.bus_id : lb.bus_id;
         int pdev = -1;
-        if (cudaDeviceGetByPCIBusId(&pdev, b.bus_id) != cudaSuccess) {
+        if (cudaDeviceGetByPCIBusId(&pdev, bus) != cudaSuccess) {
             cudaGetLastError();
-            HGASI_DEBUG("mem", "rank %d's GPU %s is not visible here: staging through host memory", peer, b.bus_id);
+            HGASI_DEBUG("mem", "rank %d's GPU %s is not visible here: staging through host memory", peer, bus);
             return static_cast<void *>(nullptr);
         }
         if (pdev != dev_) {
@@ -204,14 +366,32 @@ public:
                 HGASI_DEBUG("mem", "GPU %d has no peer access to GPU %d (rank %d): staging", dev_, pdev, peer);
                 return static_cast<void *>(nullptr);
             }
-            cudaError_t e = cudaDeviceEnablePeerAccess(pdev, 0);
-            if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) return cuda_fail("cudaDeviceEnablePeerAccess", e);
-            cudaGetLastError();
+            // Legacy mappings (and cudaMalloc'd memory in general) need peer access enabled for
+            // this context; VMM mappings get their access from cuMemSetAccess alone.
+            if (!vmm) {
+                cudaError_t e = cudaDeviceEnablePeerAccess(pdev, 0);
+                if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
+                    return cuda_fail("cudaDeviceEnablePeerAccess", e);
+                cudaGetLastError();
+            }
         }
+        if (vmm) return import_vmm(peer, pdev, vb, n);
         void *p = nullptr;
-        CU_TRY(cudaIpcOpenMemHandle(&p, b.handle, cudaIpcMemLazyEnablePeerAccess));
+        CU_TRY(cudaIpcOpenMemHandle(&p, lb.handle, cudaIpcMemLazyEnablePeerAccess));
         mapped_.push_back({static_cast<char *>(p), n, pdev});
         return p;
+    }
+
+    // Every peer has imported our fds: stop serving them and close them (the allocations stay,
+    // held by our own handles and mappings).
+    void segments_attached() override {
+        fd_server_.reset();
+        std::lock_guard<std::mutex> g(export_mu_);
+        for (auto &m : vmm_own_)
+            if (m.fd >= 0) {
+                close(m.fd);
+                m.fd = -1;
+            }
     }
 
     bool owns(const void *p, size_t n) override { return classify(p, n) == mem_class::device; }
@@ -308,6 +488,27 @@ public:
             if (pinned_[i].base == p) pinned_.erase(pinned_.begin() + static_cast<long>(i));
         cudaFreeHost(p);
     }
+    // hgas_register: mapped too, so that kernels may use the range directly (with unified
+    // addressing the device pointer of registered memory is the host pointer).
+    result<bool> register_user(void *p, size_t n) override {
+        select();
+        cudaError_t e = cudaHostRegister(p, n, cudaHostRegisterPortable | cudaHostRegisterMapped);
+        if (e == cudaErrorHostMemoryAlreadyRegistered) {  // the program registered it itself: keep that
+            cudaGetLastError();
+            return false;
+        }
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            return fail(status::invalid_arg, "hgas_register: cudaHostRegister of [%p, +%zu) failed: %s (%s)%s", p, n,
+                        cudaGetErrorString(e), cudaGetErrorName(e),
+                        e == cudaErrorInvalidValue ? " (read-only or unmapped pages?)" : "");
+        }
+        return true;
+    }
+    void unregister_user(void *p) override {
+        select();
+        if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+    }
     status register_host(void *p, size_t n) override {
         select();
         cudaError_t e = cudaHostRegister(p, n, cudaHostRegisterPortable);
@@ -343,6 +544,8 @@ private:
         for (const auto &m : pinned_)
             if (c >= m.base && c < m.base + m.size && n <= static_cast<size_t>(m.base + m.size - c))
                 return mem_class::pinned;
+        // The user's registrations (hgas_register): pinned, known without a driver call.
+        if (regs_ && regs_->find(p, n)) return mem_class::pinned;
         cudaPointerAttributes attr{};
         if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
             cudaGetLastError();
@@ -434,8 +637,123 @@ private:
     struct mem_range {
         char *base;
         size_t size;
-        int dev = -1;  // the GPU of device memory
+        int dev = -1;      // the GPU of device memory
+        bool vmm = false;  // a VMM mapping (released through vmm_own_ / vmm_mapped_)
     };
+
+    result<void *> alloc_vmm(uint16_t seg, size_t n, std::string &blob) {
+        const vmm_driver &D = vmm_drv();
+        CUmemAllocationProp prop{};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = cu_dev_;
+        prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        size_t gran = 0;
+        CU_DRV(D.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+        if (!gran) gran = 2u << 20;
+        vmm_map m;
+        m.size = (n + gran - 1) / gran * gran;
+        m.key = seg;
+        CUresult r = D.create(&m.handle, m.size, &prop, 0);
+        if (r != CUDA_SUCCESS) {
+            const char *msg = nullptr;
+            if (D.error_string) D.error_string(r, &msg);
+            return fail(status::no_memory, "cuda: cannot allocate %zu bytes on GPU %d for segment %u (cuMemCreate: %s); "
+                        "lower HGAS_CUDA_HEAP_SIZE / HGAS_CUDA_LOCAL_HEAP_SIZE", m.size, dev_, seg, msg ? msg : "?");
+        }
+        m.has_handle = true;
+        status s = [&]() -> status {
+            CU_DRV(D.reserve(&m.va, m.size, gran, 0, 0));
+            CU_DRV(D.map(m.va, m.size, 0, m.handle, 0));
+            m.mapped = true;
+            CUmemAccessDesc acc{};
+            acc.location = prop.location;
+            acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+            CU_DRV(D.set_access(m.va, m.size, &acc, 1));
+            int fd = -1;
+            CU_DRV(D.export_handle(&fd, m.handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+            m.fd = fd;
+            CU_TRY(cudaMemset(reinterpret_cast<void *>(m.va), 0, m.size));
+            CU_TRY(cudaDeviceSynchronize());
+            return status::ok;
+        }();
+        if (s != status::ok) {
+            release_vmm(m);
+            return s;
+        }
+        char *p = reinterpret_cast<char *>(m.va);
+        {
+            std::lock_guard<std::mutex> g(export_mu_);  // the fd server's thread reads vmm_own_
+            vmm_own_.push_back(m);
+        }
+        own_.push_back({p, n, dev_, true});
+        // The fd server, started with the first segment (before the segment tables are
+        // exchanged, so that it listens before any peer asks).
+        if (!fd_server_) {
+            HGAS_TRY_ASSIGN(fd_server_, fdpass::server::start(fdpass::socket_name(job_id_, rank_, "cuda-ipc"),
+                                                               [this](uint32_t key) { return exported_fd(key); }));
+        }
+        vmm_blob b{};
+        std::snprintf(b.bus_id, sizeof b.bus_id, "%s", bus_id_.c_str());
+        b.size = m.size;
+        b.key = seg;
+        blob = "V" + to_hex(&b, sizeof b);
+        return static_cast<void *>(p);
+    }
+
+    int exported_fd(uint32_t key) {
+        std::lock_guard<std::mutex> g(export_mu_);
+        for (const auto &m : vmm_own_)
+            if (m.key == key) return m.fd;
+        return -1;
+    }
+
+    result<void *> import_vmm(int peer, int pdev, const vmm_blob &b, size_t n) {
+        const vmm_driver &D = vmm_drv();
+        if (!D.complete())
+            return fail(status::unsupported, "cuda: rank %d exported its segment with VMM, but this process's driver lacks "
+                        "the VMM entry points; set HGAS_CUDA_IPC=legacy on every rank", peer);
+        if (b.size < n) return fail(status::bootstrap, "cuda: rank %d's VMM segment is smaller than its size", peer);
+        HGAS_TRY_ASSIGN(int fd, fdpass::fetch(fdpass::socket_name(job_id_, peer, "cuda-ipc"), b.key, ipc_timeout_));
+        vmm_map m;
+        m.size = b.size;
+        CUresult r = D.import_handle(&m.handle, reinterpret_cast<void *>(static_cast<uintptr_t>(fd)),
+                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        close(fd);  // the imported handle holds the allocation
+        if (r != CUDA_SUCCESS) return cu_fail("cuMemImportFromShareableHandle (a peer's segment)", r);
+        m.has_handle = true;
+        status s = [&]() -> status {
+            CUdevice pcd = 0;
+            CU_DRV(D.get(&pcd, pdev));
+            CUmemAllocationProp prop{};
+            prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+            prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            prop.location.id = pcd;
+            prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+            size_t gran = 0;
+            CU_DRV(D.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+            CU_DRV(D.reserve(&m.va, m.size, gran, 0, 0));
+            CU_DRV(D.map(m.va, m.size, 0, m.handle, 0));
+            m.mapped = true;
+            // Access for this rank's GPU (the peer's own GPU when both share one). Its driver
+            // ordinal is looked up here: this rank may export with legacy handles itself.
+            CUdevice mine = 0;
+            CU_DRV(D.get(&mine, dev_));
+            CUmemAccessDesc acc{};
+            acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            acc.location.id = mine;
+            acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+            CU_DRV(D.set_access(m.va, m.size, &acc, 1));
+            return status::ok;
+        }();
+        if (s != status::ok) {
+            release_vmm(m);
+            return s;
+        }
+        vmm_mapped_.push_back(m);
+        mapped_.push_back({reinterpret_cast<char *>(m.va), n, pdev, true});
+        return reinterpret_cast<void *>(m.va);
+    }
 
     // Device memory of this rank's GPU: its segments, same-GPU peers' segments, or the user's.
     bool on_this_gpu(const void *p, size_t n) {
@@ -453,6 +771,16 @@ private:
     }
     int dev_ = 0, count_ = 0;
     std::string bus_id_, desc_;
+    // Export (HGAS_CUDA_IPC): vmm_ true exports with VMM and POSIX fds.
+    bool vmm_ = false;
+    CUdevice cu_dev_ = 0;
+    std::string job_id_;
+    int rank_ = 0;
+    double ipc_timeout_ = 60;
+    std::vector<vmm_map> vmm_own_, vmm_mapped_;
+    std::mutex export_mu_;
+    std::unique_ptr<fdpass::server> fd_server_;
+    reg_cache *regs_ = nullptr;
     std::vector<stream_state> streams_;
     std::vector<mem_range> own_, mapped_, pinned_;
     uint64_t *amo_result_ = nullptr;
@@ -496,6 +824,31 @@ std::vector<std::string> cuda_machine() {
         char line[512];
         snprintf(line, sizeof line, "GPU %d: %s, sm_%d%d, %.0f GiB%s%s", d, p.name, p.major, p.minor,
                  p.totalGlobalMem / 1073741824.0, peers.empty() ? "" : "; peer access to GPU ", peers.c_str());
+        out.push_back(line);
+    }
+    cudaGetLastError();
+    return out;
+}
+
+std::vector<std::string> cuda_ipc_plan(const std::string &setting) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return {"HGAS_CUDA_IPC=" + setting + ", no GPU visible: nothing to export"};
+    }
+    std::vector<std::string> out;
+    for (int d = 0; d < count; ++d) {
+        std::string why;
+        const bool ok = vmm_supported(d, why);
+        std::string line = "GPU " + std::to_string(d) + ": ";
+        if (setting == "legacy")
+            line += "legacy CUDA IPC handles (HGAS_CUDA_IPC=legacy)";
+        else if (ok)
+            line += "VMM (cuMemCreate), POSIX fds passed over a Unix socket (HGAS_CUDA_IPC=" + setting + ")";
+        else if (setting == "vmm")
+            line += "refused: HGAS_CUDA_IPC=vmm but " + why;
+        else
+            line += "legacy CUDA IPC handles (HGAS_CUDA_IPC=auto: " + why + ")";
         out.push_back(line);
     }
     cudaGetLastError();

@@ -1,8 +1,9 @@
 // The gpu layer: one interface over the device runtimes hgas moves bytes with. Two
-// implementations: `cuda` (the CUDA runtime: cudaMalloc'd segments exported through CUDA IPC,
-// copies on internal streams, atomics by a one-thread kernel) and `sim` (host memory that
-// only its own copy engine may touch, with a settable latency and bandwidth, so that every
-// staging and pipelining path runs where there is no GPU).
+// implementations: `cuda` (the CUDA runtime: segments exported through CUDA IPC -- VMM with
+// POSIX-fd export, or legacy handles -- copies on internal streams, atomics by a one-thread
+// kernel) and `sim` (host memory that only its own copy engine may touch, with a settable
+// latency and bandwidth, so that every staging and pipelining path runs where there is no
+// GPU).
 //
 // Per-rank state: a rank owns one device object per kind it uses. Calls come from the rank's
 // thread, or from its progress helper while the rank's thread is inside hgas (the progress
@@ -69,13 +70,23 @@ public:
     virtual void free_pinned(void *p) = 0;
     virtual status register_host(void *p, size_t n) = 0;
     virtual void unregister_host(void *p) = 0;
+    // A user's host range (hgas_register): page-locked and mapped for the device where the
+    // device has such a thing. True when this call registered it (and unregister_user must
+    // undo it); false when there is nothing to do (sim) or the user had registered it already.
+    virtual result<bool> register_user(void *, size_t) { return false; }
+    virtual void unregister_user(void *) {}
 };
+
+class reg_cache;
 
 struct open_args {
     const settings *cfg = nullptr;
     std::string job_id;
     int rank = 0;
     int local_rank = 0;
+    // The rank's registrations of user host memory (hgas_register), consulted by copies;
+    // outlives the device.
+    reg_cache *regs = nullptr;
 };
 
 // cuda: status::unsupported in a build without CUDA or where no GPU is visible (the message
@@ -90,5 +101,8 @@ std::vector<std::string> cuda_machine();
 // Warns once per process when CUDA's lazy loading is on: kernels that wait on hgas's proxy can
 // then deadlock with another kernel's first launch (called where the device API starts).
 void warn_if_lazy_loading();
+// How the cuda heaps would be exported to same-node peers under HGAS_CUDA_IPC=`setting`
+// (auto, vmm, legacy), per visible GPU (for hgas-info).
+std::vector<std::string> cuda_ipc_plan(const std::string &setting);
 
 }  // namespace hgas::gpu

@@ -15,6 +15,9 @@ expect "same-node path" "host -> host, same node +shm" "$out"
 expect "own-rank path" "host -> host, same process +self" "$out"
 n=$(grep -c "^  HGAS_" <<<"$out")
 expect "every setting listed ($n)" "^  HGAS_DEBUG" "$out"
+expect "cuda IPC method printed" "cuda +IPC: .*HGAS_CUDA_IPC=auto" "$out"
+out=$(env HGAS_CUDA_IPC=legacy "$INFO")
+expect "cuda IPC method follows the setting" "cuda +IPC: .*legacy" "$out"
 out=$(env HGAS_TRANSPORTS=ucx "$INFO")
 expect "forced ucx" "host -> host, same process +(ucx|unreachable)" "$out"
 out=$(env HGAS_BOOT_SECRET=topsecret "$INFO")
@@ -22,5 +25,7 @@ if grep -q topsecret <<<"$out"; then echo "FAIL the secret was printed"; FAILED=
 out=$(env HGAS_TRANSPORTS=shm,rdma "$INFO" 2>&1); rc=$?
 expect "bad setting named" "HGAS_TRANSPORTS='shm,rdma': 'rdma' is not one of: self,shm,ucx" "$out"
 [ $rc -ne 0 ] && echo "ok   bad setting exits $rc" || { echo "FAIL bad setting exits 0"; FAILED=$((FAILED + 1)); }
+out=$(env HGAS_CUDA_IPC=fd "$INFO" 2>&1)
+expect "bad HGAS_CUDA_IPC named" "HGAS_CUDA_IPC='fd'.*auto,vmm,legacy" "$out"
 echo "$FAILED failed"
 [ $FAILED -eq 0 ]

@@ -20,6 +20,8 @@ TEST(ApiBeforeInit, EveryCallFailsCleanly) {
     EXPECT_EQ(hgas_get(buf, g, 8), HGAS_ERR_NOT_INITIALIZED);
     EXPECT_EQ(hgas_barrier(), HGAS_ERR_NOT_INITIALIZED);
     EXPECT_EQ(hgas_quiet(), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_EQ(hgas_register(buf, sizeof buf), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_EQ(hgas_deregister(buf), HGAS_ERR_NOT_INITIALIZED);
     int64_t old;
     EXPECT_EQ(hgas_atomic_fetch_add64(g, 1, &old), HGAS_ERR_NOT_INITIALIZED);
     EXPECT_EQ(hgas_local_addr(g), nullptr);

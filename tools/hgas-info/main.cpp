@@ -84,6 +84,8 @@ int main(int argc, char **argv) {
     // Device memory: what this machine has and the path each (kinds, locality) pair takes.
     std::printf("\ndevice memory:\n");
     for (const auto &l : gpu::cuda_machine()) std::printf("  cuda  %s\n", l.c_str());
+    // How the cuda heaps are exported to same-node peers (HGAS_CUDA_IPC).
+    for (const auto &l : gpu::cuda_ipc_plan(cfg->text(setting::cuda_ipc))) std::printf("  cuda  IPC: %s\n", l.c_str());
     const bool sim = cfg->bytes(setting::sim_heap_size) > 0;
     std::printf("  sim   %s\n", sim ? (std::string("on, ") + cfg->value_text(setting::sim_heap_size) + " per rank, latency " +
                                        cfg->value_text(setting::sim_latency_us) + " us, bandwidth " +
@@ -100,7 +102,8 @@ int main(int argc, char **argv) {
     std::printf("  device <-> device, same process  %scopy engine above\n", agent.c_str());
     std::printf("  device <-> device, same node     %s\n",
                 forced == "staged" ? staged.c_str()
-                                   : ("copy engine into the peer's memory mapped by CUDA IPC where the GPUs have peer "
+                                   : ("copy engine into the peer's memory mapped by CUDA IPC (HGAS_CUDA_IPC=" +
+                                      cfg->text(setting::cuda_ipc) + ", 'cuda IPC' above) where the GPUs have peer "
                                       "access (same GPU or a 'yes' above); otherwise " +
                                       (forced == "direct" ? std::string("refused (HGAS_PATH=direct)") : staged))
                                          .c_str());

@@ -1,0 +1,178 @@
+// hgas_register / hgas_deregister: user host buffers (malloc'd, on the stack of a test, a
+// global) registered and used as sources and destinations of every put/get form against
+// device memory of every rank (HGAS_TEST_KIND: sim by default, cuda on a GPU machine), with
+// value checks; and the bad inputs, each with its message.
+//
+// With kind sim the registration is recorded only (nothing to pin); with kind cuda it is a
+// cudaHostRegister and the copies run from page-locked memory.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "rank_test.hpp"
+
+namespace {
+
+int me() { return hgas_rank_me(); }
+int n() { return hgas_rank_n(); }
+
+hgas_kind_t device_kind() {
+    const char *e = std::getenv("HGAS_TEST_KIND");
+    return e && std::strcmp(e, "cuda") == 0 ? HGAS_KIND_CUDA : HGAS_KIND_SIM;
+}
+
+unsigned char pat(int w, int t, size_t i, int salt) { return pattern(w, t, i + salt * 977); }
+
+// A global: the program's static data may be registered too.
+unsigned char g_static_buf[1 << 16];
+
+bool has(const char *text) { return std::strstr(hgas_last_error(), text) != nullptr; }
+
+void check_put_get(unsigned char *src, unsigned char *back, size_t maxsz, const char *what) {
+    const hgas_kind_t D = device_kind();
+    const size_t sizes[] = {8, 4097, maxsz};
+    void *dst;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(maxsz * n(), D, &dst));
+    int salt = 0;
+    for (size_t sz : sizes) {
+        for (int form = 0; form < 2; ++form, ++salt) {  // 0: blocking, 1: _nbi + quiet
+            for (int t = 0; t < n(); ++t) {
+                for (size_t i = 0; i < sz; ++i) src[i] = pat(me(), t, i, salt);
+                hgas_gptr_t g = gp(static_cast<char *>(dst) + maxsz * me(), t);
+                if (form) {
+                    HGAS_OK_OR_FAIL(hgas_put_nbi(g, src, sz));
+                    HGAS_OK_OR_FAIL(hgas_quiet());  // src is rewritten for the next target
+                } else {
+                    HGAS_OK_OR_FAIL(hgas_put(g, src, sz));
+                }
+            }
+            HGAS_OK_OR_FAIL(hgas_barrier());
+            // Every writer's block, read back from this rank's device memory into `back`.
+            for (int w = 0; w < n(); ++w) {
+                hgas_gptr_t g = gp(static_cast<char *>(dst) + maxsz * w, me());
+                std::memset(back, 0xee, sz);
+                if (form) {
+                    HGAS_OK_OR_FAIL(hgas_get_nbi(back, g, sz));
+                    HGAS_OK_OR_FAIL(hgas_quiet());
+                } else {
+                    HGAS_OK_OR_FAIL(hgas_get(back, g, sz));
+                }
+                for (size_t i = 0; i < sz; ++i)
+                    ASSERT_EQ(back[i], pat(w, me(), i, salt))
+                        << what << ": size " << sz << " form " << form << " writer " << w << " byte " << i;
+            }
+            // And from every other rank's memory (remote get into the registered buffer).
+            const int t = (me() + 1) % n();
+            hgas_gptr_t g = gp(static_cast<char *>(dst) + maxsz * me(), t);
+            std::memset(back, 0, sz);
+            HGAS_OK_OR_FAIL(hgas_get(back, g, sz));
+            for (size_t i = 0; i < sz; ++i)
+                ASSERT_EQ(back[i], pat(me(), t, i, salt)) << what << ": remote get from rank " << t << " byte " << i;
+            HGAS_OK_OR_FAIL(hgas_barrier());
+        }
+    }
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+}  // namespace
+
+TEST(Register, PutGetWithRegisteredHeapBuffers) {
+    ASSERT_TRUE(hgas_kind_available(device_kind())) << "kind " << hgas_kind_name(device_kind()) << " is off";
+    const size_t maxsz = (1 << 20) + 13;
+    std::vector<unsigned char> src(maxsz), back(maxsz);
+    HGAS_OK_OR_FAIL(hgas_register(src.data(), src.size()));
+    HGAS_OK_OR_FAIL(hgas_register(back.data(), back.size()));
+    check_put_get(src.data(), back.data(), maxsz, "malloc'd buffers");
+    // A part of a registered range is registered too: offsets into both buffers.
+    check_put_get(src.data() + 4099, back.data() + 1, maxsz - 4099, "inner parts");
+    HGAS_OK_OR_FAIL(hgas_deregister(src.data()));
+    HGAS_OK_OR_FAIL(hgas_deregister(back.data()));
+    // Unregistered again: the same transfers still work (pageable copies).
+    check_put_get(src.data(), back.data(), maxsz, "after deregistering");
+}
+
+TEST(Register, GlobalsAndHostTargets) {
+    ASSERT_TRUE(hgas_kind_available(device_kind()));
+    // The program's static data (its own segment in hgas) may be registered.
+    HGAS_OK_OR_FAIL(hgas_register(g_static_buf, sizeof g_static_buf));
+    std::vector<unsigned char> back(sizeof g_static_buf);
+    check_put_get(g_static_buf, back.data(), sizeof g_static_buf, "a registered global");
+    // A registered buffer against host memory of every rank (the host-only paths).
+    void *host;
+    HGAS_OK_OR_FAIL(hgas_malloc(sizeof g_static_buf * n(), &host));
+    for (int t = 0; t < n(); ++t) {
+        for (size_t i = 0; i < sizeof g_static_buf; ++i) g_static_buf[i] = pat(me(), t, i, 99);
+        HGAS_OK_OR_FAIL(hgas_put(gp(static_cast<char *>(host) + sizeof g_static_buf * me(), t), g_static_buf,
+                                 sizeof g_static_buf));
+    }
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    const int w = (me() + n() - 1) % n();
+    HGAS_OK_OR_FAIL(hgas_get(g_static_buf, gp(static_cast<char *>(host) + sizeof g_static_buf * w, me()),
+                             sizeof g_static_buf));
+    for (size_t i = 0; i < sizeof g_static_buf; ++i) ASSERT_EQ(g_static_buf[i], pat(w, me(), i, 99)) << i;
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_free(host));
+    HGAS_OK_OR_FAIL(hgas_deregister(g_static_buf));
+}
+
+TEST(Register, BadInputGetsClearErrors) {
+    const hgas_kind_t D = device_kind();
+    // Page-aligned, so that the adjacent registrations below share no page (the GPU pins
+    // whole pages: cudaHostRegister refuses a page that is registered already).
+    std::unique_ptr<char, decltype(&std::free)> buf(static_cast<char *>(std::aligned_alloc(4096, 1 << 16)), &std::free);
+    ASSERT_NE(buf, nullptr);
+    char *b = buf.get();
+    EXPECT_EQ(hgas_register(nullptr, 64), HGAS_ERR_INVALID_ARG);
+    EXPECT_TRUE(has("NULL")) << hgas_last_error();
+    EXPECT_EQ(hgas_register(b, 0), HGAS_ERR_INVALID_ARG);
+    EXPECT_TRUE(has("size 0")) << hgas_last_error();
+    EXPECT_EQ(hgas_register(b, SIZE_MAX), HGAS_ERR_INVALID_ARG);
+    EXPECT_TRUE(has("wraps")) << hgas_last_error();
+    HGAS_OK_OR_FAIL(hgas_register(b + 4096, 8192));
+    // Overlaps: inside, straddling either end, around, the same range again.
+    for (auto [off, len] : {std::pair<size_t, size_t>{5000, 10}, {0, 4097}, {12287, 100}, {0, 1 << 16}, {4096, 8192}}) {
+        EXPECT_EQ(hgas_register(b + off, len), HGAS_ERR_INVALID_ARG) << off << "+" << len;
+        EXPECT_TRUE(has("overlaps the registered range")) << hgas_last_error();
+    }
+    // Adjacent ranges are fine.
+    HGAS_OK_OR_FAIL(hgas_register(b, 4096));
+    HGAS_OK_OR_FAIL(hgas_register(b + 12288, 4096));
+    // Deregistering: not the start, not registered, NULL, twice.
+    EXPECT_EQ(hgas_deregister(b + 5000), HGAS_ERR_INVALID_ARG);
+    EXPECT_TRUE(has("is not its start")) << hgas_last_error();
+    EXPECT_EQ(hgas_deregister(b + 20000), HGAS_ERR_INVALID_ARG);
+    EXPECT_TRUE(has("is not registered")) << hgas_last_error();
+    EXPECT_EQ(hgas_deregister(nullptr), HGAS_ERR_INVALID_ARG);
+    EXPECT_TRUE(has("NULL")) << hgas_last_error();
+    HGAS_OK_OR_FAIL(hgas_deregister(b + 4096));
+    EXPECT_EQ(hgas_deregister(b + 4096), HGAS_ERR_INVALID_ARG);
+    EXPECT_TRUE(has("is not registered")) << hgas_last_error();
+    HGAS_OK_OR_FAIL(hgas_deregister(b));
+    HGAS_OK_OR_FAIL(hgas_deregister(b + 12288));
+    // hgas's own memory: the host heaps (registered already) and device memory (needs none).
+    void *heap;
+    HGAS_OK_OR_FAIL(hgas_malloc(4096, &heap));
+    EXPECT_EQ(hgas_register(heap, 4096), HGAS_ERR_INVALID_ARG);
+    EXPECT_TRUE(has("host heap")) << hgas_last_error();
+    hgas_gptr_t local;
+    HGAS_OK_OR_FAIL(hgas_alloc(256, &local));
+    EXPECT_EQ(hgas_register(hgas_local_addr(local), 256), HGAS_ERR_INVALID_ARG);
+    EXPECT_TRUE(has("host heap")) << hgas_last_error();
+    HGAS_OK_OR_FAIL(hgas_dealloc(local));
+    if (hgas_kind_available(D)) {
+        void *dev;
+        HGAS_OK_OR_FAIL(hgas_malloc_kind(4096, D, &dev));
+        EXPECT_EQ(hgas_register(dev, 4096), HGAS_ERR_INVALID_ARG);
+        EXPECT_TRUE(has(hgas_kind_name(D))) << hgas_last_error();
+        HGAS_OK_OR_FAIL(hgas_free(dev));
+    }
+    HGAS_OK_OR_FAIL(hgas_free(heap));
+}
+
+TEST(Register, LeftRegisteredAtFinalize) {
+    // Released by hgas_finalize (rank_main's), which must not fail because of it. Static: the
+    // buffer outlives the registration.
+    static std::vector<char> kept(1 << 20);
+    HGAS_OK_OR_FAIL(hgas_register(kept.data(), kept.size()));
+}

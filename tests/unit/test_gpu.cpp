@@ -1,0 +1,248 @@
+// The CPU-testable parts of the gpu layer: the registration cache (interval map with LRU
+// eviction) and fd passing between processes (what the cuda device's VMM export uses to hand
+// its POSIX fds to same-node ranks), checked with a memfd whose contents both sides see.
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "base/status.hpp"
+#include "gpu/fd_pass.hpp"
+#include "gpu/reg_cache.hpp"
+
+using namespace hgas;
+using gpu::reg_cache;
+
+namespace {
+
+reg_cache::entry ent(uintptr_t base, size_t size, bool cached = false) {
+    reg_cache::entry e;
+    e.base = base;
+    e.size = size;
+    e.cached = cached;
+    return e;
+}
+const void *at(uintptr_t a) { return reinterpret_cast<const void *>(a); }
+
+}  // namespace
+
+TEST(RegCache, InsertAndLookup) {
+    reg_cache c;
+    ASSERT_TRUE(c.insert(ent(0x10000, 0x1000)));
+    ASSERT_TRUE(c.insert(ent(0x20000, 0x100)));
+    reg_cache::entry e;
+    EXPECT_TRUE(c.find(at(0x10000), 0x1000, &e));
+    EXPECT_EQ(e.base, 0x10000u);
+    EXPECT_EQ(e.size, 0x1000u);
+    EXPECT_TRUE(c.find(at(0x10800), 0x800));
+    EXPECT_TRUE(c.find(at(0x10fff), 0));   // n 0 counts as one byte
+    EXPECT_FALSE(c.find(at(0x10800), 0x801));  // runs past the end
+    EXPECT_FALSE(c.find(at(0x11000), 1));      // just past
+    EXPECT_FALSE(c.find(at(0xffff), 2));       // starts before
+    EXPECT_FALSE(c.find(at(0x1ffff), 2));      // spans a gap into the next entry
+    EXPECT_TRUE(c.find(at(0x200ff), 1));
+    EXPECT_EQ(c.count(), 2u);
+    EXPECT_EQ(c.explicit_bytes(), 0x1100u);
+    EXPECT_EQ(c.cached_bytes(), 0u);
+}
+
+TEST(RegCache, OverlapsAreRefused) {
+    reg_cache c;
+    ASSERT_TRUE(c.insert(ent(0x10000, 0x1000)));
+    reg_cache::entry clash;
+    EXPECT_FALSE(c.insert(ent(0x10fff, 0x10), &clash));  // tail
+    EXPECT_EQ(clash.base, 0x10000u);
+    EXPECT_FALSE(c.insert(ent(0xf000, 0x1001), &clash));  // head
+    EXPECT_EQ(clash.base, 0x10000u);
+    EXPECT_FALSE(c.insert(ent(0x10100, 0x10)));           // inside
+    EXPECT_FALSE(c.insert(ent(0x8000, 0x10000)));         // around
+    EXPECT_FALSE(c.insert(ent(0x10000, 0x1000)));         // the same
+    EXPECT_FALSE(c.insert(ent(0x30000, 0)));              // empty
+    EXPECT_TRUE(c.insert(ent(0xf000, 0x1000)));           // adjacent below
+    EXPECT_TRUE(c.insert(ent(0x11000, 0x1000)));          // adjacent above
+    EXPECT_TRUE(c.overlaps(at(0x10fff), 1));
+    EXPECT_FALSE(c.overlaps(at(0x12000), 0x1000));
+    EXPECT_TRUE(c.overlaps(at(0xe000), 0x1001, &clash));
+    EXPECT_EQ(clash.base, 0xf000u);
+    // Near the top of the address space: no wrap-around.
+    EXPECT_TRUE(c.insert(ent(UINTPTR_MAX - 0xfff, 0x1000)));
+    EXPECT_TRUE(c.find(at(UINTPTR_MAX - 1), 1));
+    EXPECT_FALSE(c.insert(ent(UINTPTR_MAX - 0x10, 0x100)));
+}
+
+TEST(RegCache, RemoveByStartOnly) {
+    reg_cache c;
+    ASSERT_TRUE(c.insert(ent(0x10000, 0x1000)));
+    EXPECT_FALSE(c.remove(at(0x10800)));  // inside, not the start
+    reg_cache::entry e;
+    EXPECT_TRUE(c.remove(at(0x10000), &e));
+    EXPECT_EQ(e.size, 0x1000u);
+    EXPECT_FALSE(c.remove(at(0x10000)));  // twice
+    EXPECT_FALSE(c.find(at(0x10000), 1));
+    EXPECT_EQ(c.count(), 0u);
+    EXPECT_EQ(c.explicit_bytes(), 0u);
+    EXPECT_TRUE(c.insert(ent(0x10800, 0x1000)));  // the range is free again
+}
+
+TEST(RegCache, LruEvictionSparesExplicitEntries) {
+    reg_cache c;
+    ASSERT_TRUE(c.insert(ent(0x100000, 0x1000)));         // explicit
+    ASSERT_TRUE(c.insert(ent(0x200000, 0x1000, true)));   // cached, oldest
+    ASSERT_TRUE(c.insert(ent(0x300000, 0x2000, true)));
+    ASSERT_TRUE(c.insert(ent(0x400000, 0x1000, true)));
+    EXPECT_EQ(c.cached_bytes(), 0x4000u);
+    EXPECT_EQ(c.explicit_bytes(), 0x1000u);
+    EXPECT_TRUE(c.find(at(0x200010), 8));  // the oldest becomes the newest
+    EXPECT_TRUE(c.evict(0x4000).empty()); // within the limit: nothing
+    auto out = c.evict(0x2000);           // 0x300000 (LRU, 0x2000) goes; that is enough
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].base, 0x300000u);
+    EXPECT_EQ(c.cached_bytes(), 0x2000u);
+    out = c.evict(0);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].base, 0x400000u);  // least recently used first
+    EXPECT_EQ(out[1].base, 0x200000u);
+    EXPECT_EQ(c.cached_bytes(), 0u);
+    EXPECT_EQ(c.count(), 1u);  // the explicit one stays
+    EXPECT_TRUE(c.find(at(0x100000), 0x1000));
+    auto all = c.clear();
+    EXPECT_EQ(all.size(), 1u);
+    EXPECT_EQ(c.count(), 0u);
+}
+
+TEST(RegCache, ThreadsInsertFindRemove) {
+    reg_cache c;
+    constexpr int threads = 4, per = 2000;
+    std::atomic<int> bad{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+        ts.emplace_back([&, t] {
+            for (int i = 0; i < per; ++i) {
+                const uintptr_t b = (static_cast<uintptr_t>(t) << 32) + static_cast<uintptr_t>(i) * 0x2000;
+                if (!c.insert(ent(b, 0x1000))) ++bad;
+                if (!c.find(at(b + 0x10), 0x100)) ++bad;
+                if (i % 2 && !c.remove(at(b))) ++bad;
+            }
+        });
+    for (auto &t : ts) t.join();
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_EQ(c.count(), static_cast<size_t>(threads * per / 2));
+}
+
+// --- fd passing ------------------------------------------------------------------------------
+
+namespace {
+
+std::string unique_name(const char *what) {
+    return gpu::fdpass::socket_name("unit" + std::to_string(getpid()), 0, what);
+}
+
+int make_memfd(const char *text) {
+    const int fd = memfd_create("hgas-test", MFD_CLOEXEC);
+    if (fd < 0) return -1;
+    if (ftruncate(fd, 4096) != 0) return -1;
+    if (pwrite(fd, text, std::strlen(text) + 1, 0) < 0) return -1;
+    return fd;
+}
+
+}  // namespace
+
+TEST(FdPass, MemfdBetweenTwoProcesses) {
+    const int memfd = make_memfd("exported by the parent");
+    ASSERT_GE(memfd, 0);
+    auto srv = gpu::fdpass::server::start(unique_name("memfd"), [&](uint32_t key) { return key == 7 ? memfd : -1; });
+    ASSERT_TRUE(srv.ok()) << last_error();
+    const std::string name = (*srv)->name();
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // The importer: its fd is a different number for the same file; map it, check what
+        // the parent wrote, and answer through the shared pages.
+        auto fd = gpu::fdpass::fetch(name, 7, 10);
+        if (!fd.ok()) _exit(10);
+        void *p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+        if (p == MAP_FAILED) _exit(11);
+        if (std::strcmp(static_cast<char *>(p), "exported by the parent") != 0) _exit(12);
+        std::strcpy(static_cast<char *>(p) + 1024, "seen by the child");
+        auto none = gpu::fdpass::fetch(name, 8, 10);  // a key the server does not know
+        if (none.ok()) _exit(13);
+        _exit(0);
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(child, &st, 0), child);
+    ASSERT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 0) << "10: fetch failed, 11: mmap, 12: wrong contents, 13: unknown key answered";
+    char buf[64] = {};
+    ASSERT_GT(pread(memfd, buf, sizeof buf, 1024), 0);
+    EXPECT_STREQ(buf, "seen by the child");
+    EXPECT_EQ((*srv)->served(), 2u);
+    srv->reset();
+    close(memfd);
+}
+
+TEST(FdPass, ManyFetchesAndDistinctKeys) {
+    const int a = make_memfd("segment a"), b = make_memfd("segment b");
+    ASSERT_GE(a, 0);
+    ASSERT_GE(b, 0);
+    auto srv = gpu::fdpass::server::start(unique_name("many"), [&](uint32_t key) { return key == 1 ? a : key == 2 ? b : -1; });
+    ASSERT_TRUE(srv.ok()) << last_error();
+    for (int i = 0; i < 50; ++i) {
+        const uint32_t key = 1 + i % 2;
+        auto fd = gpu::fdpass::fetch((*srv)->name(), key, 10);
+        ASSERT_TRUE(fd.ok()) << last_error();
+        EXPECT_NE(*fd, a);
+        EXPECT_NE(*fd, b);
+        char buf[16] = {};
+        ASSERT_GT(pread(*fd, buf, sizeof buf, 0), 0);
+        EXPECT_STREQ(buf, key == 1 ? "segment a" : "segment b");
+        close(*fd);
+    }
+    close(a);
+    close(b);
+}
+
+TEST(FdPass, ErrorsNameTheSocket) {
+    // Nobody listens: a clear error once the deadline passes.
+    const std::string name = unique_name("nobody");
+    auto fd = gpu::fdpass::fetch(name, 1, 0.05);
+    ASSERT_FALSE(fd.ok());
+    EXPECT_NE(last_error().find("@" + name), std::string::npos) << last_error();
+    // Unknown key.
+    auto srv = gpu::fdpass::server::start(unique_name("unknown"), [](uint32_t) { return -1; });
+    ASSERT_TRUE(srv.ok()) << last_error();
+    fd = gpu::fdpass::fetch((*srv)->name(), 3, 5);
+    ASSERT_FALSE(fd.ok());
+    EXPECT_NE(last_error().find("no fd for key 3"), std::string::npos) << last_error();
+    // The same name twice: the second server is refused, with the reason.
+    auto again = gpu::fdpass::server::start((*srv)->name(), [](uint32_t) { return -1; });
+    ASSERT_FALSE(again.ok());
+    EXPECT_NE(last_error().find("cannot bind"), std::string::npos) << last_error();
+}
+
+TEST(FdPass, ServerStartedLateIsWaitedFor) {
+    // An importer that asks before the exporter listens retries until it does.
+    const int memfd = make_memfd("late");
+    ASSERT_GE(memfd, 0);
+    const std::string name = unique_name("late");
+    std::unique_ptr<gpu::fdpass::server> srv;
+    std::thread starter([&] {
+        usleep(100000);
+        auto s = gpu::fdpass::server::start(name, [&](uint32_t) { return memfd; });
+        if (s.ok()) srv = std::move(*s);
+    });
+    auto fd = gpu::fdpass::fetch(name, 0, 10);
+    starter.join();
+    ASSERT_TRUE(fd.ok()) << last_error();
+    char buf[8] = {};
+    ASSERT_GT(pread(*fd, buf, sizeof buf, 0), 0);
+    EXPECT_STREQ(buf, "late");
+    close(*fd);
+    close(memfd);
+}
