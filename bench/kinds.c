@@ -12,7 +12,10 @@
  * destination kind on the target rank (and the reverse for get). Every size is checked once
  * (read back through hgas) before it is timed.
  *
- * Usage: hgasrun -n 1|2 hgas-bench-kinds [--kind cuda|sim] [--dirs d2d,h2d,d2h] [--peer] [common options]
+ * Usage: hgasrun -n 1|2 hgas-bench-kinds [--kind cuda|sim] [--dirs d2d,h2d,d2h] [--peer] [--register]
+ *        [common options]
+ * --register: the host buffers (malloc'd user memory) are registered with hgas_register first,
+ * so h2d and d2h show what registration buys over the driver's pageable copies.
  * (the common options are in bench_common.h). --transport labels the path; --peer says the two
  * ranks use different GPUs (direction d2d-peer, as the peers name it). Output: one JSON record
  * per point in the GPU peers' shape (bench put_lat/put_bw/get_lat/get_bw, path, direction). */
@@ -34,6 +37,7 @@ enum { MAXB = 64 };
 static int me, target;
 static hgas_kind_t dev_kind = HGAS_KIND_CUDA;
 static int peer_gpu = 0; /* --peer: the two ranks use different GPUs (direction d2d-peer) */
+static int reg_host = 0; /* --register: user host buffers are registered with hgas_register */
 
 /* One JSON record in the GPU peers' shape (bench/gpu/gpu_common.h): the operation as `bench`,
  * the direction and the path as fields, so that bench-plot.py lines hgas up with its peers. */
@@ -77,18 +81,24 @@ typedef struct buf {
 
 static void buf_alloc(buf_t *b, hgas_kind_t k, size_t n) {
     if (k == HGAS_KIND_HOST) {
-        b->p = malloc(n);
+        /* Whole pages: a registration pins whole pages, and two buffers must not share one. */
+        b->p = aligned_alloc(4096, (n + 4095) & ~(size_t)4095);
         if (!b->p) { fprintf(stderr, "hgas-bench-kinds: out of memory\n"); hgas_abort(1, "oom"); }
         memset(b->p, 0, n);
         b->sym = 0;
+        if (reg_host) CHECK(hgas_register(b->p, n));
     } else {
         CHECK(hgas_malloc_kind(n, k, &b->p));
         b->sym = 1;
     }
 }
 static void buf_free(buf_t *b) {
-    if (b->sym) CHECK(hgas_free(b->p));
-    else free(b->p);
+    if (b->sym) {
+        CHECK(hgas_free(b->p));
+        return;
+    }
+    if (reg_host) CHECK(hgas_deregister(b->p));
+    free(b->p);
 }
 
 /* Writes / checks a pattern in local memory of any kind (device memory through hgas). */
@@ -214,6 +224,8 @@ int main(int argc, char **argv) {
             ++i;
         } else if (!strcmp(argv[i], "--peer")) {
             peer_gpu = 1;
+        } else if (!strcmp(argv[i], "--register")) {
+            reg_host = 1;
         } else if (!strcmp(argv[i], "--dirs") && i + 1 < argc) {
             dirs = argv[++i];
         } else {

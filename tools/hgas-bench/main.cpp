@@ -697,6 +697,8 @@ int run_gpu(const options &o) {
         return 1;
     }
     add("hgas: same process", {run, "-n", "1", kinds, "--kind", "cuda", "--transport", "self"});
+    add("hgas: same process, registered host buffers",
+        {run, "-n", "1", kinds, "--kind", "cuda", "--dirs", "h2d,d2h", "--register", "--transport", "self-registered"});
     add("hgas: one GPU, two ranks", {run, "-n", "2", kinds, "--kind", "cuda", "--transport", "same-gpu"},
         {{"CUDA_VISIBLE_DEVICES", "0"}});
     add("hgas: device API (kernels, stream operations)", {run, "-n", "2", gpu + "/hgas-device-bench"});
