@@ -117,10 +117,12 @@ static long check_local(buf_t *b, size_t n, unsigned round, unsigned char *tmp) 
     return bench_check(tmp, n, round);
 }
 
-static long window_of(size_t s) {
-    if (s <= 65536) return 16;
-    long w = (long)((16u << 20) / s);
-    return w < 1 ? 1 : w;
+/* Operations per quiet: the peers' window (bench/gpu/gpu_common.h gpu_bw_ops: up to 1000
+ * operations or 256 MiB, at least 2), so that hgas's put_nbi...quiet and the peers'
+ * cudaMemcpyAsync...synchronize are timed alike. (A 16 MiB window put one quiet, a full
+ * synchronization, after every 32 MiB transfer: 5% of the time at that size.) */
+static long window_of(const bench_opts_t *o, size_t s) {
+    return bench_iters(s, o->quick ? 200 : 1000, o->quick ? 64.0 * (1 << 20) : 256.0 * (1 << 20), o->quick ? 1 : 2);
 }
 
 static void run_dir(const bench_opts_t *o, const dir_t *d) {
@@ -180,7 +182,7 @@ static void run_dir(const bench_opts_t *o, const dir_t *d) {
                         }
                         report(o, name, d->name, s, samples, o->batches, iters, 0, all_ok);
                     } else {
-                        const long window = window_of(s);
+                        const long window = window_of(o, s);
                         const long rounds = bench_iters(s * (size_t)window, o->quick ? 20 : 100,
                                                         o->quick ? 256e6 : 1e9, 2);
                         for (int w = 0; w < 2; ++w) { /* warm-up */
