@@ -21,7 +21,6 @@
 // - The runtime is linked statically and finds the driver with dlopen, so a build with CUDA
 //   runs on machines without one: open_cuda then reports "no GPU" and the kind is off.
 #include <cuda_runtime.h>
-#include <cudaTypedefs.h>  // the driver API's types and PFN_* (header only: nothing is linked)
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,6 +34,7 @@
 #include "base/log.hpp"
 #include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
+#include "gpu/cuda_vmm.hpp"
 #include "gpu/fd_pass.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/reg_cache.hpp"
@@ -89,117 +89,6 @@ struct vmm_blob {
     uint32_t key;   // what to ask the exporter's fd server for: the segment number
 };
 
-// The driver's VMM entry points, looked up once per process (facts of the driver).
-struct vmm_driver {
-    PFN_cuDeviceGet_v2000 get = nullptr;
-    PFN_cuDeviceGetAttribute_v2000 attr = nullptr;
-    PFN_cuGetErrorString_v6000 error_string = nullptr;
-    PFN_cuMemGetAllocationGranularity_v10020 granularity = nullptr;
-    PFN_cuMemCreate_v10020 create = nullptr;
-    PFN_cuMemRelease_v10020 release = nullptr;
-    PFN_cuMemAddressReserve_v10020 reserve = nullptr;
-    PFN_cuMemAddressFree_v10020 address_free = nullptr;
-    PFN_cuMemMap_v10020 map = nullptr;
-    PFN_cuMemUnmap_v10020 unmap = nullptr;
-    PFN_cuMemSetAccess_v10020 set_access = nullptr;
-    PFN_cuMemExportToShareableHandle_v10020 export_handle = nullptr;
-    PFN_cuMemImportFromShareableHandle_v10020 import_handle = nullptr;
-    bool complete() const {
-        return get && attr && granularity && create && release && reserve && address_free && map && unmap &&
-               set_access && export_handle && import_handle;
-    }
-};
-
-template <class F>
-void lookup(const char *name, unsigned version, F &out) {
-    void *p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-        out = reinterpret_cast<F>(p);
-    else
-        cudaGetLastError();
-}
-
-const vmm_driver &vmm_drv() {
-    static vmm_driver d;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        lookup("cuDeviceGet", 2000, d.get);
-        lookup("cuDeviceGetAttribute", 2000, d.attr);
-        lookup("cuGetErrorString", 6000, d.error_string);
-        // 10020: the VMM API as introduced in CUDA 10.2, unchanged since.
-        lookup("cuMemGetAllocationGranularity", 10020, d.granularity);
-        lookup("cuMemCreate", 10020, d.create);
-        lookup("cuMemRelease", 10020, d.release);
-        lookup("cuMemAddressReserve", 10020, d.reserve);
-        lookup("cuMemAddressFree", 10020, d.address_free);
-        lookup("cuMemMap", 10020, d.map);
-        lookup("cuMemUnmap", 10020, d.unmap);
-        lookup("cuMemSetAccess", 10020, d.set_access);
-        lookup("cuMemExportToShareableHandle", 10020, d.export_handle);
-        lookup("cuMemImportFromShareableHandle", 10020, d.import_handle);
-    });
-    return d;
-}
-
-status cu_fail(const char *what, CUresult r) {
-    const char *msg = nullptr;
-    if (vmm_drv().error_string) vmm_drv().error_string(r, &msg);
-    return fail(status::transport, "cuda: %s failed: %s (CUresult %d)", what, msg ? msg : "unknown error",
-                static_cast<int>(r));
-}
-
-#define CU_DRV(call)                                                        \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_ != CUDA_SUCCESS) return cu_fail(#call, r_);                  \
-    } while (0)
-
-// Whether GPU `dev` can export VMM allocations as POSIX fds; `why` says what is missing.
-bool vmm_supported(int dev, std::string &why) {
-    const vmm_driver &D = vmm_drv();
-    if (!D.complete()) {
-        why = "the driver does not provide the VMM entry points (cuMemCreate and friends)";
-        return false;
-    }
-    CUdevice cd = 0;
-    if (D.get(&cd, dev) != CUDA_SUCCESS) {
-        why = "cuDeviceGet failed";
-        return false;
-    }
-    int v = 0;
-    if (D.attr(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cd) != CUDA_SUCCESS || !v) {
-        why = "the device reports no VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED";
-        return false;
-    }
-    v = 0;
-    if (D.attr(&v, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, cd) != CUDA_SUCCESS || !v) {
-        why = "the device reports no HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED";
-        return false;
-    }
-    return true;
-}
-
-// One VMM mapping (own or imported) and what undoing it takes.
-struct vmm_map {
-    CUdeviceptr va = 0;
-    size_t size = 0;
-    CUmemGenericAllocationHandle handle = 0;
-    bool has_handle = false, mapped = false;
-    int fd = -1;        // own: the exported fd, until every peer has imported it
-    uint32_t key = 0;   // own: the segment
-};
-
-void release_vmm(vmm_map &m) {
-    const vmm_driver &D = vmm_drv();
-    if (m.mapped) D.unmap(m.va, m.size);
-    if (m.va) D.address_free(m.va, m.size);
-    if (m.has_handle) D.release(m.handle);
-    if (m.fd >= 0) close(m.fd);
-    m = vmm_map{};
-}
-
 std::string to_hex(const void *p, size_t n) {
     static const char *d = "0123456789abcdef";
     std::string s;
@@ -241,8 +130,8 @@ public:
             if (!m.vmm) cudaIpcCloseMemHandle(m.base);
         for (auto &m : own_)
             if (!m.vmm) cudaFree(m.base);
-        for (auto &m : vmm_mapped_) release_vmm(m);
-        for (auto &m : vmm_own_) release_vmm(m);
+        for (auto &m : vmm_mapped_) vmm::release(m);
+        for (auto &m : vmm_own_) vmm::release(m);
         for (auto &st : streams_) {
             for (auto e : st.ev) cudaEventDestroy(e);
             cudaStreamDestroy(st.s);
@@ -285,7 +174,7 @@ public:
         // a silent fallback: the user asked for it.
         const std::string &ipc = a.cfg->text(setting::cuda_ipc);
         std::string why;
-        const bool vmm_ok = ipc != "legacy" && vmm_supported(d->dev_, why);
+        const bool vmm_ok = ipc != "legacy" && vmm::supported(d->dev_, why);
         if (ipc == "vmm" && !vmm_ok)
             return fail(status::invalid_setting, "HGAS_CUDA_IPC=vmm, but GPU %d (%s) cannot export VMM memory as POSIX "
                         "file descriptors: %s; use HGAS_CUDA_IPC=auto or legacy", d->dev_, prop.name, why.c_str());
@@ -293,8 +182,6 @@ public:
         if (ipc == "auto" && !vmm_ok)
             HGASI_DEBUG("mem", "GPU %d: legacy CUDA IPC handles (HGAS_CUDA_IPC=auto): %s", d->dev_, why.c_str());
         if (d->vmm_) {
-            if (vmm_drv().get(&d->cu_dev_, d->dev_) != CUDA_SUCCESS)
-                return fail(status::transport, "cuda: cuDeviceGet(%d) failed", d->dev_);
             d->desc_ += ", ipc vmm";
         } else {
             d->desc_ += ", ipc legacy";
@@ -642,43 +529,14 @@ private:
     };
 
     result<void *> alloc_vmm(uint16_t seg, size_t n, std::string &blob) {
-        const vmm_driver &D = vmm_drv();
-        CUmemAllocationProp prop{};
-        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        prop.location.id = cu_dev_;
-        prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-        size_t gran = 0;
-        CU_DRV(D.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
-        if (!gran) gran = 2u << 20;
-        vmm_map m;
-        m.size = (n + gran - 1) / gran * gran;
-        m.key = seg;
-        CUresult r = D.create(&m.handle, m.size, &prop, 0);
-        if (r != CUDA_SUCCESS) {
-            const char *msg = nullptr;
-            if (D.error_string) D.error_string(r, &msg);
-            return fail(status::no_memory, "cuda: cannot allocate %zu bytes on GPU %d for segment %u (cuMemCreate: %s); "
-                        "lower HGAS_CUDA_HEAP_SIZE / HGAS_CUDA_LOCAL_HEAP_SIZE", m.size, dev_, seg, msg ? msg : "?");
-        }
-        m.has_handle = true;
+        HGAS_TRY_ASSIGN(vmm::mapping m, vmm::allocate(dev_, n, seg, "segment " + std::to_string(seg)));
         status s = [&]() -> status {
-            CU_DRV(D.reserve(&m.va, m.size, gran, 0, 0));
-            CU_DRV(D.map(m.va, m.size, 0, m.handle, 0));
-            m.mapped = true;
-            CUmemAccessDesc acc{};
-            acc.location = prop.location;
-            acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-            CU_DRV(D.set_access(m.va, m.size, &acc, 1));
-            int fd = -1;
-            CU_DRV(D.export_handle(&fd, m.handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
-            m.fd = fd;
             CU_TRY(cudaMemset(reinterpret_cast<void *>(m.va), 0, m.size));
             CU_TRY(cudaDeviceSynchronize());
             return status::ok;
         }();
         if (s != status::ok) {
-            release_vmm(m);
+            vmm::release(m);
             return s;
         }
         char *p = reinterpret_cast<char *>(m.va);
@@ -709,47 +567,13 @@ private:
     }
 
     result<void *> import_vmm(int peer, int pdev, const vmm_blob &b, size_t n) {
-        const vmm_driver &D = vmm_drv();
-        if (!D.complete())
-            return fail(status::unsupported, "cuda: rank %d exported its segment with VMM, but this process's driver lacks "
-                        "the VMM entry points; set HGAS_CUDA_IPC=legacy on every rank", peer);
+        std::string why;
+        if (!vmm::supported(pdev, why))
+            return fail(status::unsupported, "cuda: rank %d exported its segment with VMM, but this process cannot map "
+                        "it (%s); set HGAS_CUDA_IPC=legacy on every rank", peer, why.c_str());
         if (b.size < n) return fail(status::bootstrap, "cuda: rank %d's VMM segment is smaller than its size", peer);
         HGAS_TRY_ASSIGN(int fd, fdpass::fetch(fdpass::socket_name(job_id_, peer, "cuda-ipc"), b.key, ipc_timeout_));
-        vmm_map m;
-        m.size = b.size;
-        CUresult r = D.import_handle(&m.handle, reinterpret_cast<void *>(static_cast<uintptr_t>(fd)),
-                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-        close(fd);  // the imported handle holds the allocation
-        if (r != CUDA_SUCCESS) return cu_fail("cuMemImportFromShareableHandle (a peer's segment)", r);
-        m.has_handle = true;
-        status s = [&]() -> status {
-            CUdevice pcd = 0;
-            CU_DRV(D.get(&pcd, pdev));
-            CUmemAllocationProp prop{};
-            prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-            prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-            prop.location.id = pcd;
-            prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-            size_t gran = 0;
-            CU_DRV(D.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-            CU_DRV(D.reserve(&m.va, m.size, gran, 0, 0));
-            CU_DRV(D.map(m.va, m.size, 0, m.handle, 0));
-            m.mapped = true;
-            // Access for this rank's GPU (the peer's own GPU when both share one). Its driver
-            // ordinal is looked up here: this rank may export with legacy handles itself.
-            CUdevice mine = 0;
-            CU_DRV(D.get(&mine, dev_));
-            CUmemAccessDesc acc{};
-            acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-            acc.location.id = mine;
-            acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-            CU_DRV(D.set_access(m.va, m.size, &acc, 1));
-            return status::ok;
-        }();
-        if (s != status::ok) {
-            release_vmm(m);
-            return s;
-        }
+        HGAS_TRY_ASSIGN(vmm::mapping m, vmm::import(fd, b.size, pdev, dev_));
         vmm_mapped_.push_back(m);
         mapped_.push_back({reinterpret_cast<char *>(m.va), n, pdev, true});
         return reinterpret_cast<void *>(m.va);
@@ -773,11 +597,10 @@ private:
     std::string bus_id_, desc_;
     // Export (HGAS_CUDA_IPC): vmm_ true exports with VMM and POSIX fds.
     bool vmm_ = false;
-    CUdevice cu_dev_ = 0;
     std::string job_id_;
     int rank_ = 0;
     double ipc_timeout_ = 60;
-    std::vector<vmm_map> vmm_own_, vmm_mapped_;
+    std::vector<vmm::mapping> vmm_own_, vmm_mapped_;
     std::mutex export_mu_;
     std::unique_ptr<fdpass::server> fd_server_;
     reg_cache *regs_ = nullptr;
@@ -839,7 +662,7 @@ std::vector<std::string> cuda_ipc_plan(const std::string &setting) {
     std::vector<std::string> out;
     for (int d = 0; d < count; ++d) {
         std::string why;
-        const bool ok = vmm_supported(d, why);
+        const bool ok = vmm::supported(d, why);
         std::string line = "GPU " + std::to_string(d) + ": ";
         if (setting == "legacy")
             line += "legacy CUDA IPC handles (HGAS_CUDA_IPC=legacy)";
