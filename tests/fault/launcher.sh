@@ -11,7 +11,7 @@ WORK=$(mktemp -d /tmp/hgas-launcher-test.XXXXXX)
 export TMPDIR=$WORK/tmp
 mkdir -p "$TMPDIR"
 export HGAS_TIMEOUT=60 HGAS_BOOT_TIMEOUT=60
-unset HGAS_RANK HGAS_SIZE HGAS_BOOT_ADDR HGAS_BOOT_SECRET HGAS_JOB_ID HGAS_NODE_NAME HGASRUN_PID
+unset HGAS_RANK HGAS_SIZE HGAS_BOOT_ADDR HGAS_BOOT_SECRET HGAS_JOB_ID HGAS_NODE_NAME HGASRUN_PID CUDA_MODULE_LOADING
 FAILED=0
 CASE=""
 
@@ -75,6 +75,15 @@ run all-ok -- -n 3 "$PROG" --pids "$WORK/pids/all-ok" --shm
 check_rc 0
 check_has "$WORK/$CASE.out" "launcher=hgasrun size=3"
 check_clean
+
+# Ranks start with CUDA_MODULE_LOADING=EAGER (lazy loading can deadlock kernels that wait on
+# hgas: docs/device.md), unless the user set the variable.
+run module-loading -- -n 2 sh -c 'echo "loading=$CUDA_MODULE_LOADING"'
+check_rc 0
+if [ "$(grep -c '^loading=EAGER$' "$WORK/$CASE.out")" = 2 ]; then pass "both ranks got EAGER"; else fail "ranks' CUDA_MODULE_LOADING: $(cat "$WORK/$CASE.out")"; fi
+run module-loading-user CUDA_MODULE_LOADING=LAZY -- -n 1 sh -c 'echo "loading=$CUDA_MODULE_LOADING"'
+check_rc 0
+check_has "$WORK/$CASE.out" "loading=LAZY"
 
 run exit-code -- -n 3 "$PROG" --exit 1:7 --pids "$WORK/pids/exit-code"
 check_rc 7
