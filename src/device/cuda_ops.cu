@@ -8,7 +8,6 @@
 #include <hgas/hgas_device.cuh>
 
 #include "device/cuda_ops.hpp"
-#include "gpu/driver_entry.hpp"
 
 namespace hgas::device::cu {
 
@@ -28,15 +27,26 @@ struct driver {
     get_fn get = nullptr;
 };
 
+template <class F>
+void lookup(const char *name, unsigned version, F &out) {
+    void *p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        out = reinterpret_cast<F>(p);
+    else
+        cudaGetLastError();
+}
+
 const driver &drv() {
     static driver d;
     static std::once_flag once;
     std::call_once(once, [] {
         // 12000: the _v2 stream memory operations (CUDA 11.7+), the only ones in CUDA 12/13.
-        hgas::gpu::driver_entry("cuStreamWriteValue64", 12000, d.write64);
-        hgas::gpu::driver_entry("cuStreamWaitValue64", 12000, d.wait64);
-        hgas::gpu::driver_entry("cuDeviceGetAttribute", 2000, d.attr);
-        hgas::gpu::driver_entry("cuDeviceGet", 2000, d.get);
+        lookup("cuStreamWriteValue64", 12000, d.write64);
+        lookup("cuStreamWaitValue64", 12000, d.wait64);
+        lookup("cuDeviceGetAttribute", 2000, d.attr);
+        lookup("cuDeviceGet", 2000, d.get);
     });
     return d;
 }

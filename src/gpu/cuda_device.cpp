@@ -35,7 +35,6 @@
 #include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
 #include "gpu/cuda_vmm.hpp"
-#include "gpu/driver_entry.hpp"
 #include "gpu/fd_pass.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/reg_cache.hpp"
@@ -51,10 +50,16 @@ constexpr int events_per_stream = 64;
 void warn_lazy_once() {
     static std::once_flag once;
     std::call_once(once, [] {
-        int (*get_mode)(int *) = nullptr;  // cuModuleGetLoadingMode(CUmoduleLoadingMode *)
-        if (!driver_entry("cuModuleGetLoadingMode", 12000, get_mode)) return;
+        using mode_fn = int (*)(int *);  // cuModuleGetLoadingMode(CUmoduleLoadingMode *)
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuModuleGetLoadingMode", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess) {
+            cudaGetLastError();
+            return;
+        }
         int mode = 0;
-        if (get_mode(&mode) == 0 && mode == 2 /* CU_MODULE_LAZY_LOADING */)
+        if (reinterpret_cast<mode_fn>(f)(&mode) == 0 && mode == 2 /* CU_MODULE_LAZY_LOADING */)
             HGASI_WARN("gpu", "CUDA lazy loading is on (CUDA_MODULE_LOADING=%s): a kernel launched for the first time "
                        "while another kernel waits on hgas (device API or stream operations through the proxy) can "
                        "deadlock until HGAS_TIMEOUT; run with CUDA_MODULE_LOADING=EAGER (hgasrun sets it) or launch "

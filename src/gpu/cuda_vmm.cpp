@@ -7,8 +7,6 @@
 
 #include <mutex>
 
-#include "gpu/driver_entry.hpp"
-
 namespace hgas::gpu::vmm {
 
 namespace {
@@ -34,24 +32,35 @@ struct driver {
     }
 };
 
+template <class F>
+void lookup(const char *name, unsigned version, F &out) {
+    void *p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        out = reinterpret_cast<F>(p);
+    else
+        cudaGetLastError();
+}
+
 const driver &drv() {
     static driver d;
     static std::once_flag once;
     std::call_once(once, [] {
-        driver_entry("cuDeviceGet", 2000, d.get);
-        driver_entry("cuDeviceGetAttribute", 2000, d.attr);
-        driver_entry("cuGetErrorString", 6000, d.error_string);
+        lookup("cuDeviceGet", 2000, d.get);
+        lookup("cuDeviceGetAttribute", 2000, d.attr);
+        lookup("cuGetErrorString", 6000, d.error_string);
         // 10020: the VMM API as introduced in CUDA 10.2, unchanged since.
-        driver_entry("cuMemGetAllocationGranularity", 10020, d.granularity);
-        driver_entry("cuMemCreate", 10020, d.create);
-        driver_entry("cuMemRelease", 10020, d.release);
-        driver_entry("cuMemAddressReserve", 10020, d.reserve);
-        driver_entry("cuMemAddressFree", 10020, d.address_free);
-        driver_entry("cuMemMap", 10020, d.map);
-        driver_entry("cuMemUnmap", 10020, d.unmap);
-        driver_entry("cuMemSetAccess", 10020, d.set_access);
-        driver_entry("cuMemExportToShareableHandle", 10020, d.export_handle);
-        driver_entry("cuMemImportFromShareableHandle", 10020, d.import_handle);
+        lookup("cuMemGetAllocationGranularity", 10020, d.granularity);
+        lookup("cuMemCreate", 10020, d.create);
+        lookup("cuMemRelease", 10020, d.release);
+        lookup("cuMemAddressReserve", 10020, d.reserve);
+        lookup("cuMemAddressFree", 10020, d.address_free);
+        lookup("cuMemMap", 10020, d.map);
+        lookup("cuMemUnmap", 10020, d.unmap);
+        lookup("cuMemSetAccess", 10020, d.set_access);
+        lookup("cuMemExportToShareableHandle", 10020, d.export_handle);
+        lookup("cuMemImportFromShareableHandle", 10020, d.import_handle);
     });
     return d;
 }
