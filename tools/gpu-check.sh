@@ -274,6 +274,8 @@ elif [ "$ONLY" = all ] || [ "$ONLY" = bench ]; then
     # hgas-device-bench runs inside hgas-bench --gpu below (or alone: --only device).
     if [ -x "$B/hgas-gpu-peers" ]; then bench hgas-gpu-peers 150 "$B/hgas-gpu-peers" "${common[@]}"
     else say "bench: hgas-gpu-peers was not built"; FAILED+=("hgas-gpu-peers (not built)"); fi
+    if [ -x "$B/hgas-gpu-limits" ]; then bench hgas-gpu-limits 90 "$B/hgas-gpu-limits" --sizes 1M:256M:2 "${QFLAG[@]}"
+    else say "bench: hgas-gpu-limits was not built"; FAILED+=("hgas-gpu-limits (not built)"); fi
     if [ -x "$B/hgas-nvshmem-peer" ]; then bench hgas-nvshmem-peer 150 "$B/hgas-nvshmem-peer" "${common[@]}" --timeout 140
     else say "bench: hgas-nvshmem-peer not built (no NVSHMEM found at configure: build.log)"; fi
     if [ -x "$B/hgas-nccl-peer" ]; then bench hgas-nccl-peer 120 "$B/hgas-nccl-peer" "${common[@]}" --timeout 110

@@ -262,6 +262,12 @@ status staging::send(int t, uint64_t seq, header &h, const void *payload, mem::k
 }
 
 status staging::flush_outgoing(bool all) {
+    // Waiting below runs progress, which may call publish_ready: it keeps off out_ meanwhile.
+    flushing_ = true;
+    struct reset {
+        bool &f;
+        ~reset() { f = false; }
+    } r{flushing_};
     while (!out_.empty()) {
         outgoing &o = out_.front();
         if (o.d) {
@@ -273,6 +279,21 @@ status staging::flush_outgoing(bool all) {
         }
         HGAS_TRY(publish(o.t, o.seq, o.h, o.staged, o.len));
         out_.pop_front();
+    }
+    return status::ok;
+}
+
+status staging::publish_ready() {
+    if (flushing_) return status::ok;
+    while (!out_.empty()) {
+        outgoing &o = out_.front();
+        if (o.d) {
+            HGAS_TRY_ASSIGN(bool done, o.d->test(o.tk));
+            if (!done) return status::ok;
+        }
+        const outgoing c = o;
+        out_.pop_front();
+        HGAS_TRY(publish(c.t, c.seq, c.h, c.staged, c.len));
     }
     return status::ok;
 }
@@ -294,11 +315,14 @@ status staging::publish(int t, uint64_t seq, const header &hh, char *staged, siz
 }
 
 status staging::put(int t, uint16_t seg, uint64_t offset, const void *src, mem::kind sk, size_t n,
-                    const signal_req *sig) {
+                    const signal_req *sig, bool nbi) {
+    // Small first chunks only when the pipeline to `t` is empty (nothing else hides its
+    // fill); small last chunks only for a blocking put (an nbi put is followed by more).
+    const bool cold = out_.empty() && load_acquire(credit_word(t)) == sent_[t];
     size_t pos = 0;
     size_t k = 0;
     do {
-        const size_t len = chunk_len(k++, n - pos);
+        const size_t len = chunk_len(k++, n - pos, cold, !nbi);
         const bool last = pos + len >= n;
         HGAS_TRY_ASSIGN(uint64_t seq, claim(t));
         header h{};
@@ -315,17 +339,19 @@ status staging::put(int t, uint16_t seg, uint64_t offset, const void *src, mem::
         HGAS_TRY(send(t, seq, h, static_cast<const char *>(src) + pos, sk, len));
         pos += len;
     } while (pos < n);
-    return flush_outgoing(true);  // the source may be reused once every chunk left it
+    return nbi ? status::ok : flush_outgoing(true);  // blocking: the source may be reused now
 }
 
-// Chunk k of a transfer with `left` bytes to go. The pipeline fills and drains with one chunk
-// on its own (the first device-to-host copy before any host-to-device one, and the reverse at
-// the end), so chunks grow from 64 KiB to a slot at the start and shrink towards the end:
-// fill and drain then cost microseconds, while the middle keeps the per-chunk costs low.
-size_t staging::chunk_len(size_t k, size_t left) const {
+// Chunk k of a transfer with `left` bytes to go. A pipeline that starts empty fills and
+// drains with one chunk on its own (the first device-to-host copy before any host-to-device
+// one, and the reverse at the end), so chunks may grow from 64 KiB to a slot at the start
+// (`ramp_up`) and shrink towards the end (`ramp_down`): fill and drain then cost microseconds.
+// Where other transfers keep the pipeline busy, full slots keep the per-chunk costs low.
+size_t staging::chunk_len(size_t k, size_t left, bool ramp_up, bool ramp_down) const {
     const size_t min_chunk = std::min<size_t>(64 << 10, c_.chunk);
-    const size_t ramp = min_chunk << std::min<size_t>(k, 20);
-    const size_t len = std::min({static_cast<size_t>(c_.chunk), ramp, std::max(min_chunk, left / 2)});
+    size_t len = c_.chunk;
+    if (ramp_up) len = std::min(len, min_chunk << std::min<size_t>(k, 20));
+    if (ramp_down) len = std::min(len, std::max(min_chunk, left / 2));
     return std::min(len, left);
 }
 
@@ -543,6 +569,9 @@ status staging::return_credits(int src, ring_in &r, bool on_rank_thread, bool fo
 }
 
 status staging::poll(bool on_rank_thread) {
+    // The initiator's side first: nbi puts whose copies have finished go out (out_ belongs to
+    // the rank's thread).
+    if (on_rank_thread) HGAS_TRY(publish_ready());
     std::unique_lock<std::mutex> lk(agent_mu_, std::try_to_lock);
     if (!lk.owns_lock()) return status::ok;  // the other thread is serving the rings
     const uint64_t half = std::max(1, c_.slots / 2);

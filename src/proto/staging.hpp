@@ -78,9 +78,13 @@ public:
     status bounce_put(transport::transport *t, transport::remote dst, const void *src, mem::kind sk, size_t n);
     status bounce_get(void *dst, mem::kind dk, transport::transport *t, transport::remote src, size_t n);
 
-    // Staged: target memory on `rank` at (seg, offset), applied by its agent.
+    // Staged: target memory on `rank` at (seg, offset), applied by its agent. A blocking put
+    // returns once the source may be reused (every chunk left it); `nbi` returns as soon as
+    // the chunks are queued: they are published as their copies finish (by the next staged
+    // call, by progress on the rank's thread, or at quiet), so that a stream of puts keeps
+    // the copy engines busy.
     status put(int rank, uint16_t seg, uint64_t offset, const void *src, mem::kind sk, size_t n,
-               const signal_req *sig);
+               const signal_req *sig, bool nbi = false);
     status get(void *dst, mem::kind dk, int rank, uint16_t seg, uint64_t offset, size_t n);
     result<uint64_t> amo(int rank, uint16_t seg, uint64_t offset, amo_op op, unsigned width, uint64_t operand,
                          uint64_t compare);
@@ -106,7 +110,7 @@ private:
     };
 
     gpu::device *engine_for(mem::kind a, mem::kind b) const;
-    size_t chunk_len(size_t k, size_t left) const;
+    size_t chunk_len(size_t k, size_t left, bool ramp_up, bool ramp_down) const;
     status wait_ticket(gpu::device *d, gpu::ticket t, const char *what);
     char *slot_in(int src, uint64_t seq) const;       // in this rank's heap: ring of `src`
     uint64_t slot_offset(int src, uint64_t seq) const;  // in any rank's heap
@@ -117,6 +121,7 @@ private:
     result<uint64_t> claim(int t);
     status send(int t, uint64_t seq, header &h, const void *payload, mem::kind pk, size_t len);
     status flush_outgoing(bool all);
+    status publish_ready();  // publishes finished messages from the head of out_; never waits
     status publish(int t, uint64_t seq, const header &h, char *staged_payload, size_t len);
     // Agent helpers.
     status start(int src, ring_in &r, incoming &in);
@@ -128,6 +133,7 @@ private:
     uint64_t slot_bytes_ = 0, ring_bytes_ = 0, rings_ = 0, credits_ = 0, replies_ = 0;
     std::vector<uint64_t> sent_;  // messages sent to each rank
     std::deque<outgoing> out_;
+    bool flushing_ = false;  // flush_outgoing is running: progress must not touch out_
     std::vector<std::pair<gpu::device *, gpu::ticket>> nbi_;  // copy_nbi not yet complete
     std::vector<gpu::device *> nbi_devices_;  // devices with untracked copy_nbi on stream 0
     std::vector<ring_in> in_;

@@ -70,7 +70,7 @@ status device_put(core::rank &r, const char *op, hgas_gptr_t dst, const core::pe
     if (ps.dev) return nbi ? st->copy_nbi(ps.dev + dst.offset, ps.kind, src, sk, n)
                            : st->copy(ps.dev + dst.offset, ps.kind, src, sk, n);
     if (staging_forbidden(r)) return not_mapped(r, op, dst);
-    return st->put(static_cast<int>(dst.rank), dst.segment, dst.offset, src, sk, n, sig);
+    return st->put(static_cast<int>(dst.rank), dst.segment, dst.offset, src, sk, n, sig, nbi);
 }
 
 status device_get(core::rank &r, const char *op, void *dst, mem::kind dk, hgas_gptr_t src,

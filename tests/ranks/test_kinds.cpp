@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <vector>
 
 #include "rank_test.hpp"
@@ -119,6 +120,46 @@ TEST(Kinds, NonBlockingFormsComplete) {
     for (size_t i = 0; i < count; ++i) ASSERT_EQ(back[i], (uint64_t)me() << 32 | i);
     HGAS_OK_OR_FAIL(hgas_barrier());
     HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+// An nbi put from device memory arrives while its initiator only waits (no quiet): a staged
+// nbi put leaves its chunks to be published as their copies finish, and the initiator's
+// progress must do that. Each rank puts to the next, watches its own buffer until the previous
+// rank's data is complete, then tells that rank; nobody calls quiet before the signal.
+TEST(Kinds, NonBlockingPutArrivesWithoutQuiet) {
+    REQUIRE_KIND();
+    if (n() < 2) GTEST_SKIP() << "needs two ranks";
+    const size_t bytes = 200000;  // several staging chunks
+    unsigned char *src, *dst;
+    uint64_t *sig;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(bytes, device_kind(), (void **)&src));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(bytes, device_kind(), (void **)&dst));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(64, HGAS_KIND_HOST, (void **)&sig));
+    *sig = 0;
+    const int to = (me() + 1) % n(), from = (me() + n() - 1) % n();
+    std::vector<unsigned char> v(bytes), want(bytes);
+    for (size_t i = 0; i < bytes; ++i) v[i] = pat(me(), to, i, 7);
+    for (size_t i = 0; i < bytes; ++i) want[i] = pat(from, me(), i, 7);
+    write_own(src, v.data(), bytes);
+    std::vector<unsigned char> poison(bytes, 0xEE);
+    write_own(dst, poison.data(), bytes);
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_put_nbi(gp(dst, to), src, bytes));
+    bool arrived = false;
+    for (int i = 0; i < 20000 && !arrived; ++i) {  // 20 s at most
+        HGAS_OK_OR_FAIL(hgas_progress());
+        arrived = read_own(dst, bytes) == want;
+        if (!arrived) usleep(1000);
+    }
+    ASSERT_TRUE(arrived) << "rank " << from << "'s nbi put never arrived without a quiet";
+    HGAS_OK_OR_FAIL(hgas_put_signal(gp(sig, from), nullptr, 0, gp(sig, from), 1, HGAS_SIGNAL_ADD));
+    uint64_t seen = 0;
+    HGAS_OK_OR_FAIL(hgas_signal_wait_until(sig, HGAS_CMP_GE, 1, &seen));
+    HGAS_OK_OR_FAIL(hgas_quiet());
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_free(sig));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+    HGAS_OK_OR_FAIL(hgas_free(src));
 }
 
 // put_signal with the data and the signal word each in host or device memory: the data is

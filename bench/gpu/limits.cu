@@ -1,0 +1,235 @@
+/* hgas-gpu-limits — what the hardware allows for two of hgas's host-initiated GPU paths,
+ * measured the best way CUDA can do them by hand, so that hgas's figures are read against a
+ * floor and a ceiling from the same machine. One process, no hgas.
+ *
+ *   flag      host -> GPU -> host round trip through pinned memory: the host stores a number,
+ *             a one-thread kernel on GPU A polling it (ld.acquire.sys) stores it back, the host
+ *             spins until it reads it (raw limit). Any host-initiated operation that a GPU
+ *             carries out and the host then waits for costs at least this.
+ *   flag_peer the same, and in between the kernel stores 8 bytes into GPU B's memory and makes
+ *             them visible system-wide (st.release.sys of the answer): the least a host-initiated
+ *             8-byte put to a peer GPU, to remote completion, can cost without a copy engine
+ *             (raw limit).
+ *   pipeline  GPU A -> pinned host ring -> GPU B in chunks of 1, 2 and 4 MiB, the device-to-host
+ *             copy of chunk k+1 overlapping the host-to-device copy of chunk k, chained by events
+ *             on two streams so that no host round trip sits between the stages (raw limit): the
+ *             ceiling of staging through host memory between two GPUs.
+ * A and B are --devices (default 0,1); flag_peer and pipeline need two GPUs.
+ *
+ * flag and flag_peer give put_lat (one round trip, timing "pingpong"); pipeline gives put_bw
+ * (a window of transfers, then one synchronize, as hgas-gpu-peers). Every result is checked:
+ * the flag's last value in the peer's memory, the pipeline's destination against the pattern. */
+#include "gpu_common.h"
+
+#include <algorithm>
+
+namespace {
+
+__device__ __forceinline__ uint64_t ld_acquire_sys(const volatile uint64_t *p) {
+    uint64_t v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void st_release_sys(volatile uint64_t *p, uint64_t v) {
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ uint64_t now_ns() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Answers pings 1..n; exits early when no ping comes for 2 s (the host gave up). */
+__global__ void flag_kernel(const volatile uint64_t *ping, volatile uint64_t *pong, uint64_t *peer, uint64_t n) {
+    for (uint64_t i = 1; i <= n; ++i) {
+        const uint64_t t0 = now_ns();
+        while (ld_acquire_sys(ping) != i)
+            if (now_ns() - t0 > 2000000000ull) return;
+        if (peer) *reinterpret_cast<volatile uint64_t *>(peer) = i;
+        st_release_sys(pong, i);  /* the peer's 8 bytes are visible before the answer */
+    }
+}
+
+int run_flag(const gpu_opts &o, int A, uint64_t *peer, int B) {
+    uint64_t *ping = nullptr, *pong = nullptr;
+    CK(cudaMallocHost((void **)&ping, 64));
+    CK(cudaMallocHost((void **)&pong, 64));
+    *ping = 0;
+    *pong = 0;
+    const long it = o.quick ? 2000 : 10000;
+    const long warm = it / 10;
+    const uint64_t total = (uint64_t)(warm + it * o.batches);
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    flag_kernel<<<1, 1, 0, s>>>(ping, pong, peer, total);
+    CK_LAUNCH();
+    std::vector<double> samples((size_t)o.batches);
+    uint64_t i = 0;
+    int ok = 1;
+    auto one = [&]() {
+        ++i;
+        __atomic_store_n(ping, i, __ATOMIC_RELEASE);
+        const double t0 = gpu_now_s();
+        while (__atomic_load_n(pong, __ATOMIC_ACQUIRE) != i)
+            if (gpu_now_s() - t0 > 2.0) gpu_die("flag round trip %llu: the kernel did not answer in 2 s", (unsigned long long)i);
+    };
+    for (long k = 0; k < warm; ++k) one();
+    for (int b = 0; b < o.batches; ++b) {
+        const double t0 = gpu_now_s();
+        for (long k = 0; k < it; ++k) one();
+        samples[(size_t)b] = (gpu_now_s() - t0) * 1e6 / (double)it;
+    }
+    CK(cudaStreamSynchronize(s));
+    if (peer) {
+        uint64_t got = 0;
+        CK(cudaMemcpy(&got, peer, 8, cudaMemcpyDefault));
+        if (got != total) {
+            fprintf(stderr, "%s: flag_peer: the peer GPU holds %llu, want %llu\n", g_prog, (unsigned long long)got,
+                    (unsigned long long)total);
+            ok = 0;
+        }
+    }
+    std::sort(samples.begin(), samples.end());
+    gpu_point pt{"put_lat", "cuda",
+                 peer ? "host flag -> kernel: 8 B store to the peer + st.release.sys -> host (raw limit)"
+                      : "host flag -> kernel -> host flag, pinned memory (raw limit)",
+                 peer ? "d2d-peer" : "h2d", "pinned", "pingpong", A, peer ? B : A, NULL, "host"};
+    gpu_report_lat(o, pt, 8, samples.data(), o.batches, it, ok);
+    CK(cudaStreamDestroy(s));
+    CK(cudaFreeHost(ping));
+    CK(cudaFreeHost(pong));
+    return ok;
+}
+
+/* One transfer of `n` bytes from GPU A to GPU B through `slots` pinned chunks, all stages
+ * queued: D2H of chunk k on sa after the H2D that last used its slot; H2D on sb after it. */
+struct pipe {
+    int A, B;
+    cudaStream_t sa, sb;
+    unsigned char *ring;
+    size_t chunk;
+    int slots;
+    std::vector<cudaEvent_t> d2h, h2d;  /* per slot; created on A and B */
+    std::vector<bool> used;
+};
+
+void pipe_transfer(pipe &p, unsigned char *dst, const unsigned char *src, size_t n) {
+    size_t k = 0;
+    for (size_t pos = 0; pos < n; pos += p.chunk, ++k) {
+        const size_t len = std::min(p.chunk, n - pos);
+        const int sl = (int)(k % (size_t)p.slots);
+        unsigned char *buf = p.ring + (size_t)sl * p.chunk;
+        if (p.used[(size_t)sl]) CK(cudaStreamWaitEvent(p.sa, p.h2d[(size_t)sl], 0));
+        CK(cudaMemcpyAsync(buf, src + pos, len, cudaMemcpyDeviceToHost, p.sa));
+        CK(cudaEventRecord(p.d2h[(size_t)sl], p.sa));
+        CK(cudaStreamWaitEvent(p.sb, p.d2h[(size_t)sl], 0));
+        CK(cudaMemcpyAsync(dst + pos, buf, len, cudaMemcpyHostToDevice, p.sb));
+        CK(cudaEventRecord(p.h2d[(size_t)sl], p.sb));
+        p.used[(size_t)sl] = true;
+    }
+}
+
+int run_pipeline(const gpu_opts &o, int A, int B, unsigned char *src, unsigned char *dst, size_t chunk) {
+    pipe p{A, B, nullptr, nullptr, nullptr, chunk, 8, {}, {}, {}};
+    p.d2h.resize((size_t)p.slots);
+    p.h2d.resize((size_t)p.slots);
+    p.used.assign((size_t)p.slots, false);
+    CK(cudaMallocHost((void **)&p.ring, chunk * (size_t)p.slots));
+    CK(cudaSetDevice(B));
+    CK(cudaStreamCreateWithFlags(&p.sb, cudaStreamNonBlocking));
+    for (auto &e : p.h2d) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    CK(cudaSetDevice(A));
+    CK(cudaStreamCreateWithFlags(&p.sa, cudaStreamNonBlocking));
+    for (auto &e : p.d2h) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    char path[160];
+    snprintf(path, sizeof path, "D2H + H2D through pinned memory, %zu MiB chunks, event-chained (raw limit)",
+             chunk >> 20);
+    std::vector<unsigned char> pat(o.max_size), got(o.max_size);
+    std::vector<double> samples((size_t)o.batches);
+    int all_ok = 1;
+    for (size_t s : gpu_sizes(o)) {
+        if (s < chunk) continue;
+        bench_fill(pat.data(), s, 3);
+        CK(cudaMemcpy(src, pat.data(), s, cudaMemcpyHostToDevice));
+        CK(cudaSetDevice(B));
+        CK(cudaMemset(dst, 0xEE, s));
+        CK(cudaDeviceSynchronize());
+        CK(cudaSetDevice(A));
+        pipe_transfer(p, dst, src, s);
+        CK(cudaStreamSynchronize(p.sb));
+        CK(cudaMemcpy(got.data(), dst, s, cudaMemcpyDeviceToHost));
+        const int ok = gpu_verify(got.data(), pat.data(), s, path);
+        all_ok &= ok;
+        const long n = gpu_bw_ops(o, s);
+        for (long i = 0; i < n / 10 + 1; ++i) pipe_transfer(p, dst, src, s);
+        CK(cudaStreamSynchronize(p.sb));
+        for (int b = 0; b < o.batches; ++b) {
+            const double t0 = gpu_now_s();
+            for (long i = 0; i < n; ++i) pipe_transfer(p, dst, src, s);
+            CK(cudaStreamSynchronize(p.sb));
+            samples[(size_t)b] = gpu_now_s() - t0;
+        }
+        std::sort(samples.begin(), samples.end());
+        gpu_point pt{"put_bw", "cuda", path, "d2d-peer", "pinned", "window", A, B, NULL, "host"};
+        gpu_report_bw(o, pt, s, samples.data(), o.batches, n, (double)n * (double)s, ok);
+    }
+    CK(cudaStreamDestroy(p.sa));
+    for (auto &e : p.d2h) CK(cudaEventDestroy(e));
+    CK(cudaSetDevice(B));
+    CK(cudaStreamDestroy(p.sb));
+    for (auto &e : p.h2d) CK(cudaEventDestroy(e));
+    CK(cudaSetDevice(A));
+    CK(cudaFreeHost(p.ring));
+    return all_ok;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    g_prog = "hgas-gpu-limits";
+    gpu_safe_env();
+    gpu_opts o;
+    gpu_parse(argc, argv, &o, "measurements (--only): flag flag_peer pipeline\n");
+    const int ndev = gpu_count_or_die();
+    const int A = o.devices[0], B = o.devices[1];
+    if (A >= ndev) gpu_die("--devices: GPU %d does not exist (%d visible)", A, ndev);
+    const bool two = B < ndev && B != A;
+    gpu_pin(o, 0);
+    g_device_name = gpu_device_name(A);
+    g_transport = o.transport;
+    printf("# hgas-gpu-limits: GPU %d = %s, %d GPU(s) visible; median of %d batches\n", A, g_device_name.c_str(), ndev,
+           o.batches);
+    fflush(stdout);
+    CK(cudaSetDevice(A));
+    if (gpu_selected(o, "flag")) run_flag(o, A, nullptr, A);
+
+    if (!two) {
+        if (gpu_selected(o, "flag_peer")) gpu_skip("flag_peer", "needs 2 GPUs");
+        if (gpu_selected(o, "pipeline")) gpu_skip("pipeline", "needs 2 GPUs");
+    } else {
+        int can = 0;
+        CK(cudaDeviceCanAccessPeer(&can, A, B));
+        unsigned char *src = nullptr, *dst = nullptr;
+        CK(cudaMalloc((void **)&src, o.max_size));
+        CK(cudaSetDevice(B));
+        CK(cudaMalloc((void **)&dst, std::max<size_t>(o.max_size, 64)));
+        CK(cudaSetDevice(A));
+        if (gpu_selected(o, "flag_peer")) {
+            if (!can) {
+                gpu_skip("flag_peer", "GPU A has no peer access to GPU B");
+            } else {
+                CK(cudaDeviceEnablePeerAccess(B, 0));
+                CK(cudaMemset(dst, 0, 8));
+                run_flag(o, A, reinterpret_cast<uint64_t *>(dst), B);
+            }
+        }
+        if (gpu_selected(o, "pipeline"))
+            for (size_t chunk : {size_t(1) << 20, size_t(2) << 20, size_t(4) << 20})
+                if (chunk <= o.max_size) run_pipeline(o, A, B, src, dst, chunk);
+        CK(cudaFree(src));
+        CK(cudaSetDevice(B));
+        CK(cudaFree(dst));
+    }
+    if (g_check_failed) fprintf(stderr, "hgas-gpu-limits: FAILED: a data check failed (see above)\n");
+    return g_check_failed ? 1 : 0;
+}
