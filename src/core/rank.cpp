@@ -220,6 +220,9 @@ status rank::register_user(void *p, size_t n) {
     if (k != mem::kind::host)
         return fail(status::invalid_arg, "hgas_register: %p is %s device memory: device copies reach it without "
                     "registration (hgas_register is for host buffers)", p, mem::kind_name(k));
+    // Cached entries whose pages were unmapped (and maybe mapped again here) are unregistered
+    // first: the GPU would otherwise still hold the old registration of these pages.
+    HGAS_TRY(reg_policy_.prepare(p, n, false));
     gpu::reg_cache::entry clash;
     if (regs_.overlaps(p, n, &clash))
         return fail(status::invalid_arg, "hgas_register: [%p, +%zu) overlaps the registered range [%p, +%zu): "

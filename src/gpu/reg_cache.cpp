@@ -88,6 +88,11 @@ std::vector<reg_cache::entry> reg_cache::drain() {
     return out;
 }
 
+void reg_cache::apply_unmaps() {
+    std::lock_guard<std::mutex> g(mu_);
+    apply_unmaps_locked();
+}
+
 uint64_t reg_cache::invalidated() const {
     std::lock_guard<std::mutex> g(mu_);
     return invalidated_;
@@ -170,10 +175,11 @@ bool reg_cache::find(const void *p, size_t n, entry *out) {
     return true;
 }
 
-bool reg_cache::overlaps(const void *p, size_t n, entry *out) const {
+bool reg_cache::overlaps(const void *p, size_t n, entry *out) {
     const auto a = reinterpret_cast<uintptr_t>(p);
     const uintptr_t end = end_of(a, n ? n : 1);
     std::lock_guard<std::mutex> g(mu_);
+    apply_unmaps_locked();
     auto it = map_.upper_bound(a);
     if (it != map_.begin()) {
         auto prev = std::prev(it);

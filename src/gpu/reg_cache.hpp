@@ -12,7 +12,7 @@
 // process unmaps. That call may run inside malloc/free of any thread, so it takes no lock and
 // allocates nothing: it appends to a fixed ring (a full ring sets a flag that drops every
 // cached entry). The ring is applied under the mutex by drain(), and by every find() and
-// plan_cached() before they look, so a cached entry is never found after its unmap; what a
+// overlaps() and plan_cached() before they look, so a cached entry is never found after its unmap; what a
 // find() removes is kept until the next drain() hands it to the policy to unregister.
 //
 // Pure bookkeeping: no device calls, so that it is tested on the CPU (tests/unit/test_gpu.cpp).
@@ -42,8 +42,8 @@ public:
     bool insert(const entry &e, entry *clash = nullptr);
     // The entry that contains all of [p, p+n) (n 0 counts as 1), refreshing its LRU tick.
     bool find(const void *p, size_t n, entry *out = nullptr);
-    // Any entry that overlaps [p, p+n).
-    bool overlaps(const void *p, size_t n, entry *out = nullptr) const;
+    // Any entry that overlaps [p, p+n) (after applying recorded unmaps, like find).
+    bool overlaps(const void *p, size_t n, entry *out = nullptr);
     // Removes the entry that starts exactly at p.
     bool remove(const void *p, entry *out = nullptr);
     // Removes least recently used cached entries until the cached bytes are at most `limit`;
@@ -59,6 +59,9 @@ public:
     // cached entry after a ring overflow) and returns them with those find() removed before;
     // the caller unregisters them with the device.
     std::vector<entry> drain();
+    // Applies the recorded unmaps without handing anything out (for queries: what a query
+    // sees is then current; drain() still returns the removed entries).
+    void apply_unmaps();
     // Where a cached entry for the page-aligned [base, base+size) would go. hit: a cached entry
     // holds it already (its LRU tick is refreshed); blocked: it overlaps an explicit entry (do
     // not cache); add: register [base, base+size) after removing `merge` (cached entries that
