@@ -103,4 +103,17 @@ status reg_policy::prepare(const void *p, size_t n, bool cacheable) {
     return release(c_.evict(cfg_.max), &n_.evicted);
 }
 
+std::string reg_cache_plan(const settings &cfg) {
+    if (cfg.text(setting::reg_cache) == "off")
+        return "off (HGAS_REG_CACHE=off): user buffers are copied pageable unless hgas_register'ed";
+    std::string why;
+    reg_cache probe;
+    if (!mem_hooks::install(&probe, why))
+        return "off although HGAS_REG_CACHE=auto: " + why + "; user buffers are copied pageable unless hgas_register'ed";
+    mem_hooks::remove(&probe);
+    return "auto: user buffers of " + cfg.value_text(setting::reg_cache_min) + " B or more registered on first use, " +
+           "at most " + cfg.value_text(setting::reg_cache_max) + " B kept (LRU), invalidated by " +
+           mem_hooks::describe();
+}
+
 }  // namespace hgas::gpu

@@ -21,6 +21,7 @@
 #include <functional>
 #include <string>
 
+#include "base/settings.hpp"
 #include "base/status.hpp"
 #include "gpu/reg_cache.hpp"
 
@@ -72,5 +73,10 @@ private:
     bool active_ = false, hooked_ = false;
     std::string why_off_ = "not started";
 };
+
+// What HGAS_REG_CACHE* under `cfg` do in this build and process (for hgas-info): the mode,
+// the threshold and limit, and the hooks, or why the cache is off. Installs the hooks once to
+// see that they work, and removes them.
+std::string reg_cache_plan(const settings &cfg);
 
 }  // namespace hgas::gpu
