@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include "api/testing.h"
 #include "base/log.hpp"
 #include "coll/coll.hpp"
 #include "coll/symmetric.hpp"
@@ -329,6 +330,34 @@ hgas_status_t hgas_register(void *ptr, size_t bytes) {
 hgas_status_t hgas_deregister(void *ptr) {
     HGASI_RANK(r);
     return to_c(r->deregister_user(ptr));
+}
+hgas_status_t hgasi_reg_cache_query(const void *ptr, size_t bytes, hgasi_reg_info_t *out) {
+    HGASI_RANK(r);
+    if (!out) return to_c(fail(status::invalid_arg, "hgasi_reg_cache_query: out is NULL"));
+    *out = hgasi_reg_info_t{};
+    gpu::reg_cache &c = r->registrations();
+    c.apply_unmaps();
+    gpu::reg_cache::entry e;
+    if (ptr && c.overlaps(ptr, bytes, &e)) {
+        out->found = 1;
+        out->cached = e.cached;
+        out->pinned = e.pinned;
+        out->base = reinterpret_cast<void *>(e.base);
+        out->size = e.size;
+    }
+    const gpu::reg_policy &p = r->reg_policy();
+    out->active = p.active();
+    out->entries = c.count();
+    out->cached_bytes = c.cached_bytes();
+    out->explicit_bytes = c.explicit_bytes();
+    const auto &n = p.stats();
+    out->hits = n.hits;
+    out->added = n.added;
+    out->merged = n.merged;
+    out->evicted = n.evicted;
+    out->invalidated = n.invalidated;
+    out->skipped = n.skipped;
+    return HGAS_OK;
 }
 hgas_status_t hgas_quiet(void) {
     HGASI_RANK(r);

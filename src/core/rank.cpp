@@ -145,7 +145,32 @@ status rank::open_devices() {
     }
     for (auto &d : devices_)
         if (d) HGASI_DEBUG("core", "device %s", d->describe().c_str());
+    if (devices_[1] || devices_[2]) {
+        gpu::reg_policy::config rc;
+        rc.want = cfg_.text(setting::reg_cache) == "auto";
+        rc.asked = std::string(cfg_.source(setting::reg_cache)) == "environment";
+        rc.min = cfg_.bytes(setting::reg_cache_min);
+        rc.max = cfg_.bytes(setting::reg_cache_max);
+        // The cuda device page-locks; with sim only the entries are recorded (the policy's CI).
+        reg_policy_.start(rc, devices_[1].get(), [this] { return staging_ ? staging_->quiet() : status::ok; });
+    }
     return status::ok;
+}
+
+status rank::cache_user_range(const void *p, size_t n) {
+    if (!reg_policy_.active()) return status::ok;
+    bool cacheable = n >= reg_policy_.cfg().min;
+    // hgas's host heaps, own and mapped peers', are registered already (the program's static
+    // data is not, and may be cached like any user buffer).
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    for (int r = 0; cacheable && r < job_.size; ++r)
+        for (uint16_t s = 0; s < mem::seg_count; ++s) {
+            const auto b = reinterpret_cast<uintptr_t>(r == job_.rank ? own_[s].base : peers_[r][s].direct);
+            const uint64_t sz = r == job_.rank ? own_[s].size : peers_[r][s].size;
+            if (b && s != mem::seg_static && !mem::is_device_segment(s) && a < b + sz && a + n > b)
+                cacheable = false;
+        }
+    return reg_policy_.prepare(p, n, cacheable);
 }
 
 status rank::register_host_segments() {
@@ -164,11 +189,12 @@ status rank::register_host_segments() {
 }
 
 void rank::unregister_host_segments() {
+    reg_policy_.stop();  // no more unmap reports; what they dropped is unregistered
     gpu::device *cuda = device(mem::kind::cuda);
     if (cuda)
         for (char *b : registered_) cuda->unregister_host(b);
     registered_.clear();
-    // The user's registrations that are still there at finalize.
+    // The user's registrations, and the cache's, that are still there at finalize.
     for (const auto &e : regs_.clear())
         if (e.pinned && cuda) cuda->unregister_user(reinterpret_cast<void *>(e.base));
 }
@@ -194,6 +220,9 @@ status rank::register_user(void *p, size_t n) {
     if (k != mem::kind::host)
         return fail(status::invalid_arg, "hgas_register: %p is %s device memory: device copies reach it without "
                     "registration (hgas_register is for host buffers)", p, mem::kind_name(k));
+    // Cached entries whose pages were unmapped (and maybe mapped again here) are unregistered
+    // first: the GPU would otherwise still hold the old registration of these pages.
+    HGAS_TRY(reg_policy_.prepare(p, n, false));
     gpu::reg_cache::entry clash;
     if (regs_.overlaps(p, n, &clash))
         return fail(status::invalid_arg, "hgas_register: [%p, +%zu) overlaps the registered range [%p, +%zu): "

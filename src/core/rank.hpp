@@ -17,6 +17,7 @@
 #include "base/settings.hpp"
 #include "boot/boot.hpp"
 #include "gpu/reg_cache.hpp"
+#include "gpu/reg_policy.hpp"
 #include "mem/allocator.hpp"
 #include "mem/gptr.hpp"
 #include "mem/segment.hpp"
@@ -114,6 +115,10 @@ public:
     status register_user(void *p, size_t n);
     status deregister_user(void *p);
     gpu::reg_cache &registrations() { return regs_; }
+    // The automatic registration cache (HGAS_REG_CACHE): rma calls this before a device copy
+    // with the user's host range [p, p+n) at one end.
+    status cache_user_range(const void *p, size_t n);
+    const gpu::reg_policy &reg_policy() const { return reg_policy_; }
     internal_objects &internal() { return internal_; }
     boot::client &store() { return *store_; }
     progress::engine &engine() { return engine_; }
@@ -166,6 +171,7 @@ private:
     std::vector<std::array<peer_segment, mem::seg_count>> peers_;
     std::array<mem::allocator, mem::seg_count> heaps_;
     gpu::reg_cache regs_;  // before devices_: they hold a pointer to it
+    gpu::reg_policy reg_policy_{regs_};  // stopped in unregister_host_segments, before devices_ go
     std::array<std::unique_ptr<gpu::device>, 3> devices_;  // by mem::kind; [host] stays empty
     std::array<std::string, 3> kind_off_;
     std::array<std::string, mem::seg_count> dev_blob_;    // device segments: what peers map

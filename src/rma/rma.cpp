@@ -67,8 +67,12 @@ status device_put(core::rank &r, const char *op, hgas_gptr_t dst, const core::pe
                                   : st->copy(ps.direct + dst.offset, mem::kind::host, src, sk, n);
         return st->bounce_put(r.route(dst.rank), to_remote(dst), src, sk, n);
     }
-    if (ps.dev) return nbi ? st->copy_nbi(ps.dev + dst.offset, ps.kind, src, sk, n)
-                           : st->copy(ps.dev + dst.offset, ps.kind, src, sk, n);
+    if (ps.dev) {
+        // The one path where the GPU's copy engine reads the user's host buffer itself.
+        if (sk == mem::kind::host) HGAS_TRY(r.cache_user_range(src, n));
+        return nbi ? st->copy_nbi(ps.dev + dst.offset, ps.kind, src, sk, n)
+                   : st->copy(ps.dev + dst.offset, ps.kind, src, sk, n);
+    }
     if (staging_forbidden(r)) return not_mapped(r, op, dst);
     return st->put(static_cast<int>(dst.rank), dst.segment, dst.offset, src, sk, n, sig, nbi);
 }
@@ -82,8 +86,11 @@ status device_get(core::rank &r, const char *op, void *dst, mem::kind dk, hgas_g
                                   : st->copy(dst, dk, ps.direct + src.offset, mem::kind::host, n);
         return st->bounce_get(dst, dk, r.route(src.rank), to_remote(src), n);
     }
-    if (ps.dev) return nbi ? st->copy_nbi(dst, dk, ps.dev + src.offset, ps.kind, n)
-                           : st->copy(dst, dk, ps.dev + src.offset, ps.kind, n);
+    if (ps.dev) {
+        if (dk == mem::kind::host) HGAS_TRY(r.cache_user_range(dst, n));  // as in device_put
+        return nbi ? st->copy_nbi(dst, dk, ps.dev + src.offset, ps.kind, n)
+                   : st->copy(dst, dk, ps.dev + src.offset, ps.kind, n);
+    }
     if (staging_forbidden(r)) return not_mapped(r, op, src);
     return st->get(dst, dk, static_cast<int>(src.rank), src.segment, src.offset, n);
 }

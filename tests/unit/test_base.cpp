@@ -58,6 +58,11 @@ TEST(Settings, BadValuesNameTheVariableAndTheChoices) {
     EXPECT_NE(last_error().find("'rdma'"), std::string::npos) << last_error();
     EXPECT_NE(last_error().find("self,shm,ucx"), std::string::npos) << last_error();
     EXPECT_EQ(settings::parse(setting::ucx_mode, "fast", s), status::invalid_setting);
+    EXPECT_EQ(settings::parse(setting::reg_cache, "on", s), status::invalid_setting);
+    EXPECT_NE(last_error().find("HGAS_REG_CACHE"), std::string::npos) << last_error();
+    EXPECT_NE(last_error().find("auto,off"), std::string::npos) << last_error();
+    EXPECT_EQ(settings::parse(setting::reg_cache_max, "4X", s), status::invalid_setting);
+    EXPECT_NE(last_error().find("HGAS_REG_CACHE_MAX"), std::string::npos) << last_error();
     EXPECT_EQ(settings::parse(setting::progress_thread, "maybe", s), status::invalid_setting);
     EXPECT_EQ(settings::parse(setting::progress_interval_us, "-5", s), status::invalid_setting);
     EXPECT_EQ(settings::parse(setting::timeout, "0", s), status::invalid_setting);

@@ -136,6 +136,103 @@ TEST(RegCache, ThreadsInsertFindRemove) {
     EXPECT_EQ(c.count(), static_cast<size_t>(threads * per / 2));
 }
 
+// --- the automatic policy's parts: invalidation ring, merge plan ---------------------------
+
+TEST(RegCache, UnmapsDropOverlappingCachedEntriesOnly) {
+    reg_cache c;
+    ASSERT_TRUE(c.insert(ent(0x100000, 0x2000, true)));
+    ASSERT_TRUE(c.insert(ent(0x200000, 0x2000, true)));
+    ASSERT_TRUE(c.insert(ent(0x300000, 0x2000)));  // explicit: the user's, never invalidated
+    c.invalidate(at(0x101fff), 1);                  // the last byte of the first
+    c.invalidate(at(0x1ff000), 0x1000);             // touches the second, no overlap
+    c.invalidate(at(0x300000), 0x2000);
+    c.invalidate(at(0x900000), 0x1000);             // outside every entry (and the hull)
+    EXPECT_FALSE(c.find(at(0x100000), 1)) << "find must apply the unmaps before it answers";
+    EXPECT_TRUE(c.find(at(0x200000), 0x2000));
+    EXPECT_TRUE(c.find(at(0x300000), 0x2000));
+    EXPECT_EQ(c.invalidated(), 1u);
+    auto gone = c.drain();  // what find removed, handed out once
+    ASSERT_EQ(gone.size(), 1u);
+    EXPECT_EQ(gone[0].base, 0x100000u);
+    EXPECT_TRUE(c.drain().empty());
+    EXPECT_EQ(c.cached_bytes(), 0x2000u);
+    EXPECT_EQ(c.explicit_bytes(), 0x2000u);
+}
+
+TEST(RegCache, RingOverflowDropsEveryCachedEntry) {
+    reg_cache c;
+    ASSERT_TRUE(c.insert(ent(0x100000, 0x1000, true)));
+    ASSERT_TRUE(c.insert(ent(0x800000, 0x1000, true)));
+    ASSERT_TRUE(c.insert(ent(0x900000, 0x1000)));
+    // More unmaps inside the hull than the ring holds, none of them on an entry.
+    for (size_t i = 0; i < reg_cache::ring_slots + 10; ++i) c.invalidate(at(0x400000 + i * 0x1000), 0x1000);
+    auto gone = c.drain();
+    EXPECT_EQ(gone.size(), 2u);
+    EXPECT_EQ(c.count(), 1u);  // the explicit one
+    // The ring works again afterwards.
+    ASSERT_TRUE(c.insert(ent(0x100000, 0x1000, true)));
+    c.invalidate(at(0x100000), 1);
+    EXPECT_EQ(c.drain().size(), 1u);
+}
+
+TEST(RegCache, ThreadsInvalidateWhileTheOwnerDrains) {
+    reg_cache c;
+    constexpr int threads = 3, per = 5000;
+    std::atomic<bool> stop{false};
+    ASSERT_TRUE(c.insert(ent(0x1000, 0x1000, true)));  // a hull for the invalidations to hit
+    ASSERT_TRUE(c.insert(ent(0x10000000, 0x1000, true)));
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+        ts.emplace_back([&, t] {
+            for (int i = 0; i < per; ++i) c.invalidate(at(0x100000 + (t * per + i) * 0x10), 0x10);
+        });
+    size_t drained = 0;
+    std::thread owner([&] {
+        while (!stop.load()) drained += c.drain().size();
+    });
+    for (auto &t : ts) t.join();
+    stop = true;
+    owner.join();
+    drained += c.drain().size();
+    EXPECT_EQ(c.count(), 2u - drained);  // none hit an entry, unless a full ring dropped them all
+    EXPECT_TRUE(drained == 0 || drained == 2);
+}
+
+TEST(RegCache, PlanMergesTouchingCachedEntriesAndStopsAtExplicitOnes) {
+    reg_cache c;
+    ASSERT_TRUE(c.insert(ent(0x10000, 0x2000, true)));
+    ASSERT_TRUE(c.insert(ent(0x14000, 0x1000, true)));
+    ASSERT_TRUE(c.insert(ent(0x20000, 0x1000)));  // explicit
+    // Inside a cached entry: a hit.
+    auto p = c.plan_cached(0x10000, 0x1000);
+    EXPECT_EQ(p.what, reg_cache::plan::hit);
+    // Overlapping the first and touching the second: one registration of the union.
+    p = c.plan_cached(0x11000, 0x3000);
+    ASSERT_EQ(p.what, reg_cache::plan::add);
+    EXPECT_EQ(p.base, 0x10000u);
+    EXPECT_EQ(p.size, 0x5000u);
+    ASSERT_EQ(p.merge.size(), 2u);
+    // Alone: added as it is.
+    p = c.plan_cached(0x30000, 0x1000);
+    EXPECT_EQ(p.what, reg_cache::plan::add);
+    EXPECT_TRUE(p.merge.empty());
+    // Touching the explicit entry: fine, not merged; overlapping it: not cached.
+    p = c.plan_cached(0x1f000, 0x1000);
+    EXPECT_EQ(p.what, reg_cache::plan::add);
+    EXPECT_EQ(p.size, 0x1000u);
+    EXPECT_TRUE(p.merge.empty());
+    p = c.plan_cached(0x1f000, 0x2000);
+    EXPECT_EQ(p.what, reg_cache::plan::blocked);
+    // An unmapped entry is not merged (it is gone before the plan).
+    c.invalidate(at(0x14000), 0x1000);
+    p = c.plan_cached(0x12000, 0x2000);  // touches both; the second is gone
+    EXPECT_EQ(p.what, reg_cache::plan::add);
+    EXPECT_EQ(p.base, 0x10000u);  // merges with the first only
+    EXPECT_EQ(p.size, 0x4000u);
+    EXPECT_EQ(p.merge.size(), 1u);
+    EXPECT_EQ(c.drain().size(), 1u);
+}
+
 // --- fd passing ------------------------------------------------------------------------------
 
 namespace {

@@ -9,6 +9,7 @@
 
 #include "base/settings.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/reg_policy.hpp"
 #include "proto/router.hpp"
 #include "transport/transport.hpp"
 
@@ -112,6 +113,9 @@ int main(int argc, char **argv) {
     std::printf("  device <-> host heap, same node  copy engine into the shm mapping (registered with the GPU)\n");
     std::printf("  device <-> host heap, other node bounce: chunks of %s B through the pinned pool, then the transport\n",
                 chunk.c_str());
+    // User host buffers as one end of a device copy (HGAS_REG_CACHE).
+    std::printf("  device <-> user host buffer      copy engine; pinned where hgas_register'ed or cached\n");
+    std::printf("\nregistration cache: %s\n", gpu::reg_cache_plan(*cfg).c_str());
     std::printf("\nprogress: %s\n", cfg->flag(setting::progress_thread)
                                         ? "helper thread per rank serves remote requests while the rank computes"
                                         : "made inside hgas calls and hgas_progress() (HGAS_PROGRESS_THREAD=1 adds a "
