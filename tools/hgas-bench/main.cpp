@@ -697,6 +697,9 @@ int run_gpu(const options &o) {
         return 1;
     }
     add("hgas: same process", {run, "-n", "1", kinds, "--kind", "cuda", "--transport", "self"});
+    add("hgas: same process, registration cache off (pageable user buffers)",
+        {run, "-n", "1", kinds, "--kind", "cuda", "--dirs", "h2d,d2h", "--transport", "self-pageable"},
+        {{"HGAS_REG_CACHE", "off"}});
     add("hgas: same process, registered host buffers",
         {run, "-n", "1", kinds, "--kind", "cuda", "--dirs", "h2d,d2h", "--register", "--transport", "self-registered"});
     add("hgas: one GPU, two ranks", {run, "-n", "2", kinds, "--kind", "cuda", "--transport", "same-gpu"},
@@ -705,11 +708,12 @@ int run_gpu(const options &o) {
     if (ngpu >= 2) {
         add("hgas: peer GPUs", {run, "-n", "2", kinds, "--kind", "cuda", "--peer", "--transport", "ipc"});
         add("hgas: staged", {run, "-n", "2", kinds, "--kind", "cuda", "--peer", "--transport", "staged"},
-            {{"HGAS_PATH", "staged"}, {"HGAS_HEAP_SIZE", "768M"}, {"HGAS_STAGING_CHUNK", "2M"},
-             {"HGAS_STAGING_SLOTS", "16"}});
+            {{"HGAS_PATH", "staged"}, {"HGAS_HEAP_SIZE", "768M"}, {"HGAS_STAGING_CHUNK", "4M"},
+             {"HGAS_STAGING_SLOTS", "8"}});
     }
     if (o.peers) {
         add("peer: CUDA copies", {gpu + "/hgas-gpu-peers"});
+        add("limits: host-GPU round trip, staging by hand", {gpu + "/hgas-gpu-limits"});
         add("peer: NVSHMEM", {gpu + "/hgas-nvshmem-peer"});
         add("peer: NCCL", {gpu + "/hgas-nccl-peer"});
         add("peer: user-level staging", {run, "-n", "2", gpu + "/hgas-gpu-staging"});
