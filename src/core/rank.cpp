@@ -223,6 +223,8 @@ status rank::register_user(void *p, size_t n) {
     // Cached entries whose pages were unmapped (and maybe mapped again here) are unregistered
     // first: the GPU would otherwise still hold the old registration of these pages.
     HGAS_TRY(reg_policy_.prepare(p, n, false));
+    // The cache's own entries give way: the user's registration of these pages wins.
+    HGAS_TRY(reg_policy_.drop_cached(p, n));
     gpu::reg_cache::entry clash;
     if (regs_.overlaps(p, n, &clash))
         return fail(status::invalid_arg, "hgas_register: [%p, +%zu) overlaps the registered range [%p, +%zu): "
@@ -248,7 +250,7 @@ status rank::register_user(void *p, size_t n) {
 status rank::deregister_user(void *p) {
     if (!p) return fail(status::invalid_arg, "hgas_deregister: the pointer is NULL");
     gpu::reg_cache::entry e;
-    if (!regs_.overlaps(p, 1, &e))
+    if (!regs_.overlaps(p, 1, &e) || e.cached)  // the cache's own entries are not the user's to release
         return fail(status::invalid_arg, "hgas_deregister: %p is not registered (never passed to hgas_register, or "
                     "deregistered already)", p);
     if (e.base != reinterpret_cast<uintptr_t>(p))

@@ -308,8 +308,26 @@ public:
             CU_TRY(launch_sm_copy(dst, src, n, blocks, st.s));
             return track ? record(stream) : result<ticket>(ticket{stream, 0});
         }
-        CU_TRY(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, st.s));
+        // A host end that runs across the edge of a registration (hgas_register, the cache):
+        // the driver takes the whole range as page-locked from its first byte and refuses it,
+        // so such a copy goes in pieces, each inside one registration or outside all of them.
+        for (size_t pos = 0; pos < n;) {
+            const size_t len = std::min(uniform_run(static_cast<const char *>(src) + pos, n - pos),
+                                        uniform_run(static_cast<char *>(dst) + pos, n - pos));
+            CU_TRY(cudaMemcpyAsync(static_cast<char *>(dst) + pos, static_cast<const char *>(src) + pos, len,
+                                   cudaMemcpyDefault, st.s));
+            pos += len;
+        }
         return track ? record(stream) : result<ticket>(ticket{stream, 0});
+    }
+
+    // The longest prefix of [p, p+n) that lies inside one registered user range or outside all.
+    size_t uniform_run(const void *p, size_t n) {
+        reg_cache::entry e;
+        if (!regs_ || !regs_->overlaps(p, n, &e)) return n;
+        const auto a = reinterpret_cast<uintptr_t>(p);
+        if (e.base <= a) return std::min<size_t>(n, e.base + e.size - a);  // inside e: up to its end
+        return e.base - a;                                                // before e: up to its start
     }
 
     result<ticket> record(int stream) {

@@ -103,6 +103,20 @@ status reg_policy::prepare(const void *p, size_t n, bool cacheable) {
     return release(c_.evict(cfg_.max), &n_.evicted);
 }
 
+status reg_policy::drop_cached(const void *p, size_t n) {
+    std::vector<reg_cache::entry> gone;
+    reg_cache::entry e;
+    // overlaps() returns the entry holding p first, then the lowest one starting inside.
+    const char *c = static_cast<const char *>(p);
+    for (size_t pos = 0; pos < n && c_.overlaps(c + pos, n - pos, &e);) {
+        const uintptr_t end = e.base + e.size, a = reinterpret_cast<uintptr_t>(c + pos);
+        if (e.cached && c_.remove(reinterpret_cast<void *>(e.base), &e)) gone.push_back(e);
+        if (end <= a) break;  // cannot happen: an overlapping entry ends after a
+        pos = end - reinterpret_cast<uintptr_t>(c);
+    }
+    return release(gone, &n_.evicted);
+}
+
 std::string reg_cache_plan(const settings &cfg) {
     if (cfg.text(setting::reg_cache) == "off")
         return "off (HGAS_REG_CACHE=off): user buffers are copied pageable unless hgas_register'ed";

@@ -62,6 +62,10 @@ public:
     // not device memory) and worth it. A registration that fails only leaves the copy
     // pageable; errors are those of the quiet.
     status prepare(const void *p, size_t n, bool cacheable = true);
+    // Takes the cached entries that overlap [p, p+n) out of the cache and unregisters them
+    // (after a quiet), so that an explicit registration (hgas_register) of the range wins.
+    // Explicit entries are left alone.
+    status drop_cached(const void *p, size_t n);
 
 private:
     status release(const std::vector<reg_cache::entry> &gone, uint64_t *counter);

@@ -222,6 +222,31 @@ TEST_F(RegCache, ExplicitRegistrationWinsAndIsUntouched) {
     ASSERT_EQ(unmap_pages(buf, 2 * n), 0);
 }
 
+// hgas_register of pages the cache holds: the cache's entry gives way (it was the cache's, not
+// the user's), the user's entry is exact, and hgas_deregister refuses the cache's entries.
+TEST_F(RegCache, ExplicitRegistrationReplacesCachedEntries) {
+    if (!expect_active()) GTEST_SKIP() << "the cache is off";
+    const size_t n = (std::max(min_bytes, page * 4) + page - 1) / page * page;
+    char *buf = map_pages(n);
+    ASSERT_NE(buf, nullptr);
+    fill(buf, n, 50);
+    round_trip(buf, back, n, dev, "cached first");
+    hgasi_reg_info_t j = query(buf, n);
+    ASSERT_TRUE(j.found && j.cached);
+    EXPECT_EQ(hgas_deregister(buf), HGAS_ERR_INVALID_ARG) << "a cached entry is not the user's to deregister";
+    HGAS_OK_OR_FAIL(hgas_register(buf + page, n - 2 * page));
+    j = query(buf + page, n - 2 * page);
+    ASSERT_TRUE(j.found);
+    EXPECT_FALSE(j.cached);
+    EXPECT_EQ(j.base, buf + page);
+    EXPECT_EQ(j.size, n - 2 * page);
+    fill(buf, n, 51);
+    round_trip(buf + page, back, n - 2 * page, dev, "registered over the cached range");
+    round_trip(buf, back, n, dev, "straddling the user's registration");
+    HGAS_OK_OR_FAIL(hgas_deregister(buf + page));
+    ASSERT_EQ(unmap_pages(buf, n), 0);
+}
+
 TEST_F(RegCache, EvictsLeastRecentlyUsedBeyondTheLimit) {
     if (!expect_active()) GTEST_SKIP() << "the cache is off";
     const size_t max = env_bytes("HGAS_REG_CACHE_MAX", size_t(4) << 30);
