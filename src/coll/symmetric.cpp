@@ -20,16 +20,6 @@ status agree(core::rank &r, const char *op, uint64_t a, uint64_t b) {
                     (unsigned long long)(out[0] != ~out[1] ? ~out[1] : ~out[3]));
     return status::ok;
 }
-
-// Alignment of a new block: at least 64 bytes; device blocks of 2 MiB or more start on a
-// 2 MiB boundary, as cudaMalloc's do, so that a large copy touches no more of the GPU's
-// 2 MiB pages than it must (the copy engines translate per page).
-size_t block_align(mem::kind k, size_t bytes, size_t align) {
-    constexpr size_t page = size_t(2) << 20;
-    if (align < 64) align = 64;
-    if (k != mem::kind::host && bytes >= page && align < page) align = page;
-    return align;
-}
 }  // namespace
 
 const char *heap_setting(mem::kind k, bool symmetric) {
@@ -70,7 +60,7 @@ status sym_alloc(core::rank &r, const char *op, size_t bytes, size_t align, bool
     }
     const uint16_t seg = mem::symmetric_segment(k);
     mem::allocator &heap = r.heap(seg);
-    auto off = heap.allocate(bytes, block_align(k, bytes, align));
+    auto off = heap.allocate(bytes, align < 64 ? 64 : align);
     // The heaps are identical on every rank, so all ranks fail together here; no rank is left
     // waiting in the barrier below.
     if (!off.ok())
@@ -144,7 +134,7 @@ status local_alloc(core::rank &r, size_t bytes, hgas_gptr_t *out, mem::kind k) {
         return fail(status::unsupported, "hgas_alloc: %s", r.kind_unavailable(k).c_str());
     const uint16_t seg = mem::local_segment(k);
     mem::allocator &heap = r.heap(seg);
-    auto off = heap.allocate(bytes, block_align(k, bytes, 64));
+    auto off = heap.allocate(bytes, 64);
     if (!off.ok())
         return fail(status::no_memory, "hgas_alloc: %zu bytes do not fit in rank %d's local %s heap (%llu of %llu "
                     "bytes in use); raise %s", bytes, r.me(), mem::kind_name(k), (unsigned long long)heap.in_use(),

@@ -3,6 +3,7 @@
 #include <cuda.h>  // types and enums of the driver API only: its functions come from the runtime
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <mutex>
 
 #include <hgas/hgas_device.cuh>
@@ -146,11 +147,28 @@ int write64(cudaStream_t s, void *p, uint64_t v) {
     // operations, with a memory barrier: the data a put copied is visible before the signal.
     return static_cast<int>(d.write64(s, reinterpret_cast<CUdeviceptr>(p), v, CU_STREAM_WRITE_VALUE_DEFAULT));
 }
+// Whether this GPU can flush remote writes after a stream wait (CUDA: without the flush, work
+// after a wait satisfied by a peer's signal may miss that peer's earlier data writes).
+static bool can_flush_remote_writes(const driver &d) {
+    static std::atomic<int> known[64];  // 0 unknown, 1 no, 2 yes; per device
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return false;
+    if (!known[dev]) {
+        int v = 0;
+        CUdevice cd = 0;
+        known[dev] = d.attr && d.get && d.get(&cd, dev) == CUDA_SUCCESS &&
+                             d.attr(&v, CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES, cd) == CUDA_SUCCESS && v
+                         ? 2
+                         : 1;
+    }
+    return known[dev] == 2;
+}
 int wait64(cudaStream_t s, const void *p, uint64_t v, bool eq) {
     const driver &d = drv();
     if (!d.wait64) return -1;
-    return static_cast<int>(
-        d.wait64(s, reinterpret_cast<CUdeviceptr>(p), v, eq ? CU_STREAM_WAIT_VALUE_EQ : CU_STREAM_WAIT_VALUE_GEQ));
+    unsigned flags = eq ? CU_STREAM_WAIT_VALUE_EQ : CU_STREAM_WAIT_VALUE_GEQ;
+    if (can_flush_remote_writes(d)) flags |= CU_STREAM_WAIT_VALUE_FLUSH;
+    return static_cast<int>(d.wait64(s, reinterpret_cast<CUdeviceptr>(p), v, flags));
 }
 int stream_query(cudaStream_t s) {
     const cudaError_t e = cudaStreamQuery(s);
