@@ -177,7 +177,7 @@ TEST_F(RegCache, UnmappedAndMappedAgainCopiesTheNewPages) {
 }
 
 TEST_F(RegCache, NeighboursMergeIntoOneEntry) {
-    if (!expect_active()) GTEST_SKIP() << "the cache is off";
+    if (!expect_active()) GTEST_SKIP() << "the cache is off here (HGAS_REG_CACHE=off, or a build without UCX, whose memory hooks it needs)";
     const size_t half = (min_bytes + page - 1) / page * page;
     char *buf = map_pages(2 * half);
     ASSERT_NE(buf, nullptr);
@@ -225,7 +225,7 @@ TEST_F(RegCache, ExplicitRegistrationWinsAndIsUntouched) {
 // hgas_register of pages the cache holds: the cache's entry gives way (it was the cache's, not
 // the user's), the user's entry is exact, and hgas_deregister refuses the cache's entries.
 TEST_F(RegCache, ExplicitRegistrationReplacesCachedEntries) {
-    if (!expect_active()) GTEST_SKIP() << "the cache is off";
+    if (!expect_active()) GTEST_SKIP() << "the cache is off here (HGAS_REG_CACHE=off, or a build without UCX, whose memory hooks it needs)";
     const size_t n = (std::max(min_bytes, page * 4) + page - 1) / page * page;
     char *buf = map_pages(n);
     ASSERT_NE(buf, nullptr);
@@ -248,7 +248,7 @@ TEST_F(RegCache, ExplicitRegistrationReplacesCachedEntries) {
 }
 
 TEST_F(RegCache, EvictsLeastRecentlyUsedBeyondTheLimit) {
-    if (!expect_active()) GTEST_SKIP() << "the cache is off";
+    if (!expect_active()) GTEST_SKIP() << "the cache is off here (HGAS_REG_CACHE=off, or a build without UCX, whose memory hooks it needs)";
     const size_t max = env_bytes("HGAS_REG_CACHE_MAX", size_t(4) << 30);
     const size_t n = (min_bytes + page - 1) / page * page;
     if (max >= 3 * n || max < n) GTEST_SKIP() << "HGAS_REG_CACHE_MAX must hold one buffer and less than three";
