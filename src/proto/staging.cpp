@@ -261,13 +261,18 @@ status staging::send(int t, uint64_t seq, header &h, const void *payload, mem::k
     return flush_outgoing(false);
 }
 
+namespace {
+// Marks out_ as being worked on for a scope: progress, which waits below may run, keeps off it.
+struct busy_scope {
+    bool &f;
+    const bool was;  // restored, not cleared: scopes may nest
+    explicit busy_scope(bool &b) : f(b), was(b) { f = true; }
+    ~busy_scope() { f = was; }
+};
+}  // namespace
+
 status staging::flush_outgoing(bool all) {
-    // Waiting below runs progress, which may call publish_ready: it keeps off out_ meanwhile.
-    flushing_ = true;
-    struct reset {
-        bool &f;
-        ~reset() { f = false; }
-    } r{flushing_};
+    busy_scope busy(flushing_);
     while (!out_.empty()) {
         outgoing &o = out_.front();
         if (o.d) {
@@ -284,7 +289,8 @@ status staging::flush_outgoing(bool all) {
 }
 
 status staging::publish_ready() {
-    if (flushing_) return status::ok;
+    if (flushing_) return status::ok;  // flush_outgoing, or this, is running further up
+    busy_scope busy(flushing_);         // a transport publish may run progress
     while (!out_.empty()) {
         outgoing &o = out_.front();
         if (o.d) {
