@@ -316,7 +316,10 @@ status socket_client::allgather(const std::string &name, const std::string &mine
 
 status socket_client::abort(const std::string &reason) {
     if (finalized_ || lost_) return status::ok;  // nobody left to tell
-    return send({msg::abort, {reason}});
+    HGAS_TRY(send({msg::abort, {reason}}));
+    // As exit_job: until the store has announced it, or the launcher may see this rank's exit
+    // first and tell the others only that it exited, not why.
+    return wait_until([&] { return aborted_; }, deadline(std::min(default_timeout_, 5.0)));
 }
 
 status socket_client::exit_job(int code, const std::string &reason) {

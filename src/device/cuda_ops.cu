@@ -149,10 +149,14 @@ int write64(cudaStream_t s, void *p, uint64_t v) {
 }
 // Whether this GPU can flush remote writes after a stream wait (CUDA: without the flush, work
 // after a wait satisfied by a peer's signal may miss that peer's earlier data writes).
-static bool can_flush_remote_writes(const driver &d) {
+static bool can_flush_remote_writes(const driver &d, cudaStream_t s) {
     static std::atomic<int> known[64];  // 0 unknown, 1 no, 2 yes; per device
     int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return false;
+    if (cudaStreamGetDevice(s, &dev) != cudaSuccess) {  // the stream's GPU, not the thread's
+        cudaGetLastError();
+        return false;
+    }
+    if (dev < 0 || dev >= 64) return false;
     if (!known[dev]) {
         int v = 0;
         CUdevice cd = 0;
@@ -167,7 +171,7 @@ int wait64(cudaStream_t s, const void *p, uint64_t v, bool eq) {
     const driver &d = drv();
     if (!d.wait64) return -1;
     unsigned flags = eq ? CU_STREAM_WAIT_VALUE_EQ : CU_STREAM_WAIT_VALUE_GEQ;
-    if (can_flush_remote_writes(d)) flags |= CU_STREAM_WAIT_VALUE_FLUSH;
+    if (can_flush_remote_writes(d, s)) flags |= CU_STREAM_WAIT_VALUE_FLUSH;
     return static_cast<int>(d.wait64(s, reinterpret_cast<CUdeviceptr>(p), v, flags));
 }
 int stream_query(cudaStream_t s) {

@@ -1,5 +1,7 @@
 #include "gpu/reg_cache.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <iterator>
 #include <cstdint>
@@ -21,14 +23,15 @@ void reg_cache::account(const entry &e, bool add) {
     size_t &b = e.cached ? cached_bytes_ : explicit_bytes_;
     b = add ? b + e.size : b - e.size;
     if (!e.cached) return;
-    if (add) {  // widen the hull before the entry can be used
-        const uintptr_t end = end_of(e.base, e.size);
-        if (e.base < lo_.load()) lo_.store(e.base);
-        if (end > hi_.load()) hi_.store(end);
-    } else if (cached_bytes_ == 0) {
-        lo_.store(UINTPTR_MAX);
-        hi_.store(0);
-    }
+    if (add) widen(e.base, e.size);
+    // Never narrowed here: a range being registered (planned, not inserted yet) must stay
+    // covered, or an unmap of it in that window would be dropped. clear() resets the hull.
+}
+
+void reg_cache::widen(uintptr_t base, size_t size) {
+    const uintptr_t end = end_of(base, size);
+    if (base < lo_.load()) lo_.store(base);
+    if (end > hi_.load()) hi_.store(end);
 }
 
 // May run inside malloc/free (a memory hook) on any thread: no lock, no allocation.
@@ -69,9 +72,20 @@ void reg_cache::apply_unmaps_locked() {
             }
         }
     };
-    for (;;) {  // the published slots, in order; a slot claimed but not yet written ends the pass
+    for (;;) {  // the published slots, in order
         slot &s = ring_[tail_ % ring_slots];
-        if (s.seq.load(std::memory_order_acquire) != tail_ + 1) break;
+        if (s.seq.load(std::memory_order_acquire) != tail_ + 1) {
+            if (head_.load(std::memory_order_acquire) == tail_) break;  // nothing more claimed
+            // Claimed, not written yet: the writer is a few instructions from publishing (it
+            // may be descheduled). A later slot may be published already, so wait for this one
+            // rather than stop; if it takes too long, drop every cached entry instead.
+            int spins = 0;
+            while (s.seq.load(std::memory_order_acquire) != tail_ + 1 && ++spins < 100000) sched_yield();
+            if (spins >= 100000) {
+                overflow_.store(true, std::memory_order_release);
+                break;
+            }
+        }
         const uintptr_t a = s.base, end = end_of(s.base, s.size);
         s.seq.store(tail_ + ring_slots, std::memory_order_release);
         ++tail_;
@@ -134,6 +148,7 @@ reg_cache::plan reg_cache::plan_cached(uintptr_t base, size_t size) {
     }
     p.base = lo;
     p.size = hi - lo;
+    widen(lo, hi - lo);  // unmaps of the range are recorded from now on, before it is registered
     return p;
 }
 

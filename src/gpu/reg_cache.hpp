@@ -87,6 +87,7 @@ private:
     uint64_t tick_ = 0;
     void account(const entry &e, bool add);
     void apply_unmaps_locked();  // ring -> stale_
+    void widen(uintptr_t base, size_t size);  // the hull of ranges whose unmaps count
     std::vector<entry> stale_;   // cached entries removed by unmaps, not yet unregistered
     uint64_t invalidated_ = 0;
 

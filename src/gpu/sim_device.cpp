@@ -49,8 +49,8 @@ struct op {
 uint64_t host_amo(void *addr, amo_op op, unsigned width, uint64_t v, uint64_t cmp);
 
 // One stream of the copy engine. Passive: an operation is due `latency + bytes/bandwidth`
-// after the previous one on its stream is, and it is carried out by the first test() that
-// finds it due (in stream order). No thread of its own, so nothing competes for the cores of a
+// after the previous one on its stream is, and it is carried out by the first test() (of any
+// stream of the device) that finds it due, in the order operations fall due. No thread of its own, so nothing competes for the cores of a
 // small machine, and a path that never waits for its copy never sees the data.
 class sim_stream {
 public:
@@ -75,6 +75,21 @@ public:
             q_.pop_front();
         }
         return completed_ >= seq;
+    }
+    // Due time of the oldest operation not carried out yet (UINT64_MAX: none).
+    uint64_t front_due() {
+        std::lock_guard<std::mutex> g(mu_);
+        return q_.empty() ? UINT64_MAX : q_.front().second;
+    }
+    // Carries out the oldest operation if it is due by `now`.
+    void run_front(uint64_t now) {
+        std::lock_guard<std::mutex> g(mu_);
+        if (q_.empty() || q_.front().second > now) return;
+        const op &o = q_.front().first;
+        if (o.what == op::copy) std::memmove(o.dst, o.src, o.n);
+        else *o.result = host_amo(o.dst, o.aop, o.width, o.operand, o.compare);
+        completed_ = o.seq;
+        q_.pop_front();
     }
 
 private:
@@ -203,7 +218,28 @@ public:
 
     result<bool> test(ticket t) override {
         if (t.seq == 0) return true;
+        advance_all();
         return streams_[t.stream]->done(t.seq);
+    }
+
+    // Every stream's due operations, in the order they fall due: a GPU's copy engines finish
+    // their work whether or not anybody looks, so a copy on one stream may overtake an older
+    // copy on another (the hazard a real GPU shows), not only when its own stream is tested.
+    void advance_all() {
+        const uint64_t now = now_ns();
+        for (;;) {
+            sim_stream *first = nullptr;
+            uint64_t due = UINT64_MAX;
+            for (auto &s : streams_) {
+                const uint64_t d = s->front_due();
+                if (d <= now && d < due) {
+                    due = d;
+                    first = s.get();
+                }
+            }
+            if (!first) return;
+            first->run_front(now);
+        }
     }
 
     result<uint64_t> amo(void *p, amo_op aop, unsigned width, uint64_t operand, uint64_t compare) override {

@@ -257,7 +257,10 @@ status staging::send(int t, uint64_t seq, header &h, const void *payload, mem::k
             HGAS_TRY_ASSIGN(o.tk, o.d->copy_async(dst, payload, len, stream_out));
         }
     }
-    out_.push_back(o);
+    {
+        std::lock_guard<std::mutex> g(out_mu_);
+        out_.push_back(o);
+    }
     return flush_outgoing(false);
 }
 
@@ -272,6 +275,8 @@ struct busy_scope {
 }  // namespace
 
 status staging::flush_outgoing(bool all) {
+    // The rank's thread owns the queue until it returns; the helper's publish_ready skips.
+    std::lock_guard<std::mutex> g(out_mu_);
     busy_scope busy(flushing_);
     while (!out_.empty()) {
         outgoing &o = out_.front();
@@ -288,18 +293,25 @@ status staging::flush_outgoing(bool all) {
     return status::ok;
 }
 
-status staging::publish_ready() {
-    if (flushing_) return status::ok;  // flush_outgoing, or this, is running further up
-    busy_scope busy(flushing_);         // a transport publish may run progress
+// Either thread: the rank's thread publishes everything finished; the helper, which makes no
+// transport calls, only messages written straight into a mapped target's slot (a header
+// store), and stops at the first that needs the transport, so the order stays that of claim.
+status staging::publish_ready(bool on_rank_thread) {
+    if (on_rank_thread && flushing_) return status::ok;  // flush_outgoing, or this, runs further up
+    std::unique_lock<std::mutex> lk(out_mu_, std::try_to_lock);
+    if (!lk.owns_lock()) return status::ok;  // the other thread has the queue
+    // A transport publish (rank's thread only) may run progress: it must find out_ busy.
+    bool unused = false;
+    busy_scope busy(on_rank_thread ? flushing_ : unused);
     while (!out_.empty()) {
         outgoing &o = out_.front();
+        if (!on_rank_thread && o.staged) return status::ok;
         if (o.d) {
             HGAS_TRY_ASSIGN(bool done, o.d->test(o.tk));
             if (!done) return status::ok;
         }
-        const outgoing c = o;
+        HGAS_TRY(publish(o.t, o.seq, o.h, o.staged, o.len));  // then pop: a failed publish stays queued
         out_.pop_front();
-        HGAS_TRY(publish(c.t, c.seq, c.h, c.staged, c.len));
     }
     return status::ok;
 }
@@ -324,7 +336,11 @@ status staging::put(int t, uint16_t seg, uint64_t offset, const void *src, mem::
                     const signal_req *sig, bool nbi) {
     // Small first chunks only when the pipeline to `t` is empty (nothing else hides its
     // fill); small last chunks only for a blocking put (an nbi put is followed by more).
-    const bool cold = out_.empty() && load_acquire(credit_word(t)) == sent_[t];
+    bool cold;
+    {
+        std::lock_guard<std::mutex> g(out_mu_);
+        cold = out_.empty() && load_acquire(credit_word(t)) == sent_[t];
+    }
     size_t pos = 0;
     size_t k = 0;
     do {
@@ -575,9 +591,14 @@ status staging::return_credits(int src, ring_in &r, bool on_rank_thread, bool fo
 }
 
 status staging::poll(bool on_rank_thread) {
-    // The initiator's side first: nbi puts whose copies have finished go out (out_ belongs to
-    // the rank's thread).
-    if (on_rank_thread) HGAS_TRY(publish_ready());
+    // The initiator's side first: nbi puts whose copies have finished go out. Its error is
+    // returned after the agent has served the rings, so that peers are never left waiting.
+    const status out = publish_ready(on_rank_thread);
+    status served = serve(on_rank_thread);
+    return served != status::ok ? served : out;
+}
+
+status staging::serve(bool on_rank_thread) {
     std::unique_lock<std::mutex> lk(agent_mu_, std::try_to_lock);
     if (!lk.owns_lock()) return status::ok;  // the other thread is serving the rings
     const uint64_t half = std::max(1, c_.slots / 2);
@@ -588,6 +609,9 @@ status staging::poll(bool on_rank_thread) {
             if (load_acquire(slot) != r.next) break;
             incoming in;
             std::memcpy(&in.h, slot, 64);
+            // A get reads what earlier puts of the ring wrote: it starts once they are done (a
+            // put's host-to-device copy and a get's device-to-host copy run on other streams).
+            if (in.h.op == op_get && !r.q.empty()) break;
             in.slot = slot;
             HGAS_TRY(start(src, r, in));
             r.q.push_back(in);

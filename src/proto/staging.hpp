@@ -121,7 +121,8 @@ private:
     result<uint64_t> claim(int t);
     status send(int t, uint64_t seq, header &h, const void *payload, mem::kind pk, size_t len);
     status flush_outgoing(bool all);
-    status publish_ready();  // publishes finished messages from the head of out_; never waits
+    status publish_ready(bool on_rank_thread);  // publishes finished messages at the head of out_; never waits
+    status serve(bool on_rank_thread);          // the agent: this rank's incoming rings
     status publish(int t, uint64_t seq, const header &h, char *staged_payload, size_t len);
     // Agent helpers.
     status start(int src, ring_in &r, incoming &in);
@@ -133,7 +134,8 @@ private:
     uint64_t slot_bytes_ = 0, ring_bytes_ = 0, rings_ = 0, credits_ = 0, replies_ = 0;
     std::vector<uint64_t> sent_;  // messages sent to each rank
     std::deque<outgoing> out_;
-    bool flushing_ = false;  // flush_outgoing is running: progress must not touch out_
+    std::mutex out_mu_;      // out_: the rank's thread, and the helper in publish_ready
+    bool flushing_ = false;  // the rank's thread is working on out_ further up its stack
     std::vector<std::pair<gpu::device *, gpu::ticket>> nbi_;  // copy_nbi not yet complete
     std::vector<gpu::device *> nbi_devices_;  // devices with untracked copy_nbi on stream 0
     std::vector<ring_in> in_;

@@ -43,7 +43,8 @@ result<const core::peer_segment *> target(core::rank &r, const char *op, hgas_gp
 }
 
 // --- device paths (proto/staging.hpp): any transfer with device memory on either side ------
-// They complete before returning, which every non-blocking form allows.
+// Blocking forms complete before returning. Non-blocking ones complete at quiet: local copies
+// on one stream, and staged puts, whose chunks are published as their copies finish.
 
 proto::staging *staging_of(core::rank &r, const char *op) {
     proto::staging *st = r.staging();

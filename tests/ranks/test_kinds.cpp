@@ -162,6 +162,34 @@ TEST(Kinds, NonBlockingPutArrivesWithoutQuiet) {
     HGAS_OK_OR_FAIL(hgas_free(src));
 }
 
+// A get after a put to the same place of a peer's device memory, with no quiet between them,
+// reads what the put wrote: staged messages of one rank to another are applied in order, and
+// the get's copy out of device memory must not overtake the put's copy into it.
+TEST(Kinds, GetAfterPutSeesThePut) {
+    REQUIRE_KIND();
+    const size_t bytes = 200000;  // several staging chunks
+    unsigned char *dst;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(bytes, device_kind(), (void **)&dst));
+    const int t = (me() + 1) % n();
+    std::vector<unsigned char> v(bytes), back(bytes);
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    for (int round = 1; round <= 4; ++round) {
+        for (size_t i = 0; i < bytes; ++i) v[i] = pat(me(), t, i, 20 + round);
+        // A small get of the end of a large chunk first: with a slow engine (the _order
+        // config) its copy out would finish long before that chunk's copy in.
+        const size_t at = 3 * 65536 - 8;
+        HGAS_OK_OR_FAIL(hgas_put(gp(dst, t), v.data(), bytes));
+        uint64_t w = 0;
+        HGAS_OK_OR_FAIL(hgas_get(&w, gp(dst + at, t), 8));
+        ASSERT_EQ(std::memcmp(&w, v.data() + at, 8), 0) << "round " << round << ": the small get missed the put";
+        HGAS_OK_OR_FAIL(hgas_put(gp(dst, t), v.data(), bytes));
+        HGAS_OK_OR_FAIL(hgas_get(back.data(), gp(dst, t), bytes));
+        ASSERT_EQ(std::memcmp(back.data(), v.data(), bytes), 0) << "round " << round << ": the get missed the put";
+        HGAS_OK_OR_FAIL(hgas_barrier());  // the ranks run the rounds in step (n 1: one rank, target itself)
+    }
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
 // put_signal with the data and the signal word each in host or device memory: the data is
 // complete when the signal shows, in every combination.
 TEST(Kinds, PutSignalDataBeforeSignal) {
