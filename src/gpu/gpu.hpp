@@ -61,6 +61,10 @@ public:
     // A ticket that completes when everything submitted to `stream` so far has.
     virtual result<ticket> mark(int stream) = 0;
     virtual result<bool> test(ticket t) = 0;
+    // Lets work that nobody waits for yet make progress, from the progress engine (either
+    // thread). A GPU's engines run on their own: nothing to do. sim's passive engine carries
+    // out what has fallen due, as a GPU would have by now.
+    virtual void advance() {}
     // Atomic on device memory this process names; complete at return. Width 4 or 8.
     virtual result<uint64_t> amo(void *p, amo_op op, unsigned width, uint64_t operand, uint64_t compare) = 0;
 

@@ -225,6 +225,8 @@ public:
     // Every stream's due operations, in the order they fall due: a GPU's copy engines finish
     // their work whether or not anybody looks, so a copy on one stream may overtake an older
     // copy on another (the hazard a real GPU shows), not only when its own stream is tested.
+    void advance() override { advance_all(); }
+
     void advance_all() {
         const uint64_t now = now_ns();
         for (;;) {

@@ -593,6 +593,8 @@ status staging::return_credits(int src, ring_in &r, bool on_rank_thread, bool fo
 status staging::poll(bool on_rank_thread) {
     // The initiator's side first: nbi puts whose copies have finished go out. Its error is
     // returned after the agent has served the rings, so that peers are never left waiting.
+    for (gpu::device *d : c_.dev)
+        if (d) d->advance();
     const status out = publish_ready(on_rank_thread);
     status served = serve(on_rank_thread);
     return served != status::ok ? served : out;

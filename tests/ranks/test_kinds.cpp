@@ -162,6 +162,53 @@ TEST(Kinds, NonBlockingPutArrivesWithoutQuiet) {
     HGAS_OK_OR_FAIL(hgas_free(src));
 }
 
+// The same while the initiator computes: it makes no hgas call after the nbi put (with
+// HGAS_PROGRESS_THREAD its helper publishes the chunks; without, it calls hgas_progress).
+TEST(Kinds, NonBlockingPutArrivesWhileTheInitiatorComputes) {
+    REQUIRE_KIND();
+    if (n() < 2) GTEST_SKIP() << "needs two ranks";
+    const char *pt = std::getenv("HGAS_PROGRESS_THREAD");
+    const bool helper = pt && std::strcmp(pt, "1") == 0;
+    const size_t bytes = 200000;
+    unsigned char *src, *dst;
+    volatile uint64_t *flag;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(bytes, device_kind(), (void **)&src));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(bytes, device_kind(), (void **)&dst));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(64, HGAS_KIND_HOST, (void **)&flag));
+    *flag = 0;
+    const int to = (me() + 1) % n(), from = (me() + n() - 1) % n();
+    std::vector<unsigned char> v(bytes), want(bytes);
+    for (size_t i = 0; i < bytes; ++i) v[i] = pat(me(), to, i, 9);
+    for (size_t i = 0; i < bytes; ++i) want[i] = pat(from, me(), i, 9);
+    write_own(src, v.data(), bytes);
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    if (me() == 0) {  // the initiator: one nbi put, then only its own memory until rank 1 answers
+        HGAS_OK_OR_FAIL(hgas_put_nbi(gp(dst, to), src, bytes));
+        bool answered = false;
+        for (int i = 0; i < 20000 && !answered; ++i) {  // 20 s at most
+            answered = *flag == 1;
+            if (!answered && !helper) HGAS_OK_OR_FAIL(hgas_progress());
+            if (!answered) usleep(1000);
+        }
+        ASSERT_TRUE(answered) << "rank 0's nbi put never reached rank " << to << " while rank 0 computed";
+        HGAS_OK_OR_FAIL(hgas_quiet());
+    } else if (me() == 1) {  // watches its buffer, then answers rank 0 with a host store
+        bool arrived = false;
+        for (int i = 0; i < 20000 && !arrived; ++i) {
+            arrived = read_own(dst, bytes) == want;
+            if (!arrived) usleep(1000);
+        }
+        ASSERT_TRUE(arrived) << "rank 0's nbi put never arrived";
+        const uint64_t one = 1;
+        HGAS_OK_OR_FAIL(hgas_put(gp(const_cast<uint64_t *>(flag), 0), &one, 8));
+        HGAS_OK_OR_FAIL(hgas_quiet());
+    }
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_free(const_cast<uint64_t *>(flag)));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+    HGAS_OK_OR_FAIL(hgas_free(src));
+}
+
 // A get after a put to the same place of a peer's device memory, with no quiet between them,
 // reads what the put wrote: staged messages of one rank to another are applied in order, and
 // the get's copy out of device memory must not overtake the put's copy into it.
