@@ -10,11 +10,19 @@
  *             them visible system-wide (st.release.sys of the answer): the least a host-initiated
  *             8-byte put to a peer GPU, to remote completion, can cost without a copy engine
  *             (raw limit).
+ *   flag_poll the flag round trip as hgas's copy agent does it: the host writes a 32-byte
+ *             descriptor as two 16-byte words, each carrying the sequence number (one SSE store
+ *             each); 1, 2, 4 or 8 warps of one block poll it with relaxed 16-byte loads, started
+ *             a fraction of a round trip apart, so that the next poll to reach host memory after
+ *             the host's store comes sooner than one poller's next; the first warp to see both
+ *             words tagged takes it and thread 0 answers (st.release.sys). Measured per number
+ *             of pollers, to choose the agent's.
  *   pipeline  GPU A -> pinned host ring -> GPU B in chunks of 1, 2 and 4 MiB, the device-to-host
  *             copy of chunk k+1 overlapping the host-to-device copy of chunk k, chained by events
  *             on two streams so that no host round trip sits between the stages (raw limit): the
  *             ceiling of staging through host memory between two GPUs.
- * A and B are --devices (default 0,1); flag_peer and pipeline need two GPUs.
+ * A and B are --devices (default 0,1); flag_peer needs two GPUs; with one GPU the pipeline runs
+ * from GPU A through host memory back to GPU A (both PCIe directions of one link).
  *
  * flag and flag_peer give put_lat (one round trip, timing "pingpong"); pipeline gives put_bw
  * (a window of transfers, then one synchronize, as hgas-gpu-peers). Every result is checked:
@@ -22,6 +30,8 @@
 #include "gpu_common.h"
 
 #include <algorithm>
+
+#include <immintrin.h>
 
 namespace {
 
@@ -101,6 +111,117 @@ int run_flag(const gpu_opts &o, int A, uint64_t *peer, int B) {
     return ok;
 }
 
+__device__ __forceinline__ uint4 ld_relaxed16(const uint4 *p) {
+    uint4 v;
+    asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    return v;
+}
+
+/* Answers descriptors 1..n (flag_poll): `pollers` warps poll the two tagged words, warp w
+ * starting w * stagger_ns after the others; the answer carries the sum of the words' payloads
+ * so that the host checks that the whole descriptor was read. Exits after 2 s without one. */
+__global__ void poll_kernel(const uint4 *desc, volatile uint64_t *pong, uint64_t n, int pollers,
+                            unsigned stagger_ns) {
+    __shared__ volatile uint64_t taken;
+    __shared__ uint4 hdr[2];
+    const int warp = (int)(threadIdx.x / 32), lane = (int)(threadIdx.x % 32);
+    if (threadIdx.x == 0) taken = 0;
+    __syncthreads();
+    for (uint64_t i = 1; i <= n; ++i) {
+        if (warp < pollers) {
+            const uint64_t t0 = now_ns();
+            while (now_ns() - t0 < (uint64_t)warp * stagger_ns) {
+            }
+            for (;;) {
+                if (taken >= i) break;
+                uint4 v = make_uint4(0, 0, 0, 0);
+                if (lane < 2) v = ld_relaxed16(desc + lane);
+                const unsigned ok = __ballot_sync(~0u, lane >= 2 || v.x == (uint32_t)i);
+                if (ok == ~0u) {
+                    if (lane < 2) hdr[lane] = v;
+                    __syncwarp();
+                    if (lane == 0) {
+                        __threadfence_block();
+                        taken = i;
+                    }
+                    break;
+                }
+                if (now_ns() - t0 > 2000000000ull) {
+                    if (lane == 0) taken = ~0ull;  /* the host gave up: everyone leaves */
+                    break;
+                }
+            }
+        }
+        __syncthreads();
+        if (taken == ~0ull) return;
+        if (threadIdx.x == 0) {
+            const uint64_t a = ((uint64_t)hdr[0].z | ((uint64_t)hdr[0].w << 32));
+            const uint64_t b = ((uint64_t)hdr[1].z | ((uint64_t)hdr[1].w << 32));
+            st_release_sys(pong, a + b);
+        }
+        __syncthreads();
+    }
+}
+
+int run_flag_poll(const gpu_opts &o, int A, int pollers) {
+    uint4 *desc = nullptr;
+    uint64_t *pong = nullptr;
+    CK(cudaMallocHost((void **)&desc, 64));
+    CK(cudaMallocHost((void **)&pong, 64));
+    memset(desc, 0, 64);
+    *pong = 0;
+    const long it = o.quick ? 2000 : 10000;
+    const long warm = it / 10;
+    const uint64_t total = (uint64_t)(warm + it * o.batches);
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    /* A host round trip is about 1-1.5 us: spread the pollers' first loads over it. */
+    const unsigned stagger = pollers > 1 ? 1200u / (unsigned)pollers : 0u;
+    poll_kernel<<<1, 256, 0, s>>>(desc, pong, total, pollers, stagger);
+    CK_LAUNCH();
+    std::vector<double> samples((size_t)o.batches);
+    uint64_t i = 0;
+    int ok = 1;
+    auto one = [&]() {
+        ++i;
+        /* payloads 3i and 5i: the answer must be 8i, so a torn descriptor shows */
+        const __m128i w0 = _mm_set_epi64x((long long)(3 * i), (long long)(uint32_t)i);
+        const __m128i w1 = _mm_set_epi64x((long long)(5 * i), (long long)(uint32_t)i);
+        _mm_store_si128(reinterpret_cast<__m128i *>(desc), w0);
+        _mm_store_si128(reinterpret_cast<__m128i *>(desc + 1), w1);
+        const double t0 = gpu_now_s();
+        uint64_t got;
+        while ((got = __atomic_load_n(pong, __ATOMIC_ACQUIRE)) != 8 * i) {
+            if (got != 8 * (i - 1) && got != 8 * i) {
+                fprintf(stderr, "%s: flag_poll: answer %llu to descriptor %llu (torn read)\n", g_prog,
+                        (unsigned long long)got, (unsigned long long)i);
+                ok = 0;
+            }
+            if (gpu_now_s() - t0 > 2.0) gpu_die("flag_poll %llu: the kernel did not answer in 2 s", (unsigned long long)i);
+        }
+    };
+    for (long k = 0; k < warm; ++k) one();
+    for (int b = 0; b < o.batches; ++b) {
+        const double t0 = gpu_now_s();
+        for (long k = 0; k < it; ++k) one();
+        samples[(size_t)b] = (gpu_now_s() - t0) * 1e6 / (double)it;
+    }
+    CK(cudaStreamSynchronize(s));
+    std::sort(samples.begin(), samples.end());
+    char path[160];
+    snprintf(path, sizeof path, "host 32 B tagged descriptor -> %d polling warp(s), relaxed v4 loads -> host (raw limit)",
+             pollers);
+    gpu_point pt{"put_lat", "cuda", path, "h2d", "pinned", "pingpong", A, A, NULL, "host"};
+    gpu_report_lat(o, pt, 8, samples.data(), o.batches, it, ok);
+    CK(cudaStreamDestroy(s));
+    CK(cudaFreeHost(desc));
+    CK(cudaFreeHost(pong));
+    return ok;
+}
+
 /* One transfer of `n` bytes from GPU A to GPU B through `slots` pinned chunks, all stages
  * queued: D2H of chunk k on sa after the H2D that last used its slot; H2D on sb after it. */
 struct pipe {
@@ -170,7 +291,7 @@ int run_pipeline(const gpu_opts &o, int A, int B, unsigned char *src, unsigned c
             samples[(size_t)b] = gpu_now_s() - t0;
         }
         std::sort(samples.begin(), samples.end());
-        gpu_point pt{"put_bw", "cuda", path, "d2d-peer", "pinned", "window", A, B, NULL, "host"};
+        gpu_point pt{"put_bw", "cuda", path, A != B ? "d2d-peer" : "d2d", "pinned", "window", A, B, NULL, "host"};
         gpu_report_bw(o, pt, s, samples.data(), o.batches, n, (double)n * (double)s, ok);
     }
     CK(cudaStreamDestroy(p.sa));
@@ -189,7 +310,7 @@ int main(int argc, char **argv) {
     g_prog = "hgas-gpu-limits";
     gpu_safe_env();
     gpu_opts o;
-    gpu_parse(argc, argv, &o, "measurements (--only): flag flag_peer pipeline\n");
+    gpu_parse(argc, argv, &o, "measurements (--only): flag flag_poll flag_peer pipeline\n");
     const int ndev = gpu_count_or_die();
     const int A = o.devices[0], B = o.devices[1];
     if (A >= ndev) gpu_die("--devices: GPU %d does not exist (%d visible)", A, ndev);
@@ -202,34 +323,34 @@ int main(int argc, char **argv) {
     fflush(stdout);
     CK(cudaSetDevice(A));
     if (gpu_selected(o, "flag")) run_flag(o, A, nullptr, A);
+    if (gpu_selected(o, "flag_poll"))
+        for (int pollers : {1, 2, 4, 8}) run_flag_poll(o, A, pollers);
 
-    if (!two) {
-        if (gpu_selected(o, "flag_peer")) gpu_skip("flag_peer", "needs 2 GPUs");
-        if (gpu_selected(o, "pipeline")) gpu_skip("pipeline", "needs 2 GPUs");
-    } else {
+    const int D = two ? B : A;  /* the pipeline's destination GPU: B, or A itself */
+    if (!two && gpu_selected(o, "flag_peer")) gpu_skip("flag_peer", "needs 2 GPUs");
+    unsigned char *src = nullptr, *dst = nullptr;
+    CK(cudaMalloc((void **)&src, o.max_size));
+    CK(cudaSetDevice(D));
+    CK(cudaMalloc((void **)&dst, std::max<size_t>(o.max_size, 64)));
+    CK(cudaSetDevice(A));
+    if (two && gpu_selected(o, "flag_peer")) {
         int can = 0;
         CK(cudaDeviceCanAccessPeer(&can, A, B));
-        unsigned char *src = nullptr, *dst = nullptr;
-        CK(cudaMalloc((void **)&src, o.max_size));
-        CK(cudaSetDevice(B));
-        CK(cudaMalloc((void **)&dst, std::max<size_t>(o.max_size, 64)));
-        CK(cudaSetDevice(A));
-        if (gpu_selected(o, "flag_peer")) {
-            if (!can) {
-                gpu_skip("flag_peer", "GPU A has no peer access to GPU B");
-            } else {
-                CK(cudaDeviceEnablePeerAccess(B, 0));
-                CK(cudaMemset(dst, 0, 8));
-                run_flag(o, A, reinterpret_cast<uint64_t *>(dst), B);
-            }
+        if (!can) {
+            gpu_skip("flag_peer", "GPU A has no peer access to GPU B");
+        } else {
+            CK(cudaDeviceEnablePeerAccess(B, 0));
+            CK(cudaMemset(dst, 0, 8));
+            run_flag(o, A, reinterpret_cast<uint64_t *>(dst), B);
         }
-        if (gpu_selected(o, "pipeline"))
-            for (size_t chunk : {size_t(1) << 20, size_t(2) << 20, size_t(4) << 20})
-                if (chunk <= o.max_size) run_pipeline(o, A, B, src, dst, chunk);
-        CK(cudaFree(src));
-        CK(cudaSetDevice(B));
-        CK(cudaFree(dst));
     }
+    if (gpu_selected(o, "pipeline"))
+        for (size_t chunk : {size_t(1) << 20, size_t(2) << 20, size_t(4) << 20})
+            if (chunk <= o.max_size) run_pipeline(o, A, D, src, dst, chunk);
+    CK(cudaFree(src));
+    CK(cudaSetDevice(D));
+    CK(cudaFree(dst));
+    CK(cudaSetDevice(A));
     if (g_check_failed) fprintf(stderr, "hgas-gpu-limits: FAILED: a data check failed (see above)\n");
     return g_check_failed ? 1 : 0;
 }

@@ -186,6 +186,9 @@ TEST(Device, PutIntoTheHostHeap) {
     std::vector<unsigned char> p(bytes);
     for (size_t i = 0; i < bytes; ++i) p[i] = pat(me(), 99, i);
     CK(cudaMemcpy(src, p.data(), bytes, cudaMemcpyHostToDevice));
+    // A pageable cudaMemcpy to the device may return before its DMA has landed, and g.s does
+    // not wait for the legacy stream: without this the kernel could read a stale tail of src.
+    CK(cudaStreamSynchronize(nullptr));
     k_put_all<scope::block><<<1, 256, 0, g.s>>>(g.c, hsym, src, bytes, bytes, 0, 0);
     CK(cudaGetLastError());
     g.sync();
@@ -471,6 +474,7 @@ TEST(Device, ManyBlocksAtOnce) {
     std::vector<unsigned char> p(warps * 256);
     for (size_t i = 0; i < p.size(); ++i) p[i] = pat(me(), 5, i);
     CK(cudaMemcpy(src, p.data(), p.size(), cudaMemcpyHostToDevice));
+    CK(cudaStreamSynchronize(nullptr));  // the upload has landed before k_many reads it (as above)
     k_many<<<blocks, threads, 0, g.s>>>(g.c, bufs, words, ctr, src);
     CK(cudaGetLastError());
     g.sync();
