@@ -1,13 +1,22 @@
 // The copy agent of the cuda device: a one-block kernel that serves small copies and atomics
 // from a ring of descriptors in pinned host memory, so that a small host-initiated operation
-// costs a few PCIe round trips instead of a kernel launch or a copy-engine submission plus a
-// stream synchronization (about 7-10 us on an H200).
+// costs one PCIe round trip to fetch it and a posted write to answer, instead of a copy-engine
+// submission plus a stream synchronization (about 7-10 us on an H100 or H200).
 //
 // Protocol (one producer: the device's owner thread, under the device's lock):
-//  host:   fills desc[s % ring_slots] (all fields, then `seq` = s with release)
-//  agent:  sees seq == s (acquire, system scope), executes, writes results, then done = s
-//          (release, system scope, after a system fence so peer stores are visible first)
-//  host:   waits until done >= s.
+//  host:   writes desc[s % ring_slots]'s four 16-byte words, each with ONE 16-byte store
+//          (word_store) whose first 4 bytes are the tag (uint32_t)s
+//  agent:  one warp reads the four words with one instruction (relaxed, system scope): when
+//          every word carries the tag, the descriptor is complete -- a 16-byte aligned store
+//          of an AVX-capable x86 CPU is single-copy atomic, and a read of one 64-byte line
+//          returns whole words, so a word with the new tag has the new payload. One read per
+//          poll, where a separate sequence word and header would cost two PCIe round trips.
+//          Executes, then writes done = s (release, system scope, after a system fence so
+//          that peer stores and the atomic's result are visible first)
+//  host:   waits until done >= s; the atomic's old value is in results[s % ring_slots].
+// Only one warp polls: hgas-gpu-limits flag_poll measured 3.2 us for a round trip with one
+// polling warp, 3.9 with two and 9.7 with eight (more reads of the line the host writes slow
+// the host's store down).
 // The agent exits after `idle_ns` without work (so that cudaDeviceSynchronize in the program
 // returns soon after hgas goes quiet), writing exit_seq (the first sequence number it did not
 // take) and then alive = 0; the host relaunches it from exit_seq when it finds alive == 0 with
@@ -15,34 +24,55 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#if defined(__x86_64__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#endif
 
 namespace hgas::gpu::agent {
 
 inline constexpr int ring_slots = 64;
-inline constexpr int inline_bytes = 192;  // payloads up to this size travel inside the descriptor
 
 enum op : uint32_t { op_copy = 1, op_amo = 2 };
 
-struct desc {  // the first 64 bytes are the header the agent reads in one go
-    uint64_t seq;
-    uint32_t op;
-    uint32_t len;
-    uint64_t dst;  // 0: into `data` (the host copies it out)
-    uint64_t src;  // 0: from `data`
-    uint64_t operand, compare;
-    uint32_t amo_op, width;
-    uint64_t result;
-    unsigned char data[inline_bytes];
+struct alignas(16) word {  // one 16-byte store; the tag first
+    uint32_t tag;
+    uint32_t a;  // word 0: length or width; word 1: op | amo_op << 16
+    uint64_t b;  // word 0: dst; word 1: src; word 2: operand; word 3: compare
 };
-static_assert(sizeof(desc) == 256, "one descriptor is 256 bytes");
-static_assert(offsetof(desc, data) == 64, "the header is 64 bytes");
+
+struct alignas(64) desc {
+    word w[4];
+};
+static_assert(sizeof(desc) == 64, "a descriptor is one 64-byte line, read in one go");
 
 struct ring {
     desc d[ring_slots];
+    uint64_t results[ring_slots];   // an atomic's old value, by slot; written by the agent
     alignas(64) uint64_t done;      // written by the agent
     alignas(64) uint64_t exit_seq;  // written by the agent as it exits
     alignas(64) uint64_t alive;     // 1 set by the host before a launch, 0 by the agent at exit
     alignas(64) uint64_t stop;      // set by the host: exit now
 };
+
+#if !defined(__CUDACC__)
+// The host's store of one word: 16 bytes written by one instruction, so the agent never sees
+// the tag of a word without its payload.
+inline void word_store(word *dst, const word &v) {
+#if defined(__x86_64__)
+    // MOVDQA: single-copy atomic on x86-64 processors with AVX (Intel SDM vol. 3A 9.1.1; AMD
+    // likewise), the processors CUDA's hosts have.
+    _mm_store_si128(reinterpret_cast<__m128i *>(dst), _mm_load_si128(reinterpret_cast<const __m128i *>(&v)));
+#elif defined(__aarch64__)
+    // STP of two registers to a 16-byte aligned address: single-copy atomic with FEAT_LSE2.
+    uint64_t lo, hi;
+    static_assert(sizeof v == 16, "a word is 16 bytes");
+    __builtin_memcpy(&lo, &v, 8);
+    __builtin_memcpy(&hi, reinterpret_cast<const char *>(&v) + 8, 8);
+    asm volatile("stp %1, %2, [%0]" ::"r"(dst), "r"(lo), "r"(hi) : "memory");
+#else
+#error "the copy agent needs a single-copy atomic 16-byte store on this processor"
+#endif
+}
+#endif
 
 }  // namespace hgas::gpu::agent

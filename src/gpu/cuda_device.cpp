@@ -298,7 +298,7 @@ public:
         // PCIe a copy-engine submission and an event cost the same as the agent's PCIe round
         // trips, so those stay with the copy engines (docs/paths.md).
         if (n <= agent_max_ && ring_ && on_this_gpu(dst, n) && on_this_gpu(src, n))
-            return agent_copy(nullptr, dst, nullptr, src, n);
+            return agent_copy(dst, src, n);
         std::lock_guard<std::mutex> g(stream_mu_);  // the rank's thread and its helper share streams
         stream_state &st = streams_[stream];
         if (n > agent_max_ && n < sm_copy_max_ && classify(dst, n) == mem_class::device &&
@@ -359,7 +359,7 @@ public:
         select();
         if (ring_) {
             std::unique_lock<std::mutex> lk(agent_mu_);
-            HGAS_TRY_ASSIGN(uint64_t s, agent_post(agent::op_amo, p, nullptr, nullptr, width, operand, compare,
+            HGAS_TRY_ASSIGN(uint64_t s, agent_post(agent::op_amo, p, nullptr, width, operand, compare,
                                                    static_cast<uint32_t>(op)));
             lk.unlock();
             const deadline dl(30);
@@ -368,7 +368,7 @@ public:
                 if (done) break;
                 if (dl.expired()) return fail(status::timeout, "cuda: the copy agent did not answer an atomic in 30 s");
             }
-            return ring_->d[s % agent::ring_slots].result;
+            return __atomic_load_n(&ring_->results[s % agent::ring_slots], __ATOMIC_ACQUIRE);
         }
         std::lock_guard<std::mutex> g(agent_mu_);  // amo_result_ is shared by the threads
         CU_TRY(launch_amo(p, op, width, operand, compare, amo_result_, streams_[0].s));
@@ -463,29 +463,23 @@ private:
 
     // --- the copy agent -----------------------------------------------------------------
     // Posts one descriptor (caller holds agent_mu_); returns its sequence number.
-    result<uint64_t> agent_post(uint32_t op, void *dst, const void *src, const void *inline_src, uint32_t len,
-                                uint64_t operand, uint64_t compare, uint32_t aop) {
+    result<uint64_t> agent_post(uint32_t op, void *dst, const void *src, uint32_t len, uint64_t operand,
+                                uint64_t compare, uint32_t aop) {
         const uint64_t s = ++agent_seq_;
-        // The slot is free once the descriptor that used it last is done (and copied out).
+        // The slot is free once the descriptor that used it last is done.
         if (s > static_cast<uint64_t>(agent::ring_slots)) {
             const deadline dl(30);
             while (__atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE) < s - agent::ring_slots) {
                 HGAS_TRY(agent_alive_check(s - agent::ring_slots));
                 if (dl.expired()) return fail(status::timeout, "cuda: the copy agent is stuck (30 s)");
             }
-            HGAS_TRY(agent_copy_out(s - agent::ring_slots));
         }
         agent::desc &d = ring_->d[s % agent::ring_slots];
-        d.op = op;
-        d.len = len;
-        d.dst = reinterpret_cast<uint64_t>(dst);
-        d.src = reinterpret_cast<uint64_t>(src);
-        d.operand = operand;
-        d.compare = compare;
-        d.amo_op = aop;
-        d.width = len;
-        if (inline_src) std::memcpy(d.data, inline_src, len);
-        __atomic_store_n(&d.seq, s, __ATOMIC_RELEASE);
+        const auto tag = static_cast<uint32_t>(s);
+        agent::word_store(&d.w[0], {tag, len, reinterpret_cast<uint64_t>(dst)});
+        agent::word_store(&d.w[1], {tag, op | aop << 16, reinterpret_cast<uint64_t>(src)});
+        agent::word_store(&d.w[2], {tag, 0, operand});
+        agent::word_store(&d.w[3], {tag, 0, compare});
         HGAS_TRY(agent_alive_check(s));
         return s;
     }
@@ -500,32 +494,15 @@ private:
         return status::ok;
     }
 
-    // Copies the results of finished descriptors that land in pageable memory, up to `upto`.
-    status agent_copy_out(uint64_t upto) {
-        for (uint64_t k = copied_out_ + 1; k <= upto; ++k) {
-            out_slot &o = out_[k % agent::ring_slots];
-            if (o.dst) std::memcpy(o.dst, ring_->d[k % agent::ring_slots].data, o.len);
-            o.dst = nullptr;
-        }
-        if (upto > copied_out_) copied_out_ = upto;
-        return status::ok;
-    }
-
-    // A copy through the agent: `*_inline` is a pageable end that travels inside the
-    // descriptor (<= inline_bytes), the other a pointer the GPU reaches.
-    result<ticket> agent_copy(void *dst_inline, void *dst, const void *src_inline, const void *src, size_t n) {
+    // A copy through the agent; both ends are places the GPU reaches.
+    result<ticket> agent_copy(void *dst, const void *src, size_t n) {
         std::lock_guard<std::mutex> g(agent_mu_);
-        HGAS_TRY_ASSIGN(uint64_t s, agent_post(agent::op_copy, dst, src, src_inline, static_cast<uint32_t>(n), 0, 0, 0));
-        out_[s % agent::ring_slots] = {dst_inline, n};
+        HGAS_TRY_ASSIGN(uint64_t s, agent_post(agent::op_copy, dst, src, static_cast<uint32_t>(n), 0, 0, 0));
         return ticket{agent_stream_id, s};
     }
 
     result<bool> agent_test(uint64_t s) {
-        if (__atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE) >= s) {
-            std::lock_guard<std::mutex> g(agent_mu_);
-            HGAS_TRY(agent_copy_out(s));
-            return true;
-        }
+        if (__atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE) >= s) return true;
         std::lock_guard<std::mutex> g(agent_mu_);
         HGAS_TRY(agent_alive_check(s));
         return false;
@@ -631,12 +608,7 @@ private:
     cudaStream_t agent_stream_ = nullptr;
     std::mutex agent_mu_;
     std::mutex stream_mu_;
-    uint64_t agent_seq_ = 0, copied_out_ = 0;
-    struct out_slot {
-        void *dst = nullptr;
-        size_t len = 0;
-    };
-    out_slot out_[agent::ring_slots];
+    uint64_t agent_seq_ = 0;
 };
 
 }  // namespace

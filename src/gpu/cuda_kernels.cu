@@ -18,9 +18,9 @@ __device__ __forceinline__ uint64_t load_acquire_sys(const uint64_t *p) {
 __device__ __forceinline__ void store_release_sys(uint64_t *p, uint64_t v) {
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ uint4 load_volatile16(const uint4 *p) {
+__device__ __forceinline__ uint4 load_relaxed16(const uint4 *p) {
     uint4 v;
-    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p)
                  : "memory");
@@ -97,45 +97,51 @@ __device__ T amo_sys(T *p, int op, T v, T cmp) {
 }
 
 __global__ void agent_kernel(agent::ring *ring, uint64_t next, uint64_t idle_ns) {
-    // The descriptor's first 64 bytes, fetched once by thread 0: every field read from pinned
-    // host memory is a PCIe round trip, so the block reads its copy in shared memory instead.
-    __shared__ uint4 hdr[4];
+    __shared__ agent::word hdr[4];
     __shared__ int go;
     uint64_t last = global_ns();
     for (;;) {
-        agent::desc *d = &ring->d[next % agent::ring_slots];
-        if (threadIdx.x == 0) {
+        const unsigned slot = static_cast<unsigned>(next % agent::ring_slots);
+        if (threadIdx.x < 32) {  // warp 0 polls: lanes 0-3 read the descriptor's four words at once
+            const unsigned lane = threadIdx.x;
+            const uint4 *words = reinterpret_cast<const uint4 *>(&ring->d[slot]);
             int g = 0;
             for (unsigned polls = 1;; ++polls) {
-                if (load_acquire_sys(&d->seq) == next) { g = 1; break; }
-                // The clock and the stop word only now and then: one PCIe read per poll.
-                if ((polls & 255) == 0 && (load_acquire_sys(&ring->stop) || global_ns() - last > idle_ns)) break;
+                uint4 v = make_uint4(0, 0, 0, 0);
+                if (lane < 4) v = load_relaxed16(words + lane);
+                if (__all_sync(~0u, lane >= 4 || v.x == static_cast<uint32_t>(next))) {
+                    // The relaxed reads that saw the tags, then this fence: what the host wrote
+                    // before the descriptor (a source it filled, say) is seen by the whole block
+                    // after the barrier below.
+                    asm volatile("fence.acq_rel.sys;" ::: "memory");
+                    if (lane < 4) reinterpret_cast<uint4 *>(hdr)[lane] = v;
+                    g = 1;
+                    break;
+                }
+                // The stop word and the clock only now and then: one PCIe read per poll.
+                if ((polls & 255) == 0) {
+                    int quit = 0;
+                    if (lane == 0) quit = load_acquire_sys(&ring->stop) || global_ns() - last > idle_ns;
+                    if (__shfl_sync(~0u, quit, 0)) break;
+                }
             }
-            if (g) {
-                // Ordered after the acquire above; volatile so no cache line of the slot's
-                // previous use is reused; four loads in flight.
-                uint4 v[4];
-                for (int i = 0; i < 4; ++i) v[i] = load_volatile16(reinterpret_cast<const uint4 *>(d) + i);
-                for (int i = 0; i < 4; ++i) hdr[i] = v[i];
-            }
-            go = g;
+            if (lane == 0) go = g;
         }
         __syncthreads();
         if (!go) break;
-        const agent::desc &h = *reinterpret_cast<const agent::desc *>(hdr);  // header fields only
-        if (h.op == agent::op_copy) {
-            unsigned char *dst = h.dst ? reinterpret_cast<unsigned char *>(h.dst) : d->data;
-            const unsigned char *src = h.src ? reinterpret_cast<const unsigned char *>(h.src) : d->data;
-            block_copy(dst, src, h.len);
+        const uint32_t op = hdr[1].a & 0xffffu, aop = hdr[1].a >> 16;
+        if (op == agent::op_copy) {
+            block_copy(reinterpret_cast<unsigned char *>(hdr[0].b), reinterpret_cast<const unsigned char *>(hdr[1].b),
+                       hdr[0].a);
         } else if (threadIdx.x == 0) {
             unsigned long long old;
-            if (h.width == 4)
-                old = amo_sys<unsigned int>(reinterpret_cast<unsigned int *>(h.dst), h.amo_op,
-                                            static_cast<unsigned int>(h.operand), static_cast<unsigned int>(h.compare));
+            if (hdr[0].a == 4)
+                old = amo_sys<unsigned int>(reinterpret_cast<unsigned int *>(hdr[0].b), static_cast<int>(aop),
+                                            static_cast<unsigned int>(hdr[2].b), static_cast<unsigned int>(hdr[3].b));
             else
-                old = amo_sys<unsigned long long>(reinterpret_cast<unsigned long long *>(h.dst), h.amo_op, h.operand,
-                                                  h.compare);
-            d->result = old;
+                old = amo_sys<unsigned long long>(reinterpret_cast<unsigned long long *>(hdr[0].b), static_cast<int>(aop),
+                                                  hdr[2].b, hdr[3].b);
+            ring->results[slot] = old;
         }
         __syncthreads();
         if (threadIdx.x == 0) {
