@@ -28,7 +28,8 @@
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
-#   CTEST_JOBS (default 1).
+#   CTEST_JOBS (default 1), TESTS_LIMIT (seconds for the ctest step, default 300; one GPU
+#   shared by the multi-rank tests needs about 250 at CTEST_JOBS=4).
 # UCX: the machine cannot reach PyPI, so UCX is built in only from a carried build/venv (made by
 #   make deps; its libucx folder is used) or a carried wheel (.whl/libucx*.whl, installed into
 #   $BUILD/ucx-site); otherwise -DHGAS_UCX=OFF.
@@ -187,7 +188,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = tests ] || [ "$ONLY" = device ]; then
         say "tests: no test tree in $BUILD; not run"
         FAILED+=("tests")
     else
-        l=$(limit 180)
+        l=$(limit "${TESTS_LIMIT:-300}")
         sel=()
         jobs=$CTEST_JOBS
         if [ "$ONLY" = device ]; then sel=(-R 'test_device|example\.mode_'); jobs=${CTEST_JOBS_DEVICE:-3}; fi

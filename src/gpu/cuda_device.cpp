@@ -195,6 +195,7 @@ public:
         }
         CU_TRY(cudaMallocHost(reinterpret_cast<void **>(&d->amo_result_), 64));
         d->sm_count_ = prop.multiProcessorCount;
+        d->host_ptr_ok_ = prop.canUseHostPointerForRegisteredMem != 0;
         d->sm_copy_max_ = a.cfg->bytes(setting::sm_copy_max);
         if (a.cfg->flag(setting::gpu_agent)) {
             d->agent_max_ = a.cfg->bytes(setting::gpu_agent_max);
@@ -293,11 +294,10 @@ public:
     result<ticket> copy_async(void *dst, const void *src, size_t n, int stream, bool track) override {
         select();
         if (stream < 0 || stream >= streams()) stream = 0;
-        // The agent only where it beats the copy engines: between two places in this GPU's
-        // memory (measured on H200: 6.5 us against 9.8 us for 8 bytes). Across NVLink and
-        // PCIe a copy-engine submission and an event cost the same as the agent's PCIe round
-        // trips, so those stay with the copy engines (docs/paths.md).
-        if (n <= agent_max_ && ring_ && on_this_gpu(dst, n) && on_this_gpu(src, n))
+        // Small copies whose ends the GPU's threads reach go to the agent: one PCIe round trip
+        // and a posted write instead of a copy-engine submission and an event (H100, 8 B within
+        // the GPU: 4.3 us against 11.4 us; docs/paths.md).
+        if (n <= agent_max_ && ring_ && agent_reaches(dst, n) && agent_reaches(src, n))
             return agent_copy(dst, src, n);
         std::lock_guard<std::mutex> g(stream_mu_);  // the rank's thread and its helper share streams
         stream_state &st = streams_[stream];
@@ -416,7 +416,8 @@ public:
     }
     status register_host(void *p, size_t n) override {
         select();
-        cudaError_t e = cudaHostRegister(p, n, cudaHostRegisterPortable);
+        // Mapped: the copy agent's threads reach hgas's host heaps by their host pointers.
+        cudaError_t e = cudaHostRegister(p, n, cudaHostRegisterPortable | cudaHostRegisterMapped);
         if (e == cudaErrorHostMemoryAlreadyRegistered) {
             cudaGetLastError();
             return status::ok;
@@ -575,20 +576,28 @@ private:
     }
 
     // Device memory of this rank's GPU: its segments, same-GPU peers' segments, or the user's.
-    bool on_this_gpu(const void *p, size_t n) {
+    // Whether the agent's threads load and store [p, p+n) directly: memory of this GPU, a peer's
+    // heap mapped for it (same GPU, or a peer GPU with access), or page-locked host memory that
+    // the GPU addresses by its host pointer (hgas's pinned pool and host heaps; the user's
+    // cudaMallocHost'd or mapped-registered buffers).
+    bool agent_reaches(const void *p, size_t n) {
         const char *c = static_cast<const char *>(p);
         for (const auto *v : {&own_, &mapped_})
             for (const auto &m : *v)
-                if (c >= m.base && c < m.base + m.size)
-                    return m.dev == dev_ && n <= static_cast<size_t>(m.base + m.size - c);
+                if (c >= m.base && c < m.base + m.size) return n <= static_cast<size_t>(m.base + m.size - c);
+        if (host_ptr_ok_)
+            for (const auto &m : pinned_)
+                if (c >= m.base && c < m.base + m.size) return n <= static_cast<size_t>(m.base + m.size - c);
         cudaPointerAttributes attr{};
         if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
             cudaGetLastError();
             return false;
         }
-        return attr.type == cudaMemoryTypeDevice && attr.device == dev_;
+        if (attr.type == cudaMemoryTypeDevice) return attr.device == dev_;
+        return attr.type == cudaMemoryTypeHost && host_ptr_ok_ && attr.devicePointer == p;
     }
     int dev_ = 0, count_ = 0;
+    bool host_ptr_ok_ = false;  // the GPU uses host pointers of registered memory as they are
     std::string bus_id_, desc_;
     // Export (HGAS_CUDA_IPC): vmm_ true exports with VMM and POSIX fds.
     bool vmm_ = false;

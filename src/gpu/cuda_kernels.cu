@@ -32,18 +32,40 @@ __device__ __forceinline__ uint64_t global_ns() {
     return t;
 }
 
-// All threads of the block copy n bytes; 16-byte vectors when both ends allow. The agent
-// lives long, so its loads bypass L1 (__ldcv): host writes and copy-engine writes since the
-// last read of an address must be seen.
-__device__ void block_copy(unsigned char *dst, const unsigned char *src, size_t n) {
-    if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) & 15) == 0) {
-        const size_t nv = n / 16;
-        for (size_t i = threadIdx.x; i < nv; i += blockDim.x)
-            reinterpret_cast<uint4 *>(dst)[i] = __ldcv(reinterpret_cast<const uint4 *>(src) + i);
-        for (size_t i = nv * 16 + threadIdx.x; i < n; i += blockDim.x) dst[i] = __ldcv(src + i);
-    } else {
-        for (size_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = __ldcv(src + i);
+// All threads of the block copy n bytes in words of T (dst and src agree modulo sizeof(T)),
+// each thread with four loads in flight: an end in host memory or a peer GPU is a round trip
+// away. The agent lives long, so its loads bypass L1 (__ldcv): host writes and copy-engine
+// writes since the last read of an address must be seen.
+template <class T>
+__device__ void copy_words(unsigned char *__restrict__ dst, const unsigned char *__restrict__ src, size_t n) {
+    size_t head = (sizeof(T) - (reinterpret_cast<uintptr_t>(dst) & (sizeof(T) - 1))) & (sizeof(T) - 1);
+    if (head > n) head = n;
+    for (size_t i = threadIdx.x; i < head; i += blockDim.x) dst[i] = __ldcv(src + i);
+    dst += head;
+    src += head;
+    n -= head;
+    const size_t nw = n / sizeof(T), st = blockDim.x;
+    T *d = reinterpret_cast<T *>(dst);
+    const T *s = reinterpret_cast<const T *>(src);
+    size_t i = threadIdx.x;
+    for (; i + 3 * st < nw; i += 4 * st) {
+        const T a = __ldcv(s + i), b = __ldcv(s + i + st), c = __ldcv(s + i + 2 * st), e = __ldcv(s + i + 3 * st);
+        d[i] = a;
+        d[i + st] = b;
+        d[i + 2 * st] = c;
+        d[i + 3 * st] = e;
     }
+    for (; i < nw; i += st) d[i] = __ldcv(s + i);
+    for (size_t j = nw * sizeof(T) + threadIdx.x; j < n; j += st) dst[j] = __ldcv(src + j);
+}
+
+__device__ void block_copy(unsigned char *dst, const unsigned char *src, size_t n) {
+    const uintptr_t x = reinterpret_cast<uintptr_t>(dst) ^ reinterpret_cast<uintptr_t>(src);
+    if ((x & 15) == 0) copy_words<uint4>(dst, src, n);
+    else if ((x & 7) == 0) copy_words<unsigned long long>(dst, src, n);
+    else if ((x & 3) == 0) copy_words<unsigned int>(dst, src, n);
+    else if ((x & 1) == 0) copy_words<unsigned short>(dst, src, n);
+    else copy_words<unsigned char>(dst, src, n);
 }
 
 template <class T>
