@@ -196,6 +196,8 @@ public:
         CU_TRY(cudaMallocHost(reinterpret_cast<void **>(&d->amo_result_), 64));
         d->sm_count_ = prop.multiProcessorCount;
         d->host_ptr_ok_ = prop.canUseHostPointerForRegisteredMem != 0;
+        // Ranks round-robin over the GPUs: with more local ranks than GPUs, some share one.
+        d->shared_ = a.local_n > count;
         d->sm_copy_max_ = a.cfg->bytes(setting::sm_copy_max);
         if (a.cfg->flag(setting::gpu_agent)) {
             d->agent_max_ = a.cfg->bytes(setting::gpu_agent_max);
@@ -295,9 +297,13 @@ public:
         select();
         if (stream < 0 || stream >= streams()) stream = 0;
         // Small copies whose ends the GPU's threads reach go to the agent: one PCIe round trip
-        // and a posted write instead of a copy-engine submission and an event (H100, 8 B within
-        // the GPU: 4.3 us against 11.4 us; docs/paths.md).
-        if (n <= agent_max_ && ring_ && agent_reaches(dst, n) && agent_reaches(src, n))
+        // and a posted write instead of a copy-engine submission and an event (H100, 8 B: 4.3 us
+        // against 11.4 us within the GPU, 4.5 against 8.4 to host memory; docs/paths.md). On a
+        // GPU that other processes share, the agent runs only in this process's time slices
+        // while theirs run kernels (copy engines are scheduled apart from kernels), so there it
+        // serves only copies within the GPU's memory, as it always did.
+        if (n <= agent_max_ && ring_ && agent_reaches(dst, n) && agent_reaches(src, n) &&
+            (!shared_ || (on_this_gpu(dst, n) && on_this_gpu(src, n))))
             return agent_copy(dst, src, n);
         std::lock_guard<std::mutex> g(stream_mu_);  // the rank's thread and its helper share streams
         stream_state &st = streams_[stream];
@@ -576,6 +582,20 @@ private:
     }
 
     // Device memory of this rank's GPU: its segments, same-GPU peers' segments, or the user's.
+    // Whether [p, p+n) is memory of this GPU (its own, or a peer's heap on the same GPU).
+    bool on_this_gpu(const void *p, size_t n) {
+        const char *c = static_cast<const char *>(p);
+        for (const auto *v : {&own_, &mapped_})
+            for (const auto &m : *v)
+                if (c >= m.base && c < m.base + m.size)
+                    return m.dev == dev_ && n <= static_cast<size_t>(m.base + m.size - c);
+        cudaPointerAttributes attr{};
+        if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        return attr.type == cudaMemoryTypeDevice && attr.device == dev_;
+    }
     // Whether the agent's threads load and store [p, p+n) directly: memory of this GPU, a peer's
     // heap mapped for it (same GPU, or a peer GPU with access), or page-locked host memory that
     // the GPU addresses by its host pointer (hgas's pinned pool and host heaps; the user's
@@ -598,6 +618,7 @@ private:
     }
     int dev_ = 0, count_ = 0;
     bool host_ptr_ok_ = false;  // the GPU uses host pointers of registered memory as they are
+    bool shared_ = false;       // other ranks of the node use this GPU too
     std::string bus_id_, desc_;
     // Export (HGAS_CUDA_IPC): vmm_ true exports with VMM and POSIX fds.
     bool vmm_ = false;

@@ -88,6 +88,7 @@ struct open_args {
     std::string job_id;
     int rank = 0;
     int local_rank = 0;
+    int local_n = 1;  // ranks on this node: with more than GPUs, ranks share a GPU
     // The rank's registrations of user host memory (hgas_register), consulted by copies;
     // outlives the device.
     reg_cache *regs = nullptr;
