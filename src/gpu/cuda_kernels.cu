@@ -166,10 +166,11 @@ __global__ void agent_kernel(agent::ring *ring, uint64_t next, uint64_t idle_ns)
             ring->results[slot] = old;
         }
         __syncthreads();
-        if (threadIdx.x == 0) {
-            __threadfence_system();  // the copy (to peer or host memory) and the result before `done`
-            *reinterpret_cast<volatile uint64_t *>(&ring->done) = next;
-        }
+        // The block's copy (to GPU, peer or host memory) and the result before `done`: the
+        // barrier orders the other threads' stores before thread 0's release, which is
+        // cumulative at system scope -- one MEMBAR.SYS, where a sequentially consistent
+        // __threadfence_system() before a plain store costs more.
+        if (threadIdx.x == 0) store_release_sys(&ring->done, next);
         ++next;
         last = global_ns();
     }

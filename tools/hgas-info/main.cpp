@@ -96,29 +96,38 @@ int main(int argc, char **argv) {
     const std::string forced = cfg->text(setting::path);
     const std::string chunk = cfg->value_text(setting::staging_chunk), slots = cfg->value_text(setting::staging_slots);
     const std::string staged = "staged: ring of " + slots + " x " + chunk + " B per pair, credits, pipelined chunks";
-    const std::string agent = cfg->flag(setting::gpu_agent)
-                                  ? "copy agent up to " + cfg->value_text(setting::gpu_agent_max) + " B within one GPU, "
-                                  : std::string();
+    // The copy agent (src/gpu/cuda_agent.hpp) takes small copies whose ends the GPU reaches;
+    // where ranks share a GPU only those within its memory.
+    const std::string amax = cfg->value_text(setting::gpu_agent_max);
+    const bool ag = cfg->flag(setting::gpu_agent);
+    const std::string agent = ag ? "copy agent up to " + amax + " B, " : std::string();
+    const std::string agent_own = ag ? "copy agent up to " + amax + " B where the rank has its GPU alone (within a "
+                                       "shared GPU too), "
+                                     : std::string();
     std::printf("\npaths with device memory (HGAS_PATH=%s; docs/paths.md):\n", forced.c_str());
     std::printf("  device <-> device, same process  %scopy engine above\n", agent.c_str());
     std::printf("  device <-> device, same node     %s\n",
                 forced == "staged" ? staged.c_str()
-                                   : ("copy engine into the peer's memory mapped by CUDA IPC (HGAS_CUDA_IPC=" +
+                                   : (agent_own + "copy engine into the peer's memory mapped by CUDA IPC (HGAS_CUDA_IPC=" +
                                       cfg->text(setting::cuda_ipc) + ", 'cuda IPC' above) where the GPUs have peer "
                                       "access (same GPU or a 'yes' above); otherwise " +
                                       (forced == "direct" ? std::string("refused (HGAS_PATH=direct)") : staged))
                                          .c_str());
     std::printf("  device <-> device, other node    %s\n",
                 forced == "direct" ? "refused (HGAS_PATH=direct)" : (staged + ", over the transport").c_str());
-    std::printf("  device <-> host heap, same node  copy engine into the shm mapping (registered with the GPU)\n");
+    std::printf("  device <-> host heap, same node  %scopy engine into the shm mapping (registered with the GPU)\n",
+                (ag ? "copy agent up to " + amax + " B where the rank has its GPU alone, " : std::string()).c_str());
     std::printf("  device <-> host heap, other node bounce: chunks of %s B through the pinned pool, then the transport\n",
                 chunk.c_str());
     // User host buffers as one end of a device copy (HGAS_REG_CACHE).
-    std::printf("  device <-> user host buffer      copy engine; pinned where hgas_register'ed or cached\n");
+    std::printf("  device <-> user host buffer      %scopy engine (pinned where hgas_register'ed or cached)\n",
+                (ag ? "copy agent up to " + amax + " B for page-locked ones where the rank has its GPU alone, else "
+                    : std::string())
+                    .c_str());
     std::printf("\nregistration cache: %s\n", gpu::reg_cache_plan(*cfg).c_str());
     std::printf("\nprogress: %s\n", cfg->flag(setting::progress_thread)
                                         ? "helper thread per rank serves remote requests while the rank computes"
-                                        : "made inside hgas calls and hgas_progress() (HGAS_PROGRESS_THREAD=1 adds a "
-                                          "helper thread)");
+                                        : "made inside hgas calls that wait and hgas_progress() (HGAS_PROGRESS_THREAD=1 "
+                                          "adds a helper thread)");
     return 0;
 }
