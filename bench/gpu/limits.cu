@@ -49,6 +49,19 @@ __device__ __forceinline__ uint64_t now_ns() {
     return t;
 }
 
+/* Round trips `one`: `warm` untimed, then o.batches batches of `it`; microseconds per round
+ * trip, one sample per batch, sorted. */
+template <class F>
+void time_round_trips(const gpu_opts &o, long warm, long it, std::vector<double> &samples, F &&one) {
+    for (long k = 0; k < warm; ++k) one();
+    for (int b = 0; b < o.batches; ++b) {
+        const double t0 = gpu_now_s();
+        for (long k = 0; k < it; ++k) one();
+        samples[(size_t)b] = (gpu_now_s() - t0) * 1e6 / (double)it;
+    }
+    std::sort(samples.begin(), samples.end());
+}
+
 /* Answers pings 1..n; exits early when no ping comes for 2 s (the host gave up). */
 __global__ void flag_kernel(const volatile uint64_t *ping, volatile uint64_t *pong, uint64_t *peer, uint64_t n) {
     for (uint64_t i = 1; i <= n; ++i) {
@@ -83,12 +96,7 @@ int run_flag(const gpu_opts &o, int A, uint64_t *peer, int B) {
         while (__atomic_load_n(pong, __ATOMIC_ACQUIRE) != i)
             if (gpu_now_s() - t0 > 2.0) gpu_die("flag round trip %llu: the kernel did not answer in 2 s", (unsigned long long)i);
     };
-    for (long k = 0; k < warm; ++k) one();
-    for (int b = 0; b < o.batches; ++b) {
-        const double t0 = gpu_now_s();
-        for (long k = 0; k < it; ++k) one();
-        samples[(size_t)b] = (gpu_now_s() - t0) * 1e6 / (double)it;
-    }
+    time_round_trips(o, warm, it, samples, one);
     CK(cudaStreamSynchronize(s));
     if (peer) {
         uint64_t got = 0;
@@ -99,7 +107,6 @@ int run_flag(const gpu_opts &o, int A, uint64_t *peer, int B) {
             ok = 0;
         }
     }
-    std::sort(samples.begin(), samples.end());
     gpu_point pt{"put_lat", "cuda",
                  peer ? "host flag -> kernel: 8 B store to the peer + st.release.sys -> host (raw limit)"
                       : "host flag -> kernel -> host flag, pinned memory (raw limit)",
@@ -203,14 +210,8 @@ int run_flag_poll(const gpu_opts &o, int A, int pollers) {
             if (gpu_now_s() - t0 > 2.0) gpu_die("flag_poll %llu: the kernel did not answer in 2 s", (unsigned long long)i);
         }
     };
-    for (long k = 0; k < warm; ++k) one();
-    for (int b = 0; b < o.batches; ++b) {
-        const double t0 = gpu_now_s();
-        for (long k = 0; k < it; ++k) one();
-        samples[(size_t)b] = (gpu_now_s() - t0) * 1e6 / (double)it;
-    }
+    time_round_trips(o, warm, it, samples, one);
     CK(cudaStreamSynchronize(s));
-    std::sort(samples.begin(), samples.end());
     char path[160];
     snprintf(path, sizeof path, "host 32 B tagged descriptor -> %d polling warp(s), relaxed v4 loads -> host (raw limit)",
              pollers);
