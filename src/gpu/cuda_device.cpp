@@ -302,8 +302,8 @@ public:
         // GPU that other processes share, the agent runs only in this process's time slices
         // while theirs run kernels (copy engines are scheduled apart from kernels), so there it
         // serves only copies within the GPU's memory, as it always did.
-        if (n <= agent_max_ && ring_ && agent_reaches(dst, n) && agent_reaches(src, n) &&
-            (!shared_ || (on_this_gpu(dst, n) && on_this_gpu(src, n))))
+        if (n <= agent_max_ && ring_ &&
+            (shared_ ? on_this_gpu(dst, n) && on_this_gpu(src, n) : agent_reaches(dst, n) && agent_reaches(src, n)))
             return agent_copy(dst, src, n);
         std::lock_guard<std::mutex> g(stream_mu_);  // the rank's thread and its helper share streams
         stream_state &st = streams_[stream];
@@ -582,7 +582,6 @@ private:
     }
 
     // Device memory of this rank's GPU: its segments, same-GPU peers' segments, or the user's.
-    // Whether [p, p+n) is memory of this GPU (its own, or a peer's heap on the same GPU).
     bool on_this_gpu(const void *p, size_t n) {
         const char *c = static_cast<const char *>(p);
         for (const auto *v : {&own_, &mapped_})
