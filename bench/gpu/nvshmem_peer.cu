@@ -4,8 +4,9 @@
  * Started alone (`hgas-nvshmem-peer [options]`): it starts its second PE itself (spawn.h) and
  * bootstraps NVSHMEM through a unique id (NVSHMEM_BOOTSTRAP=UID, nvshmemx_get_uniqueid on PE 0,
  * passed over a socket, nvshmemx_set_attr_uniqueid_args + nvshmemx_init_attr). PE r uses GPU
- * --devices[r] (default 0,1). NVSHMEM needs one GPU per PE: on a machine with one GPU the
- * program says so and exits 0 without measuring.
+ * --devices[r] (default 0,1). NVSHMEM needs one GPU per PE: on a machine with one GPU it runs one
+ * PE that puts into its own symmetric memory (direction d2d), host_put and host_put_stream only:
+ * NVSHMEM's host path inside one GPU, beside hgas's same-process path.
  *
  * Host-initiated (PE 0 calls, PE 1 waits in a barrier):
  *   host_put         put_lat: nvshmem_putmem + nvshmem_quiet per message (blocking)
@@ -36,7 +37,7 @@ namespace {
 
 const size_t k_dev_pingpong_max = 1u << 20;
 
-int me, peer;
+int me, peer, npes = 2;
 char *dst, *src;           /* symmetric, max bytes each */
 uint64_t *words;           /* symmetric: [0] put_signal signal, [8] p flag, [16..17] g words, [24] fadd */
 unsigned long long *d_bad; /* device counter of wrong g values */
@@ -125,8 +126,14 @@ int check_dst(size_t s, const char *what) {
 
 gpu_point point(const char *bench, const char *path, const char *timing, const gpu_opts &o) {
     const bool dev = strstr(path, "(device") != NULL;
-    return gpu_point{bench, "nvshmem", path, "d2d-peer", NULL, timing, o.devices[0], o.devices[1], NULL,
-                     dev ? "device" : "host"};
+    return gpu_point{bench, "nvshmem", path, npes == 1 ? "d2d" : "d2d-peer", NULL, timing, o.devices[0],
+                     o.devices[npes == 1 ? 0 : 1], NULL, dev ? "device" : "host"};
+}
+
+/* The target's check of a host put (PE 1, or the one PE), agreed by both PEs. */
+int target_ok(size_t s, const char *what) {
+    if (npes == 1) return check_dst(s, what);
+    return link_all_ok(me == 1 ? check_dst(s, what) : 1);
 }
 
 double event_ms() {
@@ -146,7 +153,7 @@ void host_put(const gpu_opts &o, size_t s) {
         nvshmem_quiet();
     }
     nvshmem_barrier_all();
-    const int ok = link_all_ok(me == 1 ? check_dst(s, "host nvshmem_putmem") : 1);
+    const int ok = target_ok(s, "host nvshmem_putmem");
     if (me == 0) {
         std::vector<double> v((size_t)o.batches);
         const long it = gpu_lat_iters(o, s);
@@ -188,7 +195,7 @@ void host_put_stream(const gpu_opts &o, size_t s) {
         CK(cudaStreamSynchronize(st));
     }
     nvshmem_barrier_all();
-    const int ok = link_all_ok(me == 1 ? check_dst(s, "nvshmemx_putmem_on_stream") : 1);
+    const int ok = target_ok(s, "nvshmemx_putmem_on_stream");
     if (me == 0) {
         std::vector<double> v((size_t)o.batches);
         const long n = gpu_bw_ops(o, s);
@@ -396,8 +403,8 @@ int main(int argc, char **argv) {
     const bool host_on = gpu_selected(o, "host"), dev_on = gpu_selected(o, "device");
     auto want = [&](const char *name, bool group) { return group && !o.only.empty() ? true : gpu_selected(o, name); };
     const bool m_put = want("host_put", host_on), m_stream = want("host_put_stream", host_on);
-    const bool m_sig = want("dev_put_signal", dev_on), m_p = want("dev_p", dev_on), m_g = want("dev_g", dev_on);
-    const bool m_blk = want("dev_put_block", dev_on), m_fadd = want("dev_fadd", dev_on);
+    bool m_sig = want("dev_put_signal", dev_on), m_p = want("dev_p", dev_on), m_g = want("dev_g", dev_on);
+    bool m_blk = want("dev_put_block", dev_on), m_fadd = want("dev_fadd", dev_on);
 
     char symsize[64];
     snprintf(symsize, sizeof symsize, "%zuM", 2 * (o.max_size >> 20) + 128);
@@ -407,19 +414,22 @@ int main(int argc, char **argv) {
     if (rank == 0) {
         const int ndev = gpu_count_or_die();
         if (ndev < 2) {
-            gpu_skip("hgas-nvshmem-peer (all measurements)",
-                     "NVSHMEM needs one GPU per PE and this machine has 1 GPU; run it where 2 GPUs are visible");
-            return 0;
-        }
-        if (o.devices[0] >= ndev || o.devices[1] >= ndev || o.devices[0] == o.devices[1])
+            npes = 1;
+            if (o.devices[0] >= ndev) gpu_die("--devices: GPU %d does not exist (%d visible)", o.devices[0], ndev);
+            if (m_sig || m_p || m_g || m_blk || m_fadd)
+                gpu_skip("hgas-nvshmem-peer device measurements",
+                         "NVSHMEM needs one GPU per PE and this machine has 1 GPU: one PE measures the host API only");
+            m_sig = m_p = m_g = m_blk = m_fadd = false;
+        } else if (o.devices[0] >= ndev || o.devices[1] >= ndev || o.devices[0] == o.devices[1]) {
             gpu_die("--devices %d,%d: need two different GPUs of the %d visible", o.devices[0], o.devices[1], ndev);
+        }
         g_device_name = gpu_device_name(o.devices[0]);
-        peer_spawn(argv);
+        if (npes == 2) peer_spawn(argv);
     }
     peer_arm_timeout(o.timeout_s);
     g_transport = o.transport;
     me = rank;
-    peer = 1 - me;
+    peer = npes == 1 ? me : 1 - me;
     gpu_pin(o, me);
     CK(cudaSetDevice(o.devices[me]));
 
@@ -427,19 +437,19 @@ int main(int argc, char **argv) {
     if (me == 0) {
         int r = nvshmemx_get_uniqueid(&id);
         if (r != 0) gpu_die("nvshmemx_get_uniqueid returned %d", r);
-        link_send(&id, sizeof id);
+        if (npes == 2) link_send(&id, sizeof id);
     } else {
         link_recv(&id, sizeof id);
     }
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
-    int r = nvshmemx_set_attr_uniqueid_args(me, 2, &id, &attr);
+    int r = nvshmemx_set_attr_uniqueid_args(me, npes, &id, &attr);
     if (r != 0) gpu_die("nvshmemx_set_attr_uniqueid_args returned %d", r);
     const double t_init = gpu_now_s();
     r = nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);
     if (r != 0) gpu_die("nvshmemx_init_attr (unique-id bootstrap) returned %d", r);
     const double init_s = gpu_now_s() - t_init;
-    if (nvshmem_my_pe() != me || nvshmem_n_pes() != 2)
-        gpu_die("NVSHMEM says PE %d of %d, expected %d of 2", nvshmem_my_pe(), nvshmem_n_pes(), me);
+    if (nvshmem_my_pe() != me || nvshmem_n_pes() != npes)
+        gpu_die("NVSHMEM says PE %d of %d, expected %d of %d", nvshmem_my_pe(), nvshmem_n_pes(), me, npes);
 
     dst = (char *)nvshmem_malloc(o.max_size);
     src = (char *)nvshmem_malloc(o.max_size);
@@ -456,10 +466,12 @@ int main(int argc, char **argv) {
     nvshmem_barrier_all();
 
     if (me == 0) {
-        printf("# hgas-nvshmem-peer: NVSHMEM %d.%d.%d, PE 0 on GPU %d (%s), PE 1 on GPU %d; init %.3f s; sizes "
+        char pe1[64] = "no PE 1: PE 0 puts to itself";
+        if (npes == 2) snprintf(pe1, sizeof pe1, "PE 1 on GPU %d", o.devices[1]);
+        printf("# hgas-nvshmem-peer: NVSHMEM %d.%d.%d, PE 0 on GPU %d (%s), %s; init %.3f s; sizes "
                "%zu..%zu x%u; median of %d batches\n",
                NVSHMEM_VENDOR_MAJOR_VERSION, NVSHMEM_VENDOR_MINOR_VERSION, NVSHMEM_VENDOR_PATCH_VERSION, o.devices[0],
-               g_device_name.c_str(), o.devices[1], init_s, o.min_size, o.max_size, o.factor, o.batches);
+               g_device_name.c_str(), pe1, init_s, o.min_size, o.max_size, o.factor, o.batches);
         fflush(stdout);
     }
     const auto sizes = gpu_sizes(o);
