@@ -201,6 +201,7 @@ public:
         d->sm_copy_max_ = a.cfg->bytes(setting::sm_copy_max);
         if (a.cfg->flag(setting::gpu_agent)) {
             d->agent_max_ = a.cfg->bytes(setting::gpu_agent_max);
+            d->agent_peers_ = a.cfg->flag(setting::gpu_agent_peers);
             d->agent_idle_ns_ = static_cast<uint64_t>(a.cfg->integer(setting::gpu_agent_idle_us)) * 1000;
             CU_TRY(cudaMallocHost(reinterpret_cast<void **>(&d->ring_), sizeof(agent::ring)));
             std::memset(static_cast<void *>(d->ring_), 0, sizeof(agent::ring));
@@ -595,15 +596,16 @@ private:
         }
         return attr.type == cudaMemoryTypeDevice && attr.device == dev_;
     }
-    // Whether the agent's threads load and store [p, p+n) directly: memory of this GPU, a peer's
-    // heap mapped for it (same GPU, or a peer GPU with access), or page-locked host memory that
-    // the GPU addresses by its host pointer (hgas's pinned pool and host heaps; the user's
-    // cudaMallocHost'd or mapped-registered buffers).
+    // Whether the agent's threads load and store [p, p+n) directly and may: memory of this GPU, a
+    // peer's heap mapped for it (same GPU; a peer GPU's with HGAS_GPU_AGENT_PEERS), or
+    // page-locked host memory that the GPU addresses by its host pointer (hgas's pinned pool and
+    // host heaps; the user's cudaMallocHost'd or mapped-registered buffers).
     bool agent_reaches(const void *p, size_t n) {
         const char *c = static_cast<const char *>(p);
         for (const auto *v : {&own_, &mapped_})
             for (const auto &m : *v)
-                if (c >= m.base && c < m.base + m.size) return n <= static_cast<size_t>(m.base + m.size - c);
+                if (c >= m.base && c < m.base + m.size)
+                    return (m.dev == dev_ || agent_peers_) && n <= static_cast<size_t>(m.base + m.size - c);
         if (host_ptr_ok_)
             for (const auto &m : pinned_)
                 if (c >= m.base && c < m.base + m.size) return n <= static_cast<size_t>(m.base + m.size - c);
@@ -618,6 +620,7 @@ private:
     int dev_ = 0, count_ = 0;
     bool host_ptr_ok_ = false;  // the GPU uses host pointers of registered memory as they are
     bool shared_ = false;       // other ranks of the node use this GPU too
+    bool agent_peers_ = false;  // HGAS_GPU_AGENT_PEERS: the agent serves peer GPUs' memory too
     std::string bus_id_, desc_;
     // Export (HGAS_CUDA_IPC): vmm_ true exports with VMM and POSIX fds.
     bool vmm_ = false;

@@ -707,6 +707,11 @@ int run_gpu(const options &o) {
     add("hgas: device API (kernels, stream operations)", {run, "-n", "2", gpu + "/hgas-device-bench"});
     if (ngpu >= 2) {
         add("hgas: peer GPUs", {run, "-n", "2", kinds, "--kind", "cuda", "--peer", "--transport", "ipc"});
+        // Small peer copies by the copy agent instead of the copy engines (HGAS_GPU_AGENT_PEERS).
+        add("hgas: peer GPUs, copy agent for small copies",
+            {run, "-n", "2", kinds, "--kind", "cuda", "--peer", "--dirs", "d2d", "--only", "put_lat,get_lat",
+             "--transport", "ipc-agent"},
+            {{"HGAS_GPU_AGENT_PEERS", "1"}});
         add("hgas: staged", {run, "-n", "2", kinds, "--kind", "cuda", "--peer", "--transport", "staged"},
             {{"HGAS_PATH", "staged"}, {"HGAS_HEAP_SIZE", "768M"}, {"HGAS_STAGING_CHUNK", "4M"},
              {"HGAS_STAGING_SLOTS", "8"}});

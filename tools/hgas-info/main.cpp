@@ -101,9 +101,11 @@ int main(int argc, char **argv) {
     const std::string amax = cfg->value_text(setting::gpu_agent_max);
     const bool ag = cfg->flag(setting::gpu_agent);
     const std::string agent = ag ? "copy agent up to " + amax + " B, " : std::string();
-    const std::string agent_own = ag ? "copy agent up to " + amax + " B where the rank has its GPU alone (within a "
-                                       "shared GPU too), "
-                                     : std::string();
+    const std::string agent_own =
+        ag ? "copy agent up to " + amax + " B within one GPU" +
+                 (cfg->flag(setting::gpu_agent_peers) ? " and to peer GPUs where the rank has its GPU alone" : "") +
+                 ", "
+           : std::string();
     std::printf("\npaths with device memory (HGAS_PATH=%s; docs/paths.md):\n", forced.c_str());
     std::printf("  device <-> device, same process  %scopy engine above\n", agent.c_str());
     std::printf("  device <-> device, same node     %s\n",
