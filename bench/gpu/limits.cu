@@ -233,13 +233,13 @@ struct pipe {
     int slots;
     std::vector<cudaEvent_t> d2h, h2d;  /* per slot; created on A and B */
     std::vector<bool> used;
+    size_t next = 0; /* the next chunk's number: slots go round across transfers, as hgas's ring does */
 };
 
 void pipe_transfer(pipe &p, unsigned char *dst, const unsigned char *src, size_t n) {
-    size_t k = 0;
-    for (size_t pos = 0; pos < n; pos += p.chunk, ++k) {
+    for (size_t pos = 0; pos < n; pos += p.chunk) {
         const size_t len = std::min(p.chunk, n - pos);
-        const int sl = (int)(k % (size_t)p.slots);
+        const int sl = (int)(p.next++ % (size_t)p.slots);
         unsigned char *buf = p.ring + (size_t)sl * p.chunk;
         if (p.used[(size_t)sl]) CK(cudaStreamWaitEvent(p.sa, p.h2d[(size_t)sl], 0));
         CK(cudaMemcpyAsync(buf, src + pos, len, cudaMemcpyDeviceToHost, p.sa));
