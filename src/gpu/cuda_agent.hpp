@@ -11,8 +11,8 @@
 //          of an AVX-capable x86 CPU is single-copy atomic, and a read of one 64-byte line
 //          returns whole words, so a word with the new tag has the new payload. One read per
 //          poll, where a separate sequence word and header would cost two PCIe round trips.
-//          Executes, then writes done = s (release, system scope, after a system fence so
-//          that peer stores and the atomic's result are visible first)
+//          Executes, then, after a block barrier, thread 0 writes done = s with one release
+//          store at system scope (cumulative: the block's copy and the atomic's result first)
 //  host:   waits until done >= s; the atomic's old value is in results[s % ring_slots].
 // Only one warp polls: hgas-gpu-limits flag_poll measured 3.2 us for a round trip with one
 // polling warp, 3.9 with two and 9.7 with eight (more reads of the line the host writes slow

@@ -3,6 +3,8 @@
 // atomics that concur correctly with kernels updating the same word.
 #include <cstdint>
 
+#include <hgas/hgas_device.cuh>
+
 #include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
 
@@ -30,42 +32,6 @@ __device__ __forceinline__ uint64_t global_ns() {
     uint64_t t;
     asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
     return t;
-}
-
-// All threads of the block copy n bytes in words of T (dst and src agree modulo sizeof(T)),
-// each thread with four loads in flight: an end in host memory or a peer GPU is a round trip
-// away. The agent lives long, so its loads bypass L1 (__ldcv): host writes and copy-engine
-// writes since the last read of an address must be seen.
-template <class T>
-__device__ void copy_words(unsigned char *__restrict__ dst, const unsigned char *__restrict__ src, size_t n) {
-    size_t head = (sizeof(T) - (reinterpret_cast<uintptr_t>(dst) & (sizeof(T) - 1))) & (sizeof(T) - 1);
-    if (head > n) head = n;
-    for (size_t i = threadIdx.x; i < head; i += blockDim.x) dst[i] = __ldcv(src + i);
-    dst += head;
-    src += head;
-    n -= head;
-    const size_t nw = n / sizeof(T), st = blockDim.x;
-    T *d = reinterpret_cast<T *>(dst);
-    const T *s = reinterpret_cast<const T *>(src);
-    size_t i = threadIdx.x;
-    for (; i + 3 * st < nw; i += 4 * st) {
-        const T a = __ldcv(s + i), b = __ldcv(s + i + st), c = __ldcv(s + i + 2 * st), e = __ldcv(s + i + 3 * st);
-        d[i] = a;
-        d[i + st] = b;
-        d[i + 2 * st] = c;
-        d[i + 3 * st] = e;
-    }
-    for (; i < nw; i += st) d[i] = __ldcv(s + i);
-    for (size_t j = nw * sizeof(T) + threadIdx.x; j < n; j += st) dst[j] = __ldcv(src + j);
-}
-
-__device__ void block_copy(unsigned char *dst, const unsigned char *src, size_t n) {
-    const uintptr_t x = reinterpret_cast<uintptr_t>(dst) ^ reinterpret_cast<uintptr_t>(src);
-    if ((x & 15) == 0) copy_words<uint4>(dst, src, n);
-    else if ((x & 7) == 0) copy_words<unsigned long long>(dst, src, n);
-    else if ((x & 3) == 0) copy_words<unsigned int>(dst, src, n);
-    else if ((x & 1) == 0) copy_words<unsigned short>(dst, src, n);
-    else copy_words<unsigned char>(dst, src, n);
 }
 
 template <class T>
@@ -153,8 +119,11 @@ __global__ void agent_kernel(agent::ring *ring, uint64_t next, uint64_t idle_ns)
         if (!go) break;
         const uint32_t op = hdr[1].a & 0xffffu, aop = hdr[1].a >> 16;
         if (op == agent::op_copy) {
-            block_copy(reinterpret_cast<unsigned char *>(hdr[0].b), reinterpret_cast<const unsigned char *>(hdr[1].b),
-                       hdr[0].a);
+            // The device API's block copy: widest words the ends' alignment allows, four loads in
+            // flight per thread (a host or peer end is a round trip away), fresh loads (__ldcv:
+            // the agent lives long, and host or copy-engine writes since its last read must show).
+            hgas::device::detail::group_copy<hgas::device::scope::block, true>(
+                reinterpret_cast<void *>(hdr[0].b), reinterpret_cast<const void *>(hdr[1].b), hdr[0].a);
         } else if (threadIdx.x == 0) {
             unsigned long long old;
             if (hdr[0].a == 4)
