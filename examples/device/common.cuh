@@ -59,6 +59,9 @@ inline void init(unsigned long long *a) {
     std::vector<unsigned long long> h(N);
     for (int i = 0; i < N; ++i) h[i] = 1000ull * hgas_rank_me() + i;
     EX_CHECK(cudaMemcpy(a, h.data(), sizeof h[0] * N, cudaMemcpyHostToDevice));
+    // From pageable memory cudaMemcpy may return before its DMA has landed, and the modes' own
+    // non-blocking streams do not wait for the legacy stream it ran on: wait for it here.
+    EX_CHECK(cudaStreamSynchronize(nullptr));
 }
 
 // Replays every rank on the host and compares this rank's a[]. Prints the result line the
