@@ -9,12 +9,9 @@ result<std::unique_ptr<device>> open_cuda(const open_args &) {
 }
 bool cuda_built() { return false; }
 std::vector<std::string> cuda_machine() { return {"no CUDA in this build"}; }
-<<<<<<< HEAD
 void warn_if_lazy_loading() {}
-=======
 std::vector<std::string> cuda_ipc_plan(const std::string &setting) {
     return {"HGAS_CUDA_IPC=" + setting + ", no CUDA in this build"};
 }
->>>>>>> gpu-ipc
 
 }  // namespace hgas::gpu
