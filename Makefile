@@ -34,8 +34,12 @@ build: configure
 run: build
 	$(BUILD)/tools/hgasrun/hgasrun -n 4 --prefix $(BUILD)/examples/hgas-demo
 
+# The GPU tests (label gpu) need a GPU: say how many were left out and how to run them.
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j 2 --timeout 600 -LE gpu
+	@rc=0; ctest --test-dir $(BUILD) --output-on-failure -j 2 --timeout 600 -LE gpu || rc=$$?; \
+	n=$$(ctest --test-dir $(BUILD) -N -L gpu | sed -n 's/^Total Tests: *//p'); \
+	echo "make test: left out $${n:-0} GPU tests (label gpu); on a machine with a GPU run them with: bash tools/gpu-check.sh"; \
+	exit $$rc
 
 # The OpenSHMEM peer of hgas-bench (Debian's Open MPI, pinned); needs root.
 bench-deps:

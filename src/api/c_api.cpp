@@ -77,7 +77,14 @@ void hgas_abort(int code, const char *reason) {
         std::fflush(nullptr);
         _exit(exit_code);
     }
-    std::fprintf(stderr, "hgas: rank %d called hgas_abort(%d): %s\n", me, code, reason ? reason : "");
+    if (r) {
+        std::fprintf(stderr, "hgas: rank %d called hgas_abort(%d): %s\n", me, code, reason ? reason : "");
+    } else {  // no rank yet (or any more): name the process instead
+        char host[256] = {};
+        gethostname(host, sizeof host - 1);
+        std::fprintf(stderr, "hgas: process %ld on %s called hgas_abort(%d) outside hgas_init..hgas_finalize: %s\n",
+                     static_cast<long>(getpid()), host, code, reason ? reason : "");
+    }
     std::fflush(stderr);
     if (r) (void)r->store().abort("rank " + std::to_string(me) + " called hgas_abort: " + (reason ? reason : ""));
     _exit(code == 0 ? 1 : code);  // no destructors: other threads may be mid-operation

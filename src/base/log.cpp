@@ -1,10 +1,12 @@
 #include "base/log.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <unistd.h>
 
 namespace hgas {
 namespace {
@@ -23,12 +25,22 @@ const char *level_name(log_level l) {
     }
     return "";
 }
+const char *host() {
+    static const std::string h = [] {
+        char b[256] = {};
+        gethostname(b, sizeof b - 1);
+        return std::string(b);
+    }();
+    return h.c_str();
+}
 }  // namespace
 
 void log_configure(log_level level, const char *debug_subsystems) {
     g_level.store(static_cast<int>(level), std::memory_order_relaxed);
     std::lock_guard<std::mutex> lk(g_mask_mutex);
     g_mask = std::string(",") + (debug_subsystems ? debug_subsystems : "") + ",";
+    // Without spaces, so that "boot, mem" matches like "boot,mem".
+    g_mask.erase(std::remove(g_mask.begin(), g_mask.end(), ' '), g_mask.end());
 }
 
 void log_set_rank(int rank) { tls_rank = rank; }
@@ -37,7 +49,8 @@ bool log_enabled(log_level level, const char *subsystem) {
     if (static_cast<int>(level) <= g_level.load(std::memory_order_relaxed)) return true;
     if (level != log_level::debug) return false;
     std::lock_guard<std::mutex> lk(g_mask_mutex);
-    return g_mask.find(std::string(",") + subsystem + ",") != std::string::npos;
+    return g_mask.find(",all,") != std::string::npos ||
+           g_mask.find(std::string(",") + subsystem + ",") != std::string::npos;
 }
 
 void log_write(log_level level, const char *subsystem, const char *fmt, ...) {
@@ -49,8 +62,9 @@ void log_write(log_level level, const char *subsystem, const char *fmt, ...) {
     char line[2200];
     if (tls_rank >= 0)
         std::snprintf(line, sizeof line, "hgas[rank %d] %s %s: %s\n", tls_rank, subsystem, level_name(level), msg);
-    else
-        std::snprintf(line, sizeof line, "hgas %s %s: %s\n", subsystem, level_name(level), msg);
+    else  // before the rank is known (early in hgas_init, or a thread of no rank): host and pid
+        std::snprintf(line, sizeof line, "hgas[%s pid %ld] %s %s: %s\n", host(), static_cast<long>(getpid()),
+                      subsystem, level_name(level), msg);
     std::fputs(line, stderr);  // one call per line so ranks' lines do not interleave mid-line
 }
 

@@ -1,9 +1,13 @@
 #include "base/settings.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+extern char **environ;
 
 namespace hgas {
 namespace {
@@ -198,6 +202,66 @@ std::string settings::value_text(setting s) const {
     }
     default: return texts_[i];
     }
+}
+
+}  // namespace hgas
+
+namespace hgas {
+namespace {
+// Edit distance (insert, delete, substitute, swap of neighbours) between two short names.
+size_t distance(const std::string &a, const std::string &b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i)
+        for (size_t j = 1; j <= b.size(); ++j) {
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+std::string without_underscores(std::string s) {
+    s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
+    return s;
+}
+}  // namespace
+
+std::vector<unused_variable> unused_env(char **envp) {
+    std::vector<unused_variable> out;
+    for (char **e = envp ? envp : environ; e && *e; ++e) {
+        const char *eq = std::strchr(*e, '=');
+        if (std::strncmp(*e, "HGAS_", 5) != 0 || !eq) continue;
+        const std::string name(*e, static_cast<size_t>(eq - *e));
+        if (name.rfind("HGAS_TEST_", 0) == 0) continue;
+        std::string upper = name;
+        for (char &c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        bool known = false;
+        std::string best;
+        size_t best_d = SIZE_MAX;
+        for (int i = 0; i < setting_count && !known; ++i) {
+            const std::string s = info(static_cast<setting>(i)).env;
+            if (s == name) known = true;
+            // Case and underscores are the commonest slips (HGAS_HEAPSIZE, hgas_heap_size).
+            size_t d = without_underscores(s) == without_underscores(upper) ? 0 : distance(s, upper);
+            if (d < best_d) best_d = d, best = s;
+        }
+        if (known) continue;
+        // Close enough to be a slip: a few edits, fewer for short names.
+        const size_t limit = std::max<size_t>(1, std::min<size_t>(3, (name.size() - 5) / 3));
+        out.push_back({name, best_d <= limit ? best : std::string()});
+    }
+    return out;
+}
+
+std::string unused_env_text(const std::vector<unused_variable> &v) {
+    std::string t;
+    for (const auto &u : v) {
+        t += "unused environment variable: " + u.name;
+        if (!u.suggestion.empty()) t += " (maybe: " + u.suggestion + "?)";
+        t += "\n";
+    }
+    return t;
 }
 
 }  // namespace hgas

@@ -60,6 +60,16 @@ private:
     std::array<bool, setting_count> from_env_{};
 };
 
+// An HGAS_* variable of the environment that is no setting (a typo, an old name), with the
+// setting whose name is closest where one is close enough to be the one meant ("" otherwise).
+struct unused_variable {
+    std::string name, suggestion;
+};
+// Scans `envp` (environ when null). Names starting with HGAS_TEST_ belong to hgas's tests.
+std::vector<unused_variable> unused_env(char **envp = nullptr);
+// "unused environment variable: HGAS_HEAPSIZE (maybe: HGAS_HEAP_SIZE?)", one line each.
+std::string unused_env_text(const std::vector<unused_variable> &v);
+
 // Helpers shared with the launcher: "64M" -> 67108864.
 bool parse_bytes(const std::string &text, uint64_t &out);
 std::vector<std::string> split(const std::string &text, char sep);

@@ -60,6 +60,13 @@ status rank::init() {
     timeout_ = cfg_.seconds(setting::timeout);
     HGAS_TRY_ASSIGN(job_, boot::detect(cfg_));
     log_set_rank(job_.rank);
+    // Once per job: hgasrun checks its environment, which the ranks inherit, before starting
+    // them; without it (srun, mpirun) rank 0 does.
+    if (job_.rank == 0 && job_.launcher != "hgasrun" && cfg_.flag(setting::warn_unused_env))
+        for (const auto &u : unused_env())
+            HGASI_WARN("base", "unused environment variable: %s%s%s (HGAS_WARN_UNUSED_ENV=0 silences this)",
+                       u.name.c_str(), u.suggestion.empty() ? "" : " (maybe: ",
+                       u.suggestion.empty() ? "" : (u.suggestion + "?)").c_str());
     const double boot_timeout = cfg_.seconds(setting::boot_timeout);
     HGAS_TRY_ASSIGN(store_, boot::client::connect(job_, boot_timeout));
 
@@ -125,6 +132,7 @@ status rank::init() {
     }
     if (cfg_.flag(setting::progress_thread))
         engine_.start_helper(static_cast<unsigned>(cfg_.integer(setting::progress_interval_us)), job_.rank);
+    if (log_enabled(log_level::info, "core")) log_init_summary();
     return store_->barrier("init.done", boot_timeout);
 }
 
@@ -469,9 +477,42 @@ status rank::poll() {
     return status::ok;
 }
 
+// HGAS_LOG_LEVEL=info: what this rank chose, one line per topic, so that a user can see which
+// transport reaches which peer and which memory kinds exist without a debugger.
+void rank::log_init_summary() const {
+    HGASI_INFO("core", "rank %d of %d: node %d of %d (\"%s\"), local rank %d of %d, launcher %s", job_.rank,
+               job_.size, topo_.node_me, topo_.node_n, job_.node_name.c_str(), topo_.local_rank, topo_.local_n,
+               job_.launcher.c_str());
+    // Peers by transport, as ranges: "shm: 0-3; ucx: 4-7".
+    std::string text;
+    for (const auto &t : transports_) {
+        std::string ranks;
+        for (int p = 0; p < job_.size;) {
+            if (router_.route(p) != t.get()) {
+                ++p;
+                continue;
+            }
+            int q = p;
+            while (q + 1 < job_.size && router_.route(q + 1) == t.get()) ++q;
+            ranks += (ranks.empty() ? "" : ",") + std::to_string(p) + (q > p ? "-" + std::to_string(q) : "");
+            p = q + 1;
+        }
+        if (!ranks.empty()) text += (text.empty() ? "" : "; ") + std::string(t->name()) + ": " + ranks;
+    }
+    HGASI_INFO("core", "transports by peer rank: %s", text.c_str());
+    HGASI_INFO("core", "symmetric heap %llu bytes (HGAS_HEAP_SIZE), progress thread %s",
+               (unsigned long long)cfg_.bytes(setting::heap_size),
+               cfg_.flag(setting::progress_thread) ? "on" : "off (HGAS_PROGRESS_THREAD=0)");
+    const char *names[] = {"host", "cuda", "sim"};
+    for (int k = 1; k < 3; ++k)
+        HGASI_INFO("core", "memory kind %s: %s", names[k],
+                   kind_off_[k].empty() ? (devices_[k] ? "on" : "off") : kind_off_[k].c_str());
+}
+
 status rank::finalize() {
     if (finalized_) return status::ok;
     finalized_ = true;
+    HGASI_INFO("core", "rank %d finalizing", job_.rank);
     status s = status::ok;
     if (device_ext_) s = device_ext_->finalize();
     if (staging_) s = staging_->quiet();

@@ -146,6 +146,7 @@ public:
 private:
     rank() = default;
     status init();
+    void log_init_summary() const;
     status open_devices();
     status create_segments();
     status create_staging();

@@ -2,7 +2,7 @@
 # The build tree's compiler wrappers as a user runs them: test programs built with oshcc
 # (compile and link in one step, and -c then link), a C++ one with oshc++, the OpenSHMEM
 # example (globals, pSync collectives, old names) with oshcc, all started with oshrun; the C
-# API ring example built with hgas-cc and started with oshrun. (tests/install/install.sh does
+# API ring example built with hgas-cc and started with oshrun and hgasrun. (tests/install/install.sh does
 # the same with the installed wrappers.)
 #   usage: wrappers.sh <dir of the wrappers> <tests/shmem source dir>
 set -eu
@@ -42,6 +42,8 @@ CPP
 "$bin/oshrun" -n 4 "$tmp/heat1d" 300 | grep "equal to the serial run"
 "$bin/hgas-cc" "$examples/ring.c" -o "$tmp/ring"
 "$bin/oshrun" -n 3 "$tmp/ring" | grep "rank 0 of 3 got 102 from rank 2"
+# hgasrun_in_build_bin: the launcher lies beside the wrappers, as in an installed tree.
+"$bin/hgasrun" -n 2 "$tmp/ring" | grep "rank 0 of 2 got 101 from rank 1"
 "$bin/hgas-c++" -std=c++20 "$examples/demo.cpp" -o "$tmp/demo"
 "$bin/oshrun" -n 2 "$tmp/demo" >/dev/null
 echo "wrappers: all built and ran"

@@ -1,6 +1,6 @@
-// hgasrun: starts N ranks of a program on this machine, serves their bootstrap store,
-// forwards their output line by line, and ends the whole job when any rank fails.
-// docs/launcher.md describes the behaviour; this file is the one place that implements it.
+// hgasrun: starts N ranks of a program on this machine (or on hosts, through rsh: remote.cpp),
+// serves their bootstrap store, forwards their output line by line, and ends the whole job
+// when any rank fails. docs/launcher.md describes the behaviour; args.cpp the command line.
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -24,136 +24,16 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "base/settings.hpp"
 #include "boot/boot.hpp"
+#include "options.hpp"
 
 extern char **environ;
 
 namespace {
 
 using hgas::now_seconds;
-
-const char k_help[] = R"(usage: hgasrun -n N [options] [--] program [args...]
-
-Starts N ranks of `program` on this machine as one hgas job.
-
-options:
-  -n N, --ranks N   number of ranks to start (1..65536)
-  --timeout SEC     end the whole job after SEC seconds (exit code 124)
-  --prefix          prefix each output line with "[rank] "
-  --nodes K         pretend the machine is K nodes: ranks are split into K contiguous
-                    blocks and block i gets HGAS_NODE_NAME=node<i>, so ranks of different
-                    blocks do not share memory (tests the inter-node paths on one machine)
-  --boot unix|tcp   where the bootstrap store listens: a unix socket in the job directory
-                    (default) or tcp:127.0.0.1 on a free port
-  -h, --help        print this text
-
-Each rank gets HGAS_RANK, HGAS_SIZE, HGAS_BOOT_ADDR, HGAS_BOOT_SECRET, HGAS_JOB_ID and
-HGASRUN_PID in its environment (and HGAS_NODE_NAME with --nodes), and CUDA_MODULE_LOADING=EAGER
-unless it is set (docs/device.md: lazy loading can deadlock kernels that wait on hgas); stdin is
-/dev/null.
-The ranks' stdout and stderr are forwarded to hgasrun's, whole lines at a time.
-
-When a rank exits with a non-zero status or is killed by a signal while others still run,
-hgasrun names it, tells the other ranks through the bootstrap store (their waits fail with
-HGAS_ERR_PEER_FAILED and that message), waits 2 s, sends SIGTERM, waits 2 s more and
-sends SIGKILL. SIGINT, SIGTERM and SIGHUP sent to hgasrun are forwarded to the ranks, then
-the job ends the same way (a second one kills the ranks at once). If hgasrun itself is
-killed, the kernel kills the ranks (PR_SET_PDEATHSIG).
-
-A rank may end the whole job normally with hgas_global_exit(status) (shmem_global_exit):
-the other ranks exit with the same status at their next hgas call; those that make none
-within 2 s get SIGTERM, then SIGKILL, as above, and hgasrun exits with that status.
-
-exit status: 0 if every rank exited with 0; the status given to hgas_global_exit if a rank
-called it (and no rank had failed before); otherwise the exit status of the first rank that
-failed (128+N if it was killed by signal N); 124 after --timeout; 128+N if hgasrun got
-signal N; 2 for bad options; 1 if the job could not be started.
-
-Files: a job directory $TMPDIR/hgas-<jobid> (mode 0700, holds the store socket) and the
-ranks' shared-memory files /dev/shm/hgas-<jobid>-* are removed when the job ends, however
-it ends; those left by a killed hgasrun are removed by the next hgasrun on this machine.
-)";
-
-[[noreturn]] void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void usage_error(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    std::fputs("hgasrun: ", stderr);
-    std::vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    std::fputs("\nTry 'hgasrun --help'.\n", stderr);
-    std::exit(2);
-}
-
-struct options {
-    int n = 0;
-    double timeout = 0;
-    bool prefix = false;
-    int nodes = 0;
-    std::string boot = "unix";
-    std::vector<std::string> cmd;
-};
-
-long long number(const char *opt, const std::string &v, long long lo, long long hi) {
-    char *end = nullptr;
-    errno = 0;
-    long long x = std::strtoll(v.c_str(), &end, 10);
-    if (v.empty() || errno || *end || x < lo || x > hi)
-        usage_error("%s needs an integer in %lld..%lld, not '%s'", opt, lo, hi, v.c_str());
-    return x;
-}
-
-options parse_args(int argc, char **argv) {
-    options o;
-    int i = 1;
-    auto value = [&](const std::string &arg, const std::string &name) -> std::string {
-        if (arg.size() > name.size() && arg.compare(0, name.size() + 1, name + "=") == 0)
-            return arg.substr(name.size() + 1);
-        if (name == "-n" && arg.size() > 2) return arg.substr(2);  // -n4
-        if (i + 1 >= argc) usage_error("%s needs a value", name.c_str());
-        return argv[++i];
-    };
-    auto is = [](const std::string &arg, const char *name) {
-        return arg == name || (arg.rfind(std::string(name) + "=", 0) == 0) ||
-               (std::strcmp(name, "-n") == 0 && arg.rfind("-n", 0) == 0 && arg.size() > 2 && arg[2] != '-');
-    };
-    for (; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--") {
-            ++i;
-            break;
-        }
-        if (a.empty() || a[0] != '-') break;
-        if (a == "-h" || a == "--help") {
-            std::fputs(k_help, stdout);
-            std::exit(0);
-        } else if (is(a, "-n")) {
-            o.n = static_cast<int>(number("-n", value(a, "-n"), 1, 65536));
-        } else if (is(a, "--ranks")) {
-            o.n = static_cast<int>(number("--ranks", value(a, "--ranks"), 1, 65536));
-        } else if (is(a, "--timeout")) {
-            std::string v = value(a, "--timeout");
-            char *end = nullptr;
-            o.timeout = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end || !(o.timeout > 0))
-                usage_error("--timeout needs a positive number of seconds, not '%s'", v.c_str());
-        } else if (a == "--prefix") {
-            o.prefix = true;
-        } else if (is(a, "--nodes")) {
-            o.nodes = static_cast<int>(number("--nodes", value(a, "--nodes"), 1, 65536));
-        } else if (is(a, "--boot")) {
-            o.boot = value(a, "--boot");
-            if (o.boot != "unix" && o.boot != "tcp") usage_error("--boot is 'unix' or 'tcp', not '%s'", o.boot.c_str());
-        } else {
-            usage_error("unknown option '%s'", a.c_str());
-        }
-    }
-    for (; i < argc; ++i) o.cmd.emplace_back(argv[i]);
-    if (o.n == 0) usage_error("say how many ranks to start with -n N");
-    if (o.cmd.empty()) usage_error("no program to run given");
-    if (o.nodes > o.n) usage_error("--nodes %d is more than the %d ranks", o.nodes, o.n);
-    return o;
-}
+using hgasrun::options;
 
 // ---- files: the job directory and shared-memory leftovers -----------------------------
 
@@ -278,6 +158,8 @@ public:
 private:
     bool start();
     void spawn(int r, const std::vector<std::string> &env, int devnull);
+    std::vector<std::string> rank_env(int r) const;
+    bool remote(int r) const;
     void reap();
     void on_exit(int r, int wstatus);
     void note_quit(int r);
@@ -295,6 +177,9 @@ private:
     std::vector<rank_proc> ranks_;
     std::string job_id_, dir_, secret_;
     std::unique_ptr<hgas::boot::store_server> store_;
+    std::vector<std::string> boot_addr_;   // HGAS_BOOT_ADDR of each rank
+    std::vector<std::string> remote_env_;  // what remote ranks get on the command line
+    std::vector<int> rsh_stdin_;           // write ends of the remote ranks' stdin
     int lost_pipe_[2] = {-1, -1};
     pid_t pgid_ = 0;
     // ending
@@ -366,7 +251,9 @@ void launcher::on_exit(int r, int wstatus) {
     if (exit_requested_) return;
     if (first_fail_ == 0) first_fail_ = p.code;
     if (ending_) return;  // a consequence of the ending, not news
-    std::string text = "hgasrun: rank " + std::to_string(r) + " (pid " + std::to_string(p.pid) + ") " + how;
+    std::string text = "hgasrun: rank " + std::to_string(r) +
+                       (remote(r) ? " (on host " + o_.hosts[o_.host_of_rank[r]].name + ", through rsh pid "
+                                  : " (pid ") + std::to_string(p.pid) + ") " + how;
     if (others > 0) text += "; ending the job";
     std::fprintf(stderr, "%s\n", text.c_str());
     if (others > 0) end_job(text);
@@ -401,22 +288,53 @@ void launcher::read_output(stream &s, int rank) {
     }
 }
 
-void launcher::spawn(int r, const std::vector<std::string> &base_env, int devnull) {
-    std::vector<std::string> env = base_env;
-    env.push_back("HGAS_RANK=" + std::to_string(r));
+// The variables a rank gets beyond hgasrun's environment: its rank, where the store is, its
+// node name. A remote rank gets them on the rsh command line, with the HGAS_* and -x ones.
+std::vector<std::string> launcher::rank_env(int r) const {
+    std::vector<std::string> env = {"HGAS_RANK=" + std::to_string(r), "HGAS_BOOT_ADDR=" + boot_addr_[r]};
     if (o_.nodes > 0)
         env.push_back("HGAS_NODE_NAME=node" + std::to_string(static_cast<long long>(r) * o_.nodes / o_.n));
+    if (!o_.hosts.empty()) env.push_back("HGAS_NODE_NAME=" + o_.hosts[o_.host_of_rank[r]].name);
+    return env;
+}
+
+bool launcher::remote(int r) const { return !o_.hosts.empty() && !o_.hosts[o_.host_of_rank[r]].local; }
+
+void launcher::spawn(int r, const std::vector<std::string> &base_env, int devnull) {
+    std::vector<std::string> env = base_env, cmd = o_.cmd;
+    const std::vector<std::string> mine = rank_env(r);
+    int in[2] = {devnull, -1};
+    if (remote(r)) {
+        // rsh <host> '<command>': the ranks' variables travel in the command, the secret on
+        // stdin, which stays open (its write end is ours) so the rank ends when we do.
+        std::vector<std::string> renv = remote_env_;
+        renv.insert(renv.end(), mine.begin(), mine.end());
+        char cwd[PATH_MAX] = "/";
+        if (!getcwd(cwd, sizeof cwd)) std::strcpy(cwd, "/");
+        cmd = hgasrun::split_words(o_.rsh);
+        cmd.push_back(o_.hosts[o_.host_of_rank[r]].name);
+        cmd.push_back(hgasrun::remote_command(cwd, renv, o_.cmd));
+        if (pipe2(in, O_CLOEXEC) != 0) {
+            std::fprintf(stderr, "hgasrun: cannot create pipes for rank %d: %s\n", r, std::strerror(errno));
+            return;
+        }
+        const std::string line = secret_ + "\n";
+        write_fd(in[1], line.data(), line.size());
+    } else {
+        env.insert(env.end(), mine.begin(), mine.end());
+    }
     // Everything the child needs is built here: after fork() only async-signal-safe calls
     // are allowed, since the store thread may hold locks (malloc's among them).
     std::vector<char *> envp, argv;
     for (auto &e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
-    for (auto &a : o_.cmd) argv.push_back(a.data());
+    for (auto &a : cmd) argv.push_back(a.data());
     argv.push_back(nullptr);
-    const std::string exec_fail = "hgasrun: rank " + std::to_string(r) + ": cannot run '" + o_.cmd[0] + "': ";
+    const std::string exec_fail = "hgasrun: rank " + std::to_string(r) + ": cannot run '" + cmd[0] + "': ";
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
         std::fprintf(stderr, "hgasrun: cannot create pipes for rank %d: %s\n", r, std::strerror(errno));
+        if (in[1] >= 0) close(in[0]), close(in[1]);
         return;
     }
     const pid_t parent = getpid();
@@ -434,7 +352,7 @@ void launcher::spawn(int r, const std::vector<std::string> &base_env, int devnul
         // check closes the window in which the launcher died before prctl().
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(137);
-        dup2(devnull, 0);
+        dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(err[1], 2);
         execvpe(argv[0], argv.data(), envp.data());
@@ -446,6 +364,10 @@ void launcher::spawn(int r, const std::vector<std::string> &base_env, int devnul
     }
     close(out[1]);
     close(err[1]);
+    if (in[1] >= 0) {
+        close(in[0]);
+        rsh_stdin_.push_back(in[1]);  // closed when hgasrun exits (or dies)
+    }
     if (pid < 0) {
         std::fprintf(stderr, "hgasrun: cannot start rank %d: fork failed: %s\n", r, std::strerror(errno));
         close(out[0]);
@@ -482,7 +404,12 @@ bool launcher::start() {
         std::fprintf(f, "%ld %s\n", static_cast<long>(getpid()), host_name().c_str());
         std::fclose(f);
     }
-    const std::string addr = o_.boot == "tcp" ? "tcp:127.0.0.1:0" : "unix:" + dir_ + "/store.sock";
+    // With hosts the store listens on every address; each rank is told the one that reaches
+    // it: loopback for ranks of this machine, the route's source address (or --boot tcp:ADDR)
+    // for the others.
+    const bool hosts = !o_.hosts.empty();
+    const std::string addr = hosts ? "tcp:0.0.0.0:0" : o_.boot == "tcp" ? "tcp:127.0.0.1:0"
+                           : o_.boot.rfind("tcp:", 0) == 0 ? o_.boot + ":0" : "unix:" + dir_ + "/store.sock";
     auto srv = hgas::boot::store_server::start(addr, secret_, o_.n);
     if (!srv.ok()) {
         std::fprintf(stderr, "hgasrun: cannot start the bootstrap store: %s\n", hgas::last_error().c_str());
@@ -493,6 +420,24 @@ bool launcher::start() {
     const int wfd = lost_pipe_[1];
     // Runs on the store thread: hand the rank to the main loop, which owns all job state.
     store_->on_rank_lost([wfd](int r) { (void)!write(wfd, &r, sizeof r); });
+    boot_addr_.assign(o_.n, store_->address());
+    if (hosts) {
+        const std::string bound = store_->address();
+        const std::string port = bound.substr(bound.rfind(':') + 1);
+        std::vector<std::string> toward(o_.hosts.size());
+        for (size_t h = 0; h < o_.hosts.size(); ++h) {
+            if (o_.hosts[h].local) toward[h] = "127.0.0.1";
+            else if (o_.boot.rfind("tcp:", 0) == 0) toward[h] = o_.boot.substr(4);
+            else toward[h] = hgasrun::local_address_toward(o_.hosts[h].name);
+            if (toward[h].empty()) {
+                std::fprintf(stderr, "hgasrun: cannot find this machine's address on the route to host '%s' (does the "
+                             "name resolve here?); give the address its ranks should connect to with --boot tcp:ADDR\n",
+                             o_.hosts[h].name.c_str());
+                return false;
+            }
+        }
+        for (int r = 0; r < o_.n; ++r) boot_addr_[r] = "tcp:" + toward[o_.host_of_rank[r]] + ":" + port;
+    }
 
     std::vector<std::string> env;
     const char *ours[] = {"HGAS_RANK=", "HGAS_SIZE=", "HGAS_BOOT_ADDR=", "HGAS_BOOT_SECRET=", "HGAS_JOB_ID=",
@@ -500,20 +445,28 @@ bool launcher::start() {
     for (char **e = environ; *e; ++e) {
         bool skip = false;
         for (const char *p : ours)
-            if (std::strncmp(*e, p, std::strlen(p)) == 0 && (o_.nodes > 0 || std::strcmp(p, "HGAS_NODE_NAME=") != 0))
+            if (std::strncmp(*e, p, std::strlen(p)) == 0 &&
+                (o_.nodes > 0 || hosts || std::strcmp(p, "HGAS_NODE_NAME=") != 0))
                 skip = true;
-        if (!skip) env.emplace_back(*e);
+        if (skip) continue;
+        env.emplace_back(*e);
+        // Remote ranks: the HGAS_* settings (hgasrun --help lists them) and the -x variables.
+        const std::string name(*e, std::strchr(*e, '=') ? std::strchr(*e, '=') - *e : std::strlen(*e));
+        bool exported = name.rfind("HGAS_", 0) == 0 && name != "HGAS_RSH";
+        for (const auto &x : o_.export_names) exported = exported || x == name;
+        if (exported) remote_env_.emplace_back(*e);
     }
-    env.push_back("HGAS_SIZE=" + std::to_string(o_.n));
-    env.push_back("HGAS_BOOT_ADDR=" + store_->address());
-    env.push_back("HGAS_BOOT_SECRET=" + secret_);
-    env.push_back("HGAS_JOB_ID=" + job_id_);
-    env.push_back("HGASRUN_PID=" + std::to_string(getpid()));
+    std::vector<std::string> job = {"HGAS_SIZE=" + std::to_string(o_.n), "HGAS_BOOT_SECRET=" + secret_,
+                                    "HGAS_JOB_ID=" + job_id_, "HGASRUN_PID=" + std::to_string(getpid())};
     // Kernels that wait on hgas (device API, stream operations through the proxy) must not
     // meet CUDA's lazy loading: a kernel's first launch may wait for the running kernels, one
     // of which waits for the proxy the launch now blocks (docs/device.md). The user's choice
     // stands where the variable is set.
-    if (!std::getenv("CUDA_MODULE_LOADING")) env.push_back("CUDA_MODULE_LOADING=EAGER");
+    if (!std::getenv("CUDA_MODULE_LOADING")) job.push_back("CUDA_MODULE_LOADING=EAGER");
+    else remote_env_.push_back(std::string("CUDA_MODULE_LOADING=") + std::getenv("CUDA_MODULE_LOADING"));
+    env.insert(env.end(), job.begin(), job.end());
+    for (const auto &j : job)
+        if (j.rfind("HGAS_BOOT_SECRET=", 0) != 0) remote_env_.push_back(j);  // the secret goes on stdin
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     for (int r = 0; r < o_.n && !ending_; ++r) {
         spawn(r, env, devnull);
@@ -633,7 +586,24 @@ int launcher::run() {
 
 }  // namespace
 
+// The ranks would each fail in hgas_init on a bad setting and each print the same message:
+// check once here, before anything starts. Unknown HGAS_* variables: one warning for the job.
+void check_settings() {
+    auto cfg = hgas::settings::from_env();
+    if (!cfg.ok()) {
+        std::fprintf(stderr, "hgasrun: %s\n", hgas::last_error().c_str());
+        std::exit(2);
+    }
+    if (cfg->flag(hgas::setting::warn_unused_env))
+        for (const auto &u : hgas::unused_env())
+            std::fprintf(stderr, "hgasrun: warning: unused environment variable: %s%s%s (HGAS_WARN_UNUSED_ENV=0 "
+                         "silences this)\n", u.name.c_str(), u.suggestion.empty() ? "" : " (maybe: ",
+                         u.suggestion.empty() ? "" : (u.suggestion + "?)").c_str());
+}
+
 int main(int argc, char **argv) {
-    launcher l(parse_args(argc, argv));
+    options o = hgasrun::parse_args(argc, argv);  // applies -x VAR=value first
+    check_settings();
+    launcher l(std::move(o));
     return l.run();
 }
