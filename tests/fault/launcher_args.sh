@@ -55,6 +55,18 @@ rc 0; count "$ERR" "unused environment variable" 0
 run bad_setting_once HGAS_HEAP_SIZE=1Q -- -n 3 "$RING"
 rc 2; count "$ERR" "HGAS_HEAP_SIZE='1Q' is not a size" 1; count "$OUT" "got" 0
 
+# Without hgasrun (srun, mpirun: rank variables set by hand) rank 0 warns, alone.
+CASE=unused_env_srun_style ERR=$WORK/$CASE.err
+PORT=$((21000 + $$ % 20000))
+for r in 0 1; do
+    env HGAS_RANK=$r HGAS_SIZE=2 HGAS_BOOT_ADDR=tcp:127.0.0.1:$PORT HGAS_BOOT_SECRET=s3cr3t HGAS_HEAPSIZE=1G \
+        timeout 60 "$RING" >"$WORK/$CASE.$r.out" 2>"$WORK/$CASE.$r.err" &
+done
+wait
+cat "$WORK/$CASE".*.err >"$ERR"
+count "$ERR" "unused environment variable: HGAS_HEAPSIZE (maybe: HGAS_HEAP_SIZE?)" 1
+has "$WORK/$CASE.0.err" "hgas[rank 0] base warning: unused environment variable"
+
 run log_level_info HGAS_LOG_LEVEL=info -- -n 2 "$RING"
 rc 0; count "$ERR" "core info: transports by peer rank: " 2; has "$ERR" "hgas[rank 1] core info: rank 1 of 2: node 0 of 1"
 

@@ -5,6 +5,9 @@
 #include <set>
 #include <string>
 
+#include <unistd.h>
+
+#include "base/log.hpp"
 #include "base/settings.hpp"
 #include "base/status.hpp"
 
@@ -86,4 +89,44 @@ TEST(Settings, FromEnvironmentRecordsTheSource) {
     auto bad = settings::from_env();
     EXPECT_EQ(bad.error(), status::invalid_setting);
     unsetenv("HGAS_HEAP_SIZE");
+}
+
+// unused_env_warned_with_suggestion: a typo of a setting is named with the setting meant.
+TEST(Settings, UnusedVariablesNameTheSettingMeant) {
+    char a[] = "HGAS_HEAPSIZE=1G", b[] = "HGAS_HEAP_SIZE=1G", c[] = "HGAS_TEST_KIND=sim", d[] = "HGAS_FROBNICATE=1",
+         e[] = "PATH=/bin", f[] = "HGAS_TIMEUOT=3", g[] = "hgas_heap_size=1", h[] = "HGAS_RSH=ssh";
+    char *envp[] = {a, b, c, d, e, f, g, h, nullptr};
+    auto v = unused_env(envp);
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_EQ(v[0].name, "HGAS_HEAPSIZE");
+    EXPECT_EQ(v[0].suggestion, "HGAS_HEAP_SIZE");
+    EXPECT_EQ(v[1].name, "HGAS_FROBNICATE");
+    EXPECT_EQ(v[1].suggestion, "");
+    EXPECT_EQ(v[2].name, "HGAS_TIMEUOT");
+    EXPECT_EQ(v[2].suggestion, "HGAS_TIMEOUT");
+    EXPECT_EQ(unused_env_text({v[0]}), "unused environment variable: HGAS_HEAPSIZE (maybe: HGAS_HEAP_SIZE?)\n");
+}
+
+// debug_all_does_nothing: HGAS_DEBUG=all is accepted and enables every subsystem.
+TEST(Log, DebugAllAndInfoLevel) {
+    settings s;
+    EXPECT_EQ(settings::parse(setting::debug, "all", s), status::ok);
+    log_configure(log_level::warn, "all");
+    EXPECT_TRUE(log_enabled(log_level::debug, "ucx"));
+    EXPECT_TRUE(log_enabled(log_level::debug, "core"));
+    log_configure(log_level::warn, "boot, mem");
+    EXPECT_TRUE(log_enabled(log_level::debug, "mem"));
+    EXPECT_FALSE(log_enabled(log_level::debug, "ucx"));
+    EXPECT_FALSE(log_enabled(log_level::info, "core"));
+    log_configure(log_level::info, "");
+    EXPECT_TRUE(log_enabled(log_level::info, "core"));
+    EXPECT_FALSE(log_enabled(log_level::debug, "core"));
+    // Before a rank is known a line names the host and pid, not "rank -1".
+    testing::internal::CaptureStderr();
+    log_set_rank(-1);
+    log_write(log_level::info, "core", "hello");
+    const std::string line = testing::internal::GetCapturedStderr();
+    EXPECT_NE(line.find(" pid " + std::to_string(getpid()) + "] core info: hello"), std::string::npos) << line;
+    EXPECT_EQ(line.find("rank -1"), std::string::npos) << line;
+    log_configure(log_level::warn, "");
 }

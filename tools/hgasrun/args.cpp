@@ -20,7 +20,8 @@
 namespace hgasrun {
 namespace {
 
-const char k_help[] = R"(usage: hgasrun [-n N] [options] [--] program [args...]
+const char k_help[] = R"(usage: hgasrun -n N [options] [--] program [args...]
+       hgasrun --host a:2,b:2 | --hostfile FILE [-n N] [options] [--] program [args...]
 
 Starts N ranks of `program` as one hgas job: on this machine, or on the hosts given with
 --host/--hostfile (started there through ssh, reached over UCX).
@@ -230,7 +231,8 @@ options parse_args(int argc, char **argv) {
         } else if (is(a, "--boot")) {
             o.boot = value(a, "--boot");
             if (o.boot != "unix" && o.boot != "tcp" && (o.boot.rfind("tcp:", 0) != 0 || o.boot.size() == 4))
-                usage_error("--boot is 'unix', 'tcp' or 'tcp:ADDR', not '%s'", o.boot.c_str());
+                usage_error("--boot is 'unix' or 'tcp', not '%s' (or tcp:ADDR, the address remote ranks connect to)",
+                            o.boot.c_str());
         } else if (is(a, "-x")) {
             export_var(o, value(a, "-x"));
         } else if (is(a, "-H") || is(a, "--host")) {
