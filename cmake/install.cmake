@@ -1,7 +1,8 @@
 # Install rules (included last by the top-level CMakeLists.txt). `cmake --install <build>
 # [--prefix P]` gives a prefix that programs build against and run from:
 #   bin/      hgasrun, hgas-info, oshrun, oshcc, oshc++, hgas-cc, hgas-c++
-#   include/  shmem.h, hgas/hgas.h, hgas/hgas.hpp, hgas/status.h
+#   include/  shmem.h, shmemx.h, hgas/ (hgas.h, hgas.hpp, status.h, hgas_device.h,
+#             hgas_device.cuh, impl/)
 #   lib/      libhgas.so*, libhgas_shmem.so*
 #             pkgconfig/hgas.pc, pkgconfig/hgas-shmem.pc
 #             cmake/hgas/   find_package(hgas): hgas::hgas, hgas::shmem
@@ -64,8 +65,10 @@ install(TARGETS hgas hgas_shmem EXPORT hgasTargets
 install(TARGETS hgasrun hgas-info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/shmem.h ${PROJECT_SOURCE_DIR}/include/shmemx.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# Every public header: the C and C++ APIs, the device API (hgas_device.cuh) and what it
+# includes from impl/.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/hgas DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp" PATTERN "*.cuh")
 
 # find_package(hgas)
 set(_hgas_cmake_dir "${CMAKE_INSTALL_LIBDIR}/cmake/hgas")

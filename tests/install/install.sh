@@ -1,7 +1,9 @@
 #!/bin/sh
 # An installed hgas as its users meet it: `cmake --install` into a fresh prefix, then
 #  1. the installed wrappers (oshcc, hgas-cc, oshc++) build programs that run under the
-#     installed oshrun/hgasrun, also after the prefix has been moved elsewhere;
+#     installed oshrun/hgasrun, also after the prefix has been moved elsewhere (programs built
+#     before the move start when they moved with it: $ORIGIN-relative run paths); every
+#     public header is installed;
 #  2. pkg-config (hgas-shmem.pc) gives the flags for a plain compiler;
 #  3. find_package(hgas) in another CMake project gives hgas::shmem and hgas::hgas;
 #  4. an autoconf package (examples/shmem-heat1d) builds with CC=oshcc ./configure && make;
@@ -61,9 +63,25 @@ step "find_package(hgas)"
 "$p/bin/hgasrun" -n 3 "$tmp/consumer/ring" | grep -q "rank 0 of 3 got 102 from rank 2"
 "$p/bin/hgasrun" -n 2 "$tmp/consumer/demo" >/dev/null
 
+step "every public header is installed"
+# installed_headers: hgas_device.cuh and impl/ were left out once.
+missing=""
+for f in $(cd "$src/include" && find . -type f); do [ -f "$p/include/$f" ] || missing="$missing $f"; done
+if [ -n "$missing" ]; then echo "FAIL: not installed:$missing"; exit 1; fi
+
 step "moved prefix"
-mv "$p" "$tmp/moved"
-p=$tmp/moved
+# moved_prefix_programs_start: a program built against the prefix, inside a tree that moves
+# with it (a project directory with its own hgas, a copied image), starts after the move; so
+# does one built after the move.
+mkdir -p "$tmp/tree/app"
+mv "$p" "$tmp/tree/hgas"
+p=$tmp/tree/hgas
+"$p/bin/hgas-cc" "$ex/ring.c" -o "$tmp/tree/app/ring"
+(cd "$tmp/tree/app" && "$p/bin/oshcc" "$ex/shmem-heat1d/heat1d.c" -oheat1d)
+mv "$tmp/tree" "$tmp/moved-tree"
+p=$tmp/moved-tree/hgas
+"$p/bin/hgasrun" -n 2 "$tmp/moved-tree/app/ring" | grep "rank 0 of 2 got 101 from rank 1"
+"$p/bin/oshrun" -n 2 "$tmp/moved-tree/app/heat1d" 100 | grep "equal to the serial run"
 "$p/bin/oshcc" "$ex/shmem-heat1d/heat1d.c" -o "$tmp/heat1d_moved"
 "$p/bin/oshrun" -n 2 "$tmp/heat1d_moved" 100 | grep "equal to the serial run"
 
