@@ -1,9 +1,20 @@
 // hgas.hpp — the C++ API: RAII, typed global pointers, handles. Header-only over hgas.h.
 //
-// Errors: setup and resource calls (runtime, symmetric<T>, alloc) throw hgas::error{code,
-// message}. Hot-path calls (put, get, atomics, signals, barrier, collectives) never throw:
-// they return an hgas::code that must be looked at ([[nodiscard]]); hgas::check(code) turns
-// one into an exception where that is what the program wants.
+// Errors, in two styles:
+//  - setup and resource calls (runtime, symmetric<T>, global_ptr<T>::on) always throw
+//    hgas::error{code, message};
+//  - communication calls come twice. In namespace hgas (put, get, atomics, signals, barrier,
+//    collectives) they never throw: they return an hgas::code that must be looked at
+//    ([[nodiscard]]; hgas::check(code) throws it). In namespace hgas::checked the same calls
+//    throw hgas::error on failure and return what they fetched, the style of UPC++:
+//        namespace hx = hgas::checked;
+//        hx::put(a.on(right), src, n);  long old = hx::fetch_add(counter.on(0), 1);
+//        hx::barrier();                 double sum = hx::allreduce(x, HGAS_OP_SUM);
+//    (Call them qualified or through an alias: `using namespace hgas::checked` makes calls
+//    with hgas::global_ptr arguments ambiguous, as argument-dependent lookup finds hgas::put.)
+// Atomics and reductions take every integer type of 32 or 64 bits (int, long, long long,
+// unsigned, int64_t, ...) and reductions also float and double; the operand of an atomic is
+// converted to the pointer's type (fetch_add on a global_ptr<long> with 1 compiles).
 #pragma once
 #include <hgas/hgas.h>
 
@@ -15,6 +26,30 @@
 #include <utility>
 
 namespace hgas {
+
+namespace detail {
+// The element type of atomics and reductions, from size and signedness, so that every
+// integer type of 32 or 64 bits maps (long and long long are distinct types of one size).
+template <class T>
+constexpr hgas_dtype_t dtype_of() {
+    using U = std::remove_cv_t<T>;
+    static_assert((std::is_integral_v<U> && !std::is_same_v<U, bool> && (sizeof(U) == 4 || sizeof(U) == 8)) ||
+                      std::is_same_v<U, float> || std::is_same_v<U, double>,
+                  "hgas atomics take 32- and 64-bit integers, reductions also float and double: "
+                  "use int32_t/int64_t (or a wider type) for smaller integers");
+    if constexpr (std::is_same_v<U, float>) return HGAS_FLOAT;
+    else if constexpr (std::is_same_v<U, double>) return HGAS_DOUBLE;
+    else if constexpr (sizeof(U) == 4) return std::is_signed_v<U> ? HGAS_INT32 : HGAS_UINT32;
+    else return std::is_signed_v<U> ? HGAS_INT64 : HGAS_UINT64;
+}
+// Keeps T out of deduction: T comes from the global_ptr<T>, operands convert to it.
+template <class T>
+struct identity {
+    using type = T;
+};
+template <class T>
+using same_t = typename identity<T>::type;
+}  // namespace detail
 
 /// The status of a hot-path call. Converts to bool: true on success.
 class [[nodiscard]] code {
@@ -129,7 +164,7 @@ code put(global_ptr<T> dst, const T *src, size_t count = 1) {
     return hgas_put(dst.raw(), src, count * sizeof(T));
 }
 template <class T>
-code put_value(global_ptr<T> dst, const T &value) {
+code put_value(global_ptr<T> dst, const detail::same_t<T> &value) {
     return hgas_put(dst.raw(), &value, sizeof(T));
 }
 template <class T>
@@ -213,37 +248,29 @@ inline code signal_wait_until(const uint64_t *sig, hgas_cmp_t cmp, uint64_t valu
 }
 
 // --- atomics -----------------------------------------------------------------------------
-namespace detail {
-template <class T> struct dtype_of;
-template <> struct dtype_of<int32_t> { static constexpr hgas_dtype_t value = HGAS_INT32; };
-template <> struct dtype_of<int64_t> { static constexpr hgas_dtype_t value = HGAS_INT64; };
-template <> struct dtype_of<uint32_t> { static constexpr hgas_dtype_t value = HGAS_UINT32; };
-template <> struct dtype_of<uint64_t> { static constexpr hgas_dtype_t value = HGAS_UINT64; };
-template <> struct dtype_of<float> { static constexpr hgas_dtype_t value = HGAS_FLOAT; };
-template <> struct dtype_of<double> { static constexpr hgas_dtype_t value = HGAS_DOUBLE; };
-}  // namespace detail
 
 /// One atomic on an integer in hgas memory; fetching ops write the old value to *old.
 template <class T>
-code atomic(global_ptr<T> t, hgas_amo_t op, T operand = T{}, T *old = nullptr, T compare = T{}) {
-    static_assert(std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) == 8), "atomics on 32/64-bit integers");
-    return hgas_atomic(t.raw(), op, detail::dtype_of<T>::value, &operand, &compare, old);
+code atomic(global_ptr<T> t, hgas_amo_t op, detail::same_t<T> operand = T{}, T *old = nullptr,
+            detail::same_t<T> compare = T{}) {
+    static_assert(std::is_integral_v<T>, "hgas atomics take 32- and 64-bit integers");
+    return hgas_atomic(t.raw(), op, detail::dtype_of<T>(), &operand, &compare, old);
 }
 template <class T>
-code fetch_add(global_ptr<T> t, T v, T *old) { return atomic(t, HGAS_AMO_FETCH_ADD, v, old); }
+code fetch_add(global_ptr<T> t, detail::same_t<T> v, T *old) { return atomic(t, HGAS_AMO_FETCH_ADD, v, old); }
 template <class T>
-code compare_swap(global_ptr<T> t, T expected, T desired, T *old) {
+code compare_swap(global_ptr<T> t, detail::same_t<T> expected, detail::same_t<T> desired, T *old) {
     return atomic(t, HGAS_AMO_COMPARE_SWAP, desired, old, expected);
 }
 
 // --- collectives -------------------------------------------------------------------------
 template <class T>
 code allreduce(T *dst, const T *src, size_t count, hgas_op_t op) {
-    return hgas_allreduce(dst, src, count, detail::dtype_of<T>::value, op);
+    return hgas_allreduce(dst, src, count, detail::dtype_of<T>(), op);
 }
 template <class T>
 code reduce(T *dst, const T *src, size_t count, hgas_op_t op, int root) {
-    return hgas_reduce(dst, src, count, detail::dtype_of<T>::value, op, root);
+    return hgas_reduce(dst, src, count, detail::dtype_of<T>(), op, root);
 }
 template <class T>
 code broadcast(T *dst, const T *src, size_t count, int root) {
@@ -257,5 +284,89 @@ template <class T>
 code alltoall(T *dst, const T *src, size_t count) {
     return hgas_alltoall(dst, src, count * sizeof(T));
 }
+
+/// The communication calls in the throwing style: each throws hgas::error{code, message} on
+/// failure and returns what it fetched. See the top of this file.
+namespace checked {
+template <class T>
+void put(global_ptr<T> dst, const T *src, size_t count = 1) { check(hgas::put(dst, src, count)); }
+template <class T>
+void put_value(global_ptr<T> dst, const detail::same_t<T> &value) { check(hgas::put_value(dst, value)); }
+template <class T>
+void get(T *dst, global_ptr<T> src, size_t count = 1) { check(hgas::get(dst, src, count)); }
+template <class T>
+T get(global_ptr<T> src) {
+    T v;
+    check(hgas::get(&v, src, 1));
+    return v;
+}
+template <class T>
+void put_nbi(global_ptr<T> dst, const T *src, size_t count = 1) { check(hgas::put_nbi(dst, src, count)); }
+template <class T>
+void get_nbi(T *dst, global_ptr<T> src, size_t count = 1) { check(hgas::get_nbi(dst, src, count)); }
+inline void quiet() { check(hgas::quiet()); }
+inline void fence() { check(hgas::fence()); }
+inline void barrier() { check(hgas::barrier()); }
+inline void progress() { check(hgas::progress()); }
+template <class T>
+handle put_nb(global_ptr<T> dst, const T *src, size_t count) {
+    code c;
+    handle h = hgas::put_nb(dst, src, count, &c);
+    check(c);
+    return h;
+}
+template <class T>
+handle get_nb(T *dst, global_ptr<T> src, size_t count) {
+    code c;
+    handle h = hgas::get_nb(dst, src, count, &c);
+    check(c);
+    return h;
+}
+inline void wait(handle &h) { check(h.wait()); }
+template <class T>
+void put_signal(global_ptr<T> dst, const T *src, size_t count, global_ptr<uint64_t> sig, uint64_t value,
+                hgas_signal_op_t op = HGAS_SIGNAL_SET) {
+    check(hgas::put_signal(dst, src, count, sig, value, op));
+}
+/// Waits until *sig compares true with value; returns the value seen.
+inline uint64_t signal_wait_until(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value) {
+    uint64_t seen = 0;
+    check(hgas::signal_wait_until(sig, cmp, value, &seen));
+    return seen;
+}
+template <class T>
+T atomic(global_ptr<T> t, hgas_amo_t op, detail::same_t<T> operand = T{}, detail::same_t<T> compare = T{}) {
+    T old{};
+    check(hgas::atomic(t, op, operand, &old, compare));
+    return old;
+}
+template <class T>
+T fetch_add(global_ptr<T> t, detail::same_t<T> v) { return checked::atomic(t, HGAS_AMO_FETCH_ADD, v); }
+template <class T>
+void add(global_ptr<T> t, detail::same_t<T> v) { (void)checked::atomic(t, HGAS_AMO_ADD, v); }
+template <class T>
+T compare_swap(global_ptr<T> t, detail::same_t<T> expected, detail::same_t<T> desired) {
+    return checked::atomic(t, HGAS_AMO_COMPARE_SWAP, desired, expected);
+}
+template <class T>
+void allreduce(T *dst, const T *src, size_t count, hgas_op_t op) { check(hgas::allreduce(dst, src, count, op)); }
+/// One value reduced over every rank.
+template <class T>
+T allreduce(const T &value, hgas_op_t op) {
+    T out{};
+    check(hgas::allreduce(&out, &value, 1, op));
+    return out;
+}
+template <class T>
+void reduce(T *dst, const T *src, size_t count, hgas_op_t op, int root) {
+    check(hgas::reduce(dst, src, count, op, root));
+}
+template <class T>
+void broadcast(T *dst, const T *src, size_t count, int root) { check(hgas::broadcast(dst, src, count, root)); }
+template <class T>
+void fcollect(T *dst, const T *src, size_t count) { check(hgas::fcollect(dst, src, count)); }
+template <class T>
+void alltoall(T *dst, const T *src, size_t count) { check(hgas::alltoall(dst, src, count)); }
+}  // namespace checked
 
 }  // namespace hgas

@@ -78,4 +78,63 @@ TEST(Cxx, ErrorsAreCodesOnTheHotPathAndExceptionsForResources) {
     EXPECT_THROW(hgas::global_ptr<int>::on(&x, 0), hgas::error);
 }
 
+// cxx_fetch_add_int_operand, cxx_allreduce_long_long: operands convert to the pointer's type,
+// and every 32/64-bit integer type has its dtype (long and long long are distinct types).
+TEST(Cxx, EveryIntegerTypeAndConvertingOperands) {
+    const int n = hgas::rank_n();
+    hgas::symmetric<long> counter(1);
+    hgas::symmetric<unsigned> ucounter(1);
+    ASSERT_TRUE(hgas::barrier());
+    long old = -1;
+    ASSERT_TRUE(hgas::fetch_add(counter.on(0), 2, &old)) << hgas_last_error();  // an int operand
+    unsigned uold = 0;
+    ASSERT_TRUE(hgas::fetch_add(ucounter.on(0), 1, &uold));
+    ASSERT_TRUE(hgas::barrier());
+    long long mine = 1LL << 40, sum = 0;
+    ASSERT_TRUE(hgas::allreduce(&sum, &mine, 1, HGAS_OP_SUM));
+    EXPECT_EQ(sum, n * (1LL << 40));
+    unsigned long long umax = 0, me = static_cast<unsigned long long>(hgas::rank_me()) + (1ULL << 63);
+    ASSERT_TRUE(hgas::allreduce(&umax, &me, 1, HGAS_OP_MAX));
+    EXPECT_EQ(umax, (1ULL << 63) + n - 1);
+    if (hgas::rank_me() == 0) {
+        EXPECT_EQ(counter[0], 2L * n);
+        EXPECT_EQ(ucounter[0], static_cast<unsigned>(n));
+    }
+    static_assert(hgas::detail::dtype_of<long long>() == HGAS_INT64);
+    static_assert(hgas::detail::dtype_of<unsigned long>() == HGAS_UINT64);
+    static_assert(hgas::detail::dtype_of<int>() == HGAS_INT32);
+    static_assert(hgas::detail::dtype_of<unsigned>() == HGAS_UINT32);
+    ASSERT_TRUE(hgas::barrier());
+}
+
+// cxx_every_call_needs_check: hgas::checked throws hgas::error and returns what it fetched.
+TEST(Cxx, CheckedCallsThrowAndReturnValues) {
+    namespace hx = hgas::checked;
+    const int me = hgas::rank_me(), n = hgas::rank_n(), right = (me + 1) % n;
+    hgas::symmetric<long> box(2);
+    hgas::symmetric<uint64_t> sig(1);
+    hx::barrier();
+    hx::put_value(box.on(right), 100L + me);
+    hx::quiet();
+    long v = 7;
+    hx::put_signal(box.on(right, 1), &v, 1, sig.on(right), 1);
+    EXPECT_EQ(hx::signal_wait_until(sig.data(), HGAS_CMP_EQ, 1), 1u);
+    hx::barrier();
+    EXPECT_EQ(box[0], 100 + (me + n - 1) % n);
+    EXPECT_EQ(hx::get(box.on(right)), 100 + me);
+    const long old = hx::fetch_add(box.on(0, 1), 1);  // rank 0's box[1] is 7: the olds are 7..7+n-1
+    hx::barrier();
+    EXPECT_EQ(hx::allreduce(old, HGAS_OP_SUM), 7L * n + n * (n - 1L) / 2);
+    EXPECT_EQ(hx::allreduce(1L, HGAS_OP_SUM), n);
+    EXPECT_EQ(hx::allreduce(double(me), HGAS_OP_MAX), double(n - 1));
+    try {
+        hx::put_value(box.on(0) + (1 << 30), 1L);  // far past the heap
+        FAIL() << "an out-of-bounds put did not throw";
+    } catch (const hgas::error &e) {
+        EXPECT_EQ(e.status(), HGAS_ERR_OUT_OF_BOUNDS);
+        EXPECT_NE(std::strstr(e.what(), "HGAS_ERR_OUT_OF_BOUNDS"), nullptr) << e.what();
+    }
+    hx::barrier();
+}
+
 }  // namespace
