@@ -1,6 +1,6 @@
 // hgas-bench: runs the hgas benchmark programs (bench/) per transport through hgasrun, runs
 // the peers in the same run (OpenSHMEM from Open MPI for the shm path, ucx_perftest for the
-// UCX path), prints one table with hgas/peer ratios and the issue's targets, and writes every
+// UCX path), prints one table with hgas/peer ratios and the project's performance targets (docs/bench.md), and writes every
 // result as JSON. docs/bench.md describes the method and the numbers.
 #include <sched.h>
 #include <signal.h>
@@ -34,6 +34,15 @@
 #endif
 
 namespace {
+
+// The benchmarks of hgas-bench-lat and hgas-bench-bw (and of the peers), for --only.
+const char *const k_benches[] = {"put_lat", "put_signal_lat", "get_lat", "fadd_lat",
+                                 "barrier_lat", "put_bw", "get_bw", "put_signal_bw"};
+std::string bench_names() {
+    std::string t;
+    for (const char *b : k_benches) t += (t.empty() ? "" : ", ") + std::string(b);
+    return t;
+}
 
 const char k_help[] = R"(usage: hgas-bench [options]
 
@@ -198,6 +207,9 @@ options parse(int argc, char **argv) {
             o.pin = false;
         } else if (a == "--only") {
             o.only = value("--only");
+            for (auto &b : split(o.only, ','))
+                if (std::find(std::begin(k_benches), std::end(k_benches), b) == std::end(k_benches))
+                    usage_error("--only: '" + b + "' is no benchmark; the benchmarks are " + bench_names());
         } else if (a == "--hgasrun") {
             o.hgasrun = value("--hgasrun");
         } else if (a == "--bench-dir") {
@@ -236,10 +248,15 @@ struct spawn_spec {
     std::vector<std::pair<std::string, std::string>> env;  // value "" with unset=true unsets
     std::vector<std::string> unset;
     int cpu = -1;
+    std::string err_file;  // stderr goes there when set (else it passes through)
 };
 
 void child_setup(const spawn_spec &s) {
     setpgid(0, 0);
+    if (!s.err_file.empty()) {
+        int fd = open(s.err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) dup2(fd, 2);
+    }
     for (auto &u : s.unset) unsetenv(u.c_str());
     for (auto &[k, v] : s.env) setenv(k.c_str(), v.c_str(), 1);
     if (s.cpu >= 0) {
@@ -421,6 +438,13 @@ std::string json_escape(const std::string &s) {
 // ---------------------------------------------------------------------------------------
 // the runs
 
+bool wants_bench(const options &o, const std::string &bench) {
+    if (o.only.empty()) return true;
+    for (auto &b : split(o.only, ','))
+        if (b == bench) return true;
+    return false;
+}
+
 struct peer_state {
     std::string name;    // "oshmem" or "ucx_perftest"
     std::string status;  // "ok" or why it is absent / failed
@@ -433,6 +457,8 @@ struct bench_run {
     std::map<std::string, peer_state> peers;  // by peer name
     std::vector<std::string> problems;
     std::string tmpdir;
+
+    bool wants(const char *bench) const { return wants_bench(o, bench); }
 
     std::vector<std::string> program_args(const std::string &transport) const {
         std::vector<std::string> a = {"--sizes", o.sizes, "--transport", transport};
@@ -495,8 +521,23 @@ struct bench_run {
         auto args = program_args("shm");
         s.argv.insert(s.argv.end(), args.begin(), args.end());
         s.unset = {"LD_LIBRARY_PATH"};  // Open MPI uses the system UCX, not the one hgas was built with
+        // Its stderr (Open MPI's notices, a crash's backtrace) goes to a file, not into our table.
+        const std::string err = "/tmp/hgas-bench-oshmem-" + std::to_string(getpid()) + ".err";
+        s.err_file = err;
         std::fprintf(stderr, "hgas-bench: shm peer: oshrun -np 2 peer_shmem ...\n");
         auto r = run_capture(s, 1200, o.verbose);
+        struct stat st {};
+        const bool said = stat(err.c_str(), &st) == 0 && st.st_size > 0;
+        if (r.rc > 128 && r.rc < 128 + 65)
+            std::fprintf(stderr, "hgas-bench: peer oshmem (oshrun -np 2 peer_shmem) crashed (signal %d); its output in %s\n",
+                         r.rc - 128, err.c_str());
+        else if (r.rc != 0)
+            std::fprintf(stderr, "hgas-bench: peer oshmem (oshrun -np 2 peer_shmem) exited with status %d; its output in %s\n",
+                         r.rc, err.c_str());
+        else if (!said)
+            unlink(err.c_str());
+        else if (o.verbose)
+            std::fprintf(stderr, "hgas-bench: peer oshmem's messages are in %s\n", err.c_str());
         p.results = parse_results(r.out, "shm");
         for (auto &x : p.results) x.impl = "oshmem";
         if (p.results.empty()) {
@@ -608,9 +649,9 @@ struct bench_run {
                              bw ? "GB/s" : "us");
             p.results.push_back(r);
         };
-        if (o.only.empty() || o.only.find("put_lat") != std::string::npos)
+        if (wants("put_lat"))
             add("put_lat", "ucp_put_lat", 8, false, o.quick ? 20000 : 100000);
-        if (o.only.empty() || o.only.find("put_bw") != std::string::npos) {
+        if (wants("put_bw")) {
             // A few points of the sweep: small, cache-sized and large messages.
             const size_t k4 = nearest(sizes, 4096), k64 = nearest(sizes, 65536), m2 = nearest(sizes, 2u << 20);
             for (size_t s : sizes) {
@@ -822,7 +863,7 @@ int main(int argc, char **argv) {
                 std::snprintf(ratio, sizeof ratio, "%.2f", q);
                 comps.push_back({t, r.bench, pn, r.bytes, r.bw, r.value, p->value, q});
                 for (auto &k : k_targets)
-                    if (k.transport == t && k.bench == r.bench && (k.bytes ? nearest(sizes, k.bytes) : 0) == r.bytes) {
+                    if (k.transport == t && k.bench == r.bench && k.bytes == r.bytes) {
                         bool met = k.bw ? q >= k.limit : q <= k.limit;
                         char b[64];
                         std::snprintf(b, sizeof b, "%s%.2f %s", k.bw ? ">=" : "<=", k.limit, met ? "met" : "MISSED");
@@ -842,19 +883,23 @@ int main(int argc, char **argv) {
         double ratio;
     };
     std::vector<target_row> trows;
-    std::printf("\n== targets (from the issue)\n");
+    std::printf("\n== targets (the project's performance goals, docs/bench.md)\n");
     for (auto &k : k_targets) {
         if (std::find(o.transports.begin(), o.transports.end(), k.transport) == o.transports.end()) continue;
         const comparison *c = nullptr;
         for (auto &x : comps)
-            if (x.transport == k.transport && x.bench == k.bench && x.bytes == (k.bytes ? nearest(sizes, k.bytes) : 0)) c = &x;
+            if (x.transport == k.transport && x.bench == k.bench && x.bytes == k.bytes) c = &x;
         std::string state;
         double q = NAN;
         if (!c) {
             const peer_state *ps = run.peers.count(k.peer) ? &run.peers[k.peer] : nullptr;
+            // A target names its size: only a measurement at that size can meet or miss it.
+            const bool size_in = k.bytes == 0 || std::find(sizes.begin(), sizes.end(), k.bytes) != sizes.end();
             state = !o.peers ? "not measured (--no-peers)"
+                    : !size_in ? "not measured: " + size_str(k.bytes) + " is not among the sizes (--sizes " + o.sizes + ")"
+                    : !wants_bench(o, k.bench) ? "not measured: " + k.bench + " not in --only"
                     : ps && ps->status.rfind("ok", 0) != 0 ? "not measured: peer " + ps->status
-                                                           : "not measured (size or benchmark not in this run)";
+                                                           : "not measured (no result of hgas or the peer at this size)";
         } else {
             q = c->ratio;
             state = (k.bw ? q >= k.limit : q <= k.limit) ? "met" : "MISSED";
@@ -863,7 +908,7 @@ int main(int argc, char **argv) {
         char qs[32] = "-";
         if (!std::isnan(q)) std::snprintf(qs, sizeof qs, "%.2f", q);
         std::printf("  %-6s %-48s at %-5s ratio %-6s %s\n", k.transport.c_str(), k.text,
-                    size_str(k.bytes ? nearest(sizes, k.bytes) : 0).c_str(),
+                    size_str(k.bytes).c_str(),
                     qs, state.c_str());
     }
     for (auto &pr : run.problems) std::printf("  problem: %s\n", pr.c_str());
@@ -914,7 +959,7 @@ int main(int argc, char **argv) {
                          "    {\"transport\":\"%s\",\"bench\":\"%s\",\"bytes\":%zu,\"peer\":\"%s\",\"limit\":%.2f,"
                          "\"measured_bytes\":%zu,\"kind\":\"%s\",\"ratio\":%s,\"state\":\"%s\",\"text\":\"%s\"}%s\n",
                          t.k->transport.c_str(), t.k->bench.c_str(), t.k->bytes, t.k->peer.c_str(), t.k->limit,
-                         t.k->bytes ? nearest(sizes, t.k->bytes) : 0, t.k->bw ? "min" : "max", std::isnan(t.ratio) ? "null" : std::to_string(t.ratio).c_str(),
+                         t.k->bytes, t.k->bw ? "min" : "max", std::isnan(t.ratio) ? "null" : std::to_string(t.ratio).c_str(),
                          json_escape(t.state).c_str(), t.k->text, i + 1 < trows.size() ? "," : "");
         }
         std::fprintf(f, "  ],\n  \"problems\": [");

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# hgas-bench as a user meets it: --only with a wrong name, a target judged only at the size it
+# names, and a crashing OpenSHMEM peer whose trace stays out of the table. The peer is a fake
+# oshcc/oshrun pair on PATH that prints the peer's JSON lines, a backtrace on stderr, and then
+# dies of SIGSEGV (as Open MPI 4.1's does at shmem_finalize).
+#   bench_cli.sh <hgas-bench> <hgasrun> <bench dir>
+set -u
+BENCH=$1 HGASRUN=$2 DIR=$3
+WORK=$(mktemp -d /tmp/hgas-bench-cli.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+FAILED=0
+fail() { echo "FAIL $*"; FAILED=$((FAILED + 1)); }
+has() { if grep -qF -- "$2" "$1"; then echo "ok   has '$2'"; else fail "lacks '$2':"; sed 's/^/      | /' "$1" | head -40; fi; }
+hasnt() { if grep -qF -- "$2" "$1"; then fail "has '$2':"; sed 's/^/      | /' "$1" | head -40; else echo "ok   no '$2'"; fi; }
+
+# bench_only_unknown_name: rejected, naming the valid benchmarks.
+"$BENCH" --only foo,put_bw >"$WORK/only.out" 2>&1
+rc=$?
+[ $rc = 2 ] && echo "ok   --only foo: exit 2" || fail "--only foo: exit $rc, expected 2"
+has "$WORK/only.out" "--only: 'foo' is no benchmark; the benchmarks are put_lat, put_signal_lat, get_lat"
+
+mkdir -p "$WORK/bin"
+cat >"$WORK/bin/oshcc" <<'SH'
+#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = -o ] && { printf '#!/bin/sh\n' >"$2"; chmod +x "$2"; }; shift; done
+SH
+cat >"$WORK/bin/oshrun" <<'SH'
+#!/bin/sh
+echo '{"bench":"put_bw","impl":"oshmem","transport":"shm","bytes":65536,"gbps":0.001,"median_us":1.0,"verified":true}'
+echo '[host:01234] *** Process received signal ***' >&2
+echo '[host:01234] Signal: Segmentation fault (11)' >&2
+kill -SEGV $$
+SH
+chmod +x "$WORK/bin/oshcc" "$WORK/bin/oshrun"
+
+# bench_target_from_other_size: a 64 KiB sweep does not judge the 2 MiB target.
+PATH=$WORK/bin:$PATH "$BENCH" --hgasrun "$HGASRUN" --bench-dir "$DIR" --transport shm --only put_bw \
+    --sizes 64K:64K --quick --no-pin >"$WORK/run.out" 2>"$WORK/run.err"
+rc=$?
+echo "     (hgas-bench exit $rc)"
+has "$WORK/run.out" "putmem_nbi + quiet 2 MiB >= 0.9x OpenSHMEM"
+if grep -F "2 MiB >= 0.9x OpenSHMEM" "$WORK/run.out" | grep -qE "met|MISSED"; then
+    fail "the 2 MiB target was judged from a 64K run:"; grep -F "2 MiB" "$WORK/run.out"
+else echo "ok   the 2 MiB target is not judged"; fi
+has "$WORK/run.out" "not measured: 2M is not among the sizes (--sizes 64K:64K)"
+has "$WORK/run.out" "== targets (the project's performance goals, docs/bench.md)"
+hasnt "$WORK/run.out" "from the issue"
+# bench_peer_crash_trace_in_table: the trace is in a file, one line says so.
+hasnt "$WORK/run.out" "Process received signal"
+hasnt "$WORK/run.err" "Process received signal"
+has "$WORK/run.err" "hgas-bench: peer oshmem (oshrun -np 2 peer_shmem) crashed (signal 11); its output in /tmp/hgas-bench-oshmem-"
+log=$(sed -n 's/.*its output in \(\/tmp\/hgas-bench-oshmem-[0-9]*\.err\).*/\1/p' "$WORK/run.err" | head -1)
+if [ -n "$log" ] && grep -q "Process received signal" "$log"; then echo "ok   the trace is in $log"; rm -f "$log"
+else fail "no trace in '$log'"; fi
+# The 64K row compares with the peer's 64K line.
+has "$WORK/run.out" "0.001 GB/s"
+echo "$FAILED failed"
+[ $FAILED = 0 ]
