@@ -1,4 +1,4 @@
-// Clocks and deadlines. Every wait in hgas has a deadline (DESIGN.md "Faults").
+// Clocks and deadlines. Every wait in hgas has a deadline (docs/design.md, "Faults and bad input").
 #pragma once
 #include <sched.h>
 #include <time.h>

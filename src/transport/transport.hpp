@@ -2,7 +2,7 @@
 // (the rank's own memory), `shm` (peers on the same node, through shared mappings), `ucx`
 // (everything else, and everything when HGAS_TRANSPORTS=ucx).
 //
-// Fast path first (STYLE.md): a transport that can map a peer's segment returns its base from
+// Fast path first (docs/style.md, "Transports"): a transport that can map a peer's segment returns its base from
 // peer_base(); the semantics layer then copies and stores directly and never makes a virtual
 // call. The data methods below exist for every transport all the same, so that every
 // transport test runs on every transport.

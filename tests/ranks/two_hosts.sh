@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Two hosts on one machine: two network namespaces joined by a veth pair, one rank in each,
 # started the way srun/mpirun would start them (rank variables + HGAS_BOOT_ADDR; rank 0 serves
-# the bootstrap store), with UCX limited to TCP so that every operation crosses the veth link.
-#   two_hosts.sh <test program> [more programs...]
+# the bootstrap store), with UCX limited to TCP so that every operation crosses the veth link;
+# with --hgasrun also the way a user without a batch system would: hgasrun in host A with
+# --host <A's address>,<B's address>, starting B's rank through an rsh that enters B.
+#   two_hosts.sh [--hgasrun <hgasrun>] <test program> [more programs...]
 # Needs root and iproute2; otherwise it says so and exits 77 (ctest: skipped).
 set -u
+HGASRUN=""
+if [ "${1:-}" = --hgasrun ]; then HGASRUN=$2; shift 2; fi
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
     echo "two_hosts: skipped: needs root and iproute2 (ip) to create network namespaces"
     exit 77
@@ -28,10 +32,22 @@ for ns in "$NA" "$NB"; do ip -n "$ns" link set lo up; done
 ip -n "$NA" link set "$VA" up && ip -n "$NB" link set "$VB" up || exit 1
 
 bytes() { ip netns exec "$NA" cat "/sys/class/net/$VA/statistics/tx_bytes"; }
+# The rsh of the hgasrun style: host B's address enters namespace B (in a session of its own,
+# as sshd would start it), with B's network device for UCX.
+RSH=/tmp/two_hosts.$ID.rsh
+cat >"$RSH" <<SH
+#!/bin/sh
+[ "\$1" = "${NET}2" ] || { echo "rsh: unknown host \$1" >&2; exit 255; }
+exec ip netns exec "$NB" env UCX_NET_DEVICES="$VB" setsid -w /bin/sh -c "\$2"
+SH
+chmod +x "$RSH"
+trap 'cleanup; rm -f "$RSH"' EXIT
+STYLES="mpirun slurm"
+[ -n "$HGASRUN" ] && STYLES="$STYLES hgasrun"
 FAILED=0
 PORT=$((20000 + ID % 20000))
 for prog in "$@"; do
-    for style in mpirun slurm; do
+    for style in $STYLES; do
         PORT=$((PORT + 1))
         SECRET=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
         common=(HGAS_BOOT_ADDR="tcp:${NET}1:$PORT" HGAS_BOOT_SECRET="$SECRET" HGAS_TIMEOUT=120
@@ -43,6 +59,16 @@ for prog in "$@"; do
         fi
         name="$(basename "$prog") ($style style)"
         before=$(bytes)
+        if [ "$style" = hgasrun ]; then
+            # One launcher in host A; rank 1 in host B through the rsh, its boot address A's.
+            ip netns exec "$NA" env -u HGAS_RANK -u HGAS_SIZE -u HGASRUN_PID -u HGAS_BOOT_ADDR \
+                HGAS_TIMEOUT=120 HGAS_BOOT_TIMEOUT=60 UCX_TLS=tcp,self UCX_WARN_UNUSED_ENV_VARS=n \
+                UCX_NET_DEVICES="$VA" timeout 300 "$HGASRUN" --host "${NET}1,${NET}2" --rsh "$RSH" \
+                -x UCX_TLS -x UCX_WARN_UNUSED_ENV_VARS "$prog" >"/tmp/two_hosts.$ID.0" 2>&1
+            rc0=$?
+            rc1=$rc0
+            : >"/tmp/two_hosts.$ID.1"
+        else
         ip netns exec "$NA" env -u HGAS_RANK -u HGAS_SIZE -u HGASRUN_PID "${common[@]}" "${r0[@]}" \
             HGAS_NODE_NAME=hostA UCX_NET_DEVICES="$VA" timeout 300 "$prog" >"/tmp/two_hosts.$ID.0" 2>&1 &
         p0=$!
@@ -51,6 +77,7 @@ for prog in "$@"; do
         p1=$!
         wait $p0; rc0=$?
         wait $p1; rc1=$?
+        fi
         moved=$(( $(bytes) - before ))
         if [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ $moved -gt 100000 ]; then
             echo "ok   $name: both hosts passed; $moved bytes left host A over the veth link"
