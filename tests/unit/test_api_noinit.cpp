@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <unistd.h>
 
 TEST(ApiBeforeInit, EveryCallFailsCleanly) {
     EXPECT_EQ(hgas_initialized(), 0);
@@ -55,4 +57,10 @@ TEST(ApiSingleton, InitWithoutLauncherIsRankZeroOfOne) {
     EXPECT_EQ(hgas_finalize(), HGAS_OK);
     EXPECT_EQ(hgas_barrier(), HGAS_ERR_NOT_INITIALIZED);
     unsetenv("HGAS_HEAP_SIZE");
+}
+
+// abort_before_init_says_rank_minus_one: a process without a rank is named by pid and host.
+TEST(ApiBeforeInit, AbortNamesTheProcessNotRankMinusOne) {
+    EXPECT_EXIT(hgas_abort(3, "no config file"), testing::ExitedWithCode(3),
+                "hgas: process [0-9]+ on .* called hgas_abort\\(3\\) outside hgas_init..hgas_finalize: no config file");
 }
