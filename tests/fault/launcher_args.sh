@@ -115,6 +115,19 @@ rc 2; has "$ERR" "--rsh starts ranks on other hosts"
 run unknown_host_no_route -- --host no-such-host.invalid --rsh "$RSH" "$RING"
 rc 1; has "$ERR" "cannot find this machine's address on the route to host 'no-such-host.invalid'"
 
+# rsh_cannot_reach_host: ssh's 255 is named as such, and the job ends (rank 0 waits for rank 1).
+cat >"$WORK/down-rsh" <<'SH'
+#!/bin/sh
+echo "ssh: connect to host $1 port 22: Connection refused" >&2
+exit 255
+SH
+chmod +x "$WORK/down-rsh"
+run rsh_unreachable -- --host localhost,down --rsh "$WORK/down-rsh" --boot tcp:127.0.0.1 "$RING"
+rc 255
+has "$ERR" "ssh: connect to host down port 22: Connection refused"
+has "$ERR" "hgasrun: rank 1 (on host down, through rsh pid"
+has "$ERR" "exited with status 255 (ssh's status when it cannot reach or log in to the host); ending the job"
+
 # A remote rank that hangs: --timeout ends the job; the rank (in its own session, out of reach
 # of hgasrun's signals) gets SIGTERM when its rsh stdin closes.
 mkdir -p "$WORK/pids"

@@ -7,6 +7,8 @@ FAILED=0
 expect() {  # expect NAME REGEX OUTPUT
     if grep -qE -- "$2" <<<"$3"; then echo "ok   $1"; else echo "FAIL $1: no /$2/ in:"; echo "$3" | head -40; FAILED=$((FAILED + 1)); fi
 }
+out=$(env HGAS_HEAPSIZE=1G "$INFO" --settings-only)
+expect "a typo is named with the setting meant" "unused environment variable: HGAS_HEAPSIZE \(maybe: HGAS_HEAP_SIZE\?\)" "$out"
 out=$(env HGAS_HEAP_SIZE=128M "$INFO")
 expect "value and source of a set variable" "HGAS_HEAP_SIZE +134217728 +environment" "$out"
 expect "value and source of a default" "HGAS_TIMEOUT +300 +default" "$out"

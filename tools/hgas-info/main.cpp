@@ -57,6 +57,10 @@ int main(int argc, char **argv) {
         std::printf("  %-26s %-12s %-12s %s [%s%s%s]\n", si.env, v.empty() ? "\"\"" : v.c_str(), cfg->source(s),
                     si.help, setting_type_name(si.type), *si.choices ? ": " : "", si.choices);
     }
+    // A typo (HGAS_HEAPSIZE) is the likeliest reason a setting above shows its default.
+    for (const auto &u : unused_env())
+        std::printf("  unused environment variable: %s%s%s\n", u.name.c_str(), u.suggestion.empty() ? "" : " (maybe: ",
+                    u.suggestion.empty() ? "" : (u.suggestion + "?)").c_str());
     if (settings_only) return 0;
 
     std::printf("\ntransports (in HGAS_TRANSPORTS order):\n");

@@ -254,6 +254,7 @@ void launcher::on_exit(int r, int wstatus) {
     std::string text = "hgasrun: rank " + std::to_string(r) +
                        (remote(r) ? " (on host " + o_.hosts[o_.host_of_rank[r]].name + ", through rsh pid "
                                   : " (pid ") + std::to_string(p.pid) + ") " + how;
+    if (remote(r) && p.code == 255) text += " (ssh's status when it cannot reach or log in to the host)";
     if (others > 0) text += "; ending the job";
     std::fprintf(stderr, "%s\n", text.c_str());
     if (others > 0) end_job(text);
