@@ -5,10 +5,9 @@
 #include <hgas/hgas.h>
 
 #include <complex>
-// The complex reductions of shmem.h are declared with std::complex, which has the layout of
-// C's T _Complex (they are only ever passed by pointer).
+// The library defines the complex reductions of shmem.h with std::complex, which has the
+// layout of C's T _Complex (they are only ever passed by pointer, and have C linkage).
 #define HGASI_SHMEM_COMPLEX(T) std::complex<T>
-#define HGASI_SHMEM_COMPLEX_CXX 1
 #include <shmem.h>
 
 #include <cstddef>
