@@ -205,13 +205,14 @@ extern "C" {
 // --- setup and queries ------------------------------------------------------------------------
 void shmem_init(void) {
     if (!hgas_initialized()) {
+        if (!apply_environment("shmem_init")) std::exit(1);
         hgas_status_t s = hgas_init();
         if (s != HGAS_OK) {
             std::fprintf(stderr, "shmem_init: %s (%s)\n", hgas_last_error(), hgas_error_string(s));
             std::exit(1);  // not part of a job: hgas_abort would have nobody to tell
         }
     }
-    setup_teams("shmem_init");  // collective, once per PE (also after an hgas_init of the program's)
+    if (setup_teams("shmem_init")) report_environment();  // collective, once per PE (also after an hgas_init of the program's)
 }
 int shmem_init_thread(int requested, int *provided) {
     if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE) {
@@ -219,13 +220,18 @@ int shmem_init_thread(int requested, int *provided) {
         return 1;
     }
     if (!hgas_initialized()) {
+        if (!apply_environment("shmem_init_thread")) return 1;
         hgas_status_t s = hgas_init();
         if (s != HGAS_OK) {
             std::fprintf(stderr, "shmem_init_thread: %s (%s)\n", hgas_last_error(), hgas_error_string(s));
             return 1;
         }
     }
-    setup_teams("shmem_init_thread");
+    if (setup_teams("shmem_init_thread")) report_environment();
+    // The program learns the level from *provided; it is told why once, by PE 0.
+    if (requested == SHMEM_THREAD_MULTIPLE && hgas_rank_me() == 0)
+        std::fprintf(stderr, "shmem_init_thread: SHMEM_THREAD_MULTIPLE was requested, but hgas provides "
+                     "SHMEM_THREAD_SERIALIZED: calls from several threads of a PE at once are not supported\n");
     if (provided) *provided = SHMEM_THREAD_SERIALIZED;
     return 0;
 }

@@ -172,8 +172,8 @@ void unmake_team(pe_state &st, shmem_team_t *team) {
 
 }  // namespace
 
-void setup_teams(const char *fn) {
-    if (find_state()) return;
+bool setup_teams(const char *fn) {
+    if (find_state()) return false;
     auto *st = new pe_state;
     void *pool = nullptr;
     // Collective, like shmem_init: the same offset on every PE.
@@ -193,6 +193,7 @@ void setup_teams(const char *fn) {
         t->words = st->slot(t->slot);
     }
     check(fn, hgas_rank_data_set(&k_state_key, st, release_state));
+    return true;
 }
 
 hgasi_shmem_team *team_of(const char *fn, shmem_team_t t) {
