@@ -51,14 +51,26 @@ void host_mapping::unlink() {
     linked_ = false;
 }
 
-namespace {
-// Maps `fd` (size bytes) at an address aligned to the largest power of two <= size, up to
-// 1 GiB: a segment's allocator aligns offsets, so an offset aligned to A is an address aligned
-// to A only if the base is (shmem_align and hgas_align with alignments above the page size,
-// the same on every rank). Address space is reserved with room to slide, then trimmed.
-void *map_aligned(int fd, size_t size) {
+size_t base_alignment(size_t size) {
     size_t align = 4096;
     while (align < (size_t{1} << 30) && align * 2 <= size) align *= 2;
+    return align;
+}
+
+void *aligned_hint(size_t size) {
+    const size_t align = base_alignment(size);
+    void *span = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (span == MAP_FAILED) return nullptr;
+    munmap(span, size + align);
+    const uintptr_t at = (reinterpret_cast<uintptr_t>(span) + align - 1) & ~(uintptr_t{align} - 1);
+    return reinterpret_cast<void *>(at);
+}
+
+namespace {
+// Maps `fd` (size bytes) at an address aligned to base_alignment(size): address space is
+// reserved with room to slide, the file mapped over the aligned part, the rest trimmed.
+void *map_aligned(int fd, size_t size) {
+    const size_t align = base_alignment(size);
     void *span = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (span == MAP_FAILED) return mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     const uintptr_t lo = reinterpret_cast<uintptr_t>(span);
