@@ -3,8 +3,8 @@
  * A thin front end: every call is a few lines over the C API in <hgas/hgas.h>. A PE is an
  * hgas rank; symmetric objects live in the hgas symmetric heap; `shmem_long_put(dest, src,
  * n, pe)` is hgas_ptr(dest, pe) + hgas_put. docs/shmem.md lists what of OpenSHMEM 1.5 is
- * covered and what is left out (contexts with a completion domain of their own, the C11
- * generic forms that take a context, the profiling interface).
+ * covered and what is left out (contexts with a completion domain of their own, thread
+ * levels above SERIALIZED, the profiling interface).
  *
  * Rules that hold for every routine below unless its group says otherwise:
  *  - Symmetric addresses (`dest` of a put, `source` of a get, atomic targets, wait/test
@@ -309,7 +309,7 @@ void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 
 /** shmem_malloc: symmetric allocation of `size` bytes; NULL (reason on stderr) if the heap is
  *  full (raise HGAS_HEAP_SIZE) or size is 0. shmem_calloc: zero-filled count*size bytes.
- *  shmem_align: with a power-of-two alignment. shmem_malloc_with_hints: as shmem_malloc (the
+ *  shmem_align: with any power-of-two alignment (NULL and a message for other values). shmem_malloc_with_hints: as shmem_malloc (the
  *  hints need nothing special here). shmem_realloc: a new allocation holding the first
  *  min(old, new) bytes of `ptr`, which is freed; NULL ptr = malloc, size 0 = free.
  *  shmem_free: releases an allocation of these routines (NULL accepted); a pointer they did
@@ -342,8 +342,9 @@ void *shmemalign(size_t alignment, size_t size);
  *    for SHMEM_CTX_INVALID. Destroying a team destroys the contexts still open on it.
  *  shmem_ctx_destroy: quiets, then releases the context (SHMEM_CTX_INVALID: nothing; the
  *    default context or an unknown handle ends the job with an error).
- *  A routine given SHMEM_CTX_INVALID, a destroyed context or a foreign handle ends the job.
- *  The C11 type-generic names take no context argument in this version.
+ *  shmem_ctx_fence / shmem_ctx_quiet on SHMEM_CTX_INVALID do nothing (OpenSHMEM 1.5). Any
+ *  other routine given SHMEM_CTX_INVALID, a destroyed context or a foreign handle ends the
+ *  job. The type-generic names take a context as an optional first argument.
  * ---------------------------------------------------------------------------------------- */
 
 typedef struct hgasi_shmem_ctx *shmem_ctx_t;
@@ -521,7 +522,9 @@ HGAS_SHMEM_TYPES_OLD_AMO_EXT(HGASI_SHMEM_DECL_OLD_AMO_EXT)
  *    shmem_TYPENAME_wait_until(ivar, cmp, value): returns once *ivar cmp value.
  *    _wait_until_all(ivars, nelems, status, cmp, value): once every ivars[i] whose status[i]
  *      is 0 (status may be NULL: all) satisfies it.
- *    _wait_until_any(...): returns the index of one that does (SIZE_MAX if all are excluded).
+ *    _wait_until_any(...): returns the index of one that does (SIZE_MAX if all are excluded);
+ *      the search starts after the index the PE's last *_any call returned, so that ready
+ *      variables are served in turn.
  *    _wait_until_some(ivars, nelems, indices, status, cmp, value): waits for at least one,
  *      writes the indices of all that satisfy it to `indices` and returns their count.
  *    _all_vector/_any_vector/_some_vector: the same, element i compared with cmp_values[i].
