@@ -121,8 +121,10 @@ extern "C" {
 /** Sized RMA: X(BITS) for shmem_put8 ... shmem_put128 and the matching get/iput/iget. */
 #define HGAS_SHMEM_SIZES(X) X(8) X(16) X(32) X(64) X(128)
 
-/** Deprecated (1.4) atomic names: shmem_int_fadd, _finc, _add, _inc, _cswap. */
-#define HGAS_SHMEM_TYPES_OLD_AMO(X) X(int, int, 1) X(long, long, 1) X(long long, longlong, 1)
+/** Deprecated (1.4) atomic names: shmem_TYPENAME_fadd, _finc, _add, _inc, _cswap, and the
+ *  generic shmem_fadd ... (OpenSHMEM 1.3 had them for int, long, long long; like Sandia
+ *  OpenSHMEM, every standard AMO type has them here, so code written against it builds). */
+#define HGAS_SHMEM_TYPES_OLD_AMO(X) HGAS_SHMEM_TYPES_AMO(X)
 /** Deprecated atomic names on these too: shmem_float_swap, _fetch, _set. */
 #define HGAS_SHMEM_TYPES_OLD_AMO_EXT(X) X(float, float, 1) X(double, double, 1)
 /** Types of the deprecated shmem_TYPENAME_wait and of the and/or/xor *_to_all reductions. */
@@ -460,8 +462,9 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
  *  and `_nbi` forms of every fetching one, e.g. shmem_TYPENAME_atomic_fetch_add_nbi(fetch,
  *  dest, value, pe), writing the old value to *fetch.
  *  float/double fetch, set and swap move the bit pattern atomically.
- *  Deprecated names (HGAS_SHMEM_TYPES_OLD_AMO): shmem_TYPENAME_fadd, _finc, _add, _inc,
- *  _cswap, _swap, _fetch, _set; (HGAS_SHMEM_TYPES_OLD_AMO_EXT): _swap, _fetch, _set.
+ *  Deprecated names (HGAS_SHMEM_TYPES_OLD_AMO, the standard AMO types): shmem_TYPENAME_fadd,
+ *  _finc, _add, _inc, _cswap, _swap, _fetch, _set; (HGAS_SHMEM_TYPES_OLD_AMO_EXT): _swap,
+ *  _fetch, _set.
  * ---------------------------------------------------------------------------------------- */
 
 #define HGASI_SHMEM_DECL_AMO_EXT_P(P, C, T)                                                        \
@@ -701,8 +704,8 @@ HGAS_SHMEM_TYPES_REDUCE_COMPLEX(HGASI_SHMEM_DECL_TO_ALL_COMPLEX)
  *  without: wait_until, wait_until_all/any/some(_vector), test, test_all/any/some(_vector);
  *    broadcast, collect, fcollect, alltoall, alltoalls, and/or/xor/max/min/sum/prod_reduce
  *    (team first, chosen by dest); shmem_sync(team) (with four arguments, the deprecated
- *    active-set shmem_sync); the deprecated shmem_add, cswap, fadd, finc, inc (int, long,
- *    long long) and shmem_swap, fetch, set (also float, double).
+ *    active-set shmem_sync); the deprecated shmem_add, cswap, fadd, finc, inc (standard AMO
+ *    types) and shmem_swap, fetch, set (also float, double).
  * A type outside the table fails to compile (C: naming hgasi_shmem_type_not_supported; C++:
  * no matching overload).
  * ---------------------------------------------------------------------------------------- */

@@ -84,12 +84,12 @@ def collect(suite, dirs):
     return tests
 
 
-def build(test, bindir, work, suite):
+def build(test, bindir, work, suite, extra):
     name, folder, srcs, flags = test
     exe = os.path.join(work, "bin", name.replace("/", "__"))
     cxx = any(s.endswith(".cpp") for s in srcs)
     cc = os.path.join(bindir, "oshc++" if cxx else "oshcc")
-    cmd = [cc, "-O1", "-I", os.path.join(suite, "include"), "-o", exe] + flags
+    cmd = [cc, "-O1", "-I", os.path.join(suite, "include"), "-o", exe] + extra + flags
     cmd += [os.path.join(folder, s) for s in srcs]
     if "-pthread" in flags:
         cmd.append("-pthread")
@@ -105,6 +105,7 @@ def main():
     ap.add_argument("--np", nargs="+", type=int, default=[2, 4])
     ap.add_argument("--timeout", type=int, default=120, help="seconds per run")
     ap.add_argument("--work", default="/tmp/hgas-shmem-suite")
+    ap.add_argument("--cflags", default="", help="more compiler flags, e.g. -DENABLE_DEPRECATED_TESTS")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="programs built and run at once")
     ap.add_argument("--only", nargs="*", help="run only these (folder/program)")
     a = ap.parse_args()
@@ -115,7 +116,7 @@ def main():
     if a.only:
         tests = [t for t in tests if t[0] in a.only]
     def one(t):
-        exe, log = build(t, bindir, a.work, a.suite)
+        exe, log = build(t, bindir, a.work, a.suite, a.cflags.split())
         base = os.path.join(a.work, "logs", t[0].replace("/", "__"))
         open(base + ".build.log", "w").write(log)
         out = []

@@ -128,16 +128,18 @@ HGAS_SHMEM_TYPES_REDUCE_ARITH(HGASI_SHMEM_XX_REDUCE_ARITH)
 
 /* Deprecated generic names. */
 #define HGASI_SHMEM_XX_OLD_AMO_EXT(T, N, G)                                                        \
+    HGASI_SHMEM_IF_##G(                                                                             \
     HGASI_SHMEM_XX_ONE(N, T, swap, (T *d, T v, int pe), (d, v, pe))                               \
     HGASI_SHMEM_XX_ONE(N, T, fetch, (const T *s, int pe), (s, pe))                                \
-    HGASI_SHMEM_XX_ONE(N, void, set, (T *d, T v, int pe), (d, v, pe))
+    HGASI_SHMEM_XX_ONE(N, void, set, (T *d, T v, int pe), (d, v, pe)))
 #define HGASI_SHMEM_XX_OLD_AMO(T, N, G)                                                            \
     HGASI_SHMEM_XX_OLD_AMO_EXT(T, N, G)                                                             \
+    HGASI_SHMEM_IF_##G(                                                                             \
     HGASI_SHMEM_XX_ONE(N, void, add, (T *d, T v, int pe), (d, v, pe))                             \
     HGASI_SHMEM_XX_ONE(N, T, cswap, (T *d, T c, T v, int pe), (d, c, v, pe))                      \
     HGASI_SHMEM_XX_ONE(N, T, fadd, (T *d, T v, int pe), (d, v, pe))                               \
     HGASI_SHMEM_XX_ONE(N, T, finc, (T *d, int pe), (d, pe))                                       \
-    HGASI_SHMEM_XX_ONE(N, void, inc, (T *d, int pe), (d, pe))
+    HGASI_SHMEM_XX_ONE(N, void, inc, (T *d, int pe), (d, pe)))
 HGAS_SHMEM_TYPES_OLD_AMO(HGASI_SHMEM_XX_OLD_AMO)
 HGAS_SHMEM_TYPES_OLD_AMO_EXT(HGASI_SHMEM_XX_OLD_AMO_EXT)
 

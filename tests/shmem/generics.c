@@ -145,15 +145,19 @@ int main(void) {
     CHECK(shmem_test_some_vector(flags, (size_t)n, idx, NULL, SHMEM_CMP_EQ, want) == (size_t)n, "test_some_vector");
     shmem_barrier_all();
 
-    /* The deprecated generic names (int, long, long long; swap/fetch/set also float, double). */
+    /* The deprecated generic names (standard AMO types; swap/fetch/set also float, double). */
     int *oi = shmem_calloc(2, sizeof(int));
+    unsigned long *ou = shmem_calloc(1, sizeof(unsigned long));
     double *od = shmem_calloc(1, sizeof(double));
     shmem_barrier_all();
     shmem_add(&oi[0], 2, 0);
     shmem_inc(&oi[0], 0);
     (void)shmem_finc(&oi[1], 0);
     (void)shmem_fadd(&oi[1], 2, 0);
+    shmem_add(ou, 5UL, 0);
+    shmem_uint64_add((uint64_t *)ou, 1, 0);
     shmem_barrier_all();
+    if (me == 0) CHECK(*ou == 6UL * n, "deprecated add on unsigned long: %lu", *ou);
     if (me == 0) {
         CHECK(oi[0] == 3 * n && oi[1] == 3 * n, "deprecated add/inc/finc/fadd: %d %d", oi[0], oi[1]);
         shmem_set(od, 2.5, right);
