@@ -3,8 +3,8 @@
  * A thin front end: every call is a few lines over the C API in <hgas/hgas.h>. A PE is an
  * hgas rank; symmetric objects live in the hgas symmetric heap; `shmem_long_put(dest, src,
  * n, pe)` is hgas_ptr(dest, pe) + hgas_put. docs/shmem.md lists what of OpenSHMEM 1.5 is
- * covered and what is left out (contexts with a completion domain of their own, the C11
- * generic forms that take a context, the profiling interface).
+ * covered and what is left out (contexts with a completion domain of their own, thread
+ * levels above SERIALIZED, the profiling interface).
  *
  * Rules that hold for every routine below unless its group says otherwise:
  *  - Symmetric addresses (`dest` of a put, `source` of a get, atomic targets, wait/test
@@ -23,14 +23,20 @@
  *  - Thread safety: SHMEM_THREAD_SERIALIZED — calls may come from any thread, not at once.
  *
  * Type lists. Each OpenSHMEM type table is one X-macro below; X(TYPE, TYPENAME, G) where G is
- * 1 for a type that takes part in the C11 type-generic interfaces (the distinct C types; the
- * <stdint.h> names alias them and would collide in _Generic). Every declaration and the
- * library's definitions expand these lists, so a type is added in one place. */
+ * 1 for a type that takes part in the type-generic interfaces (C11 _Generic, C++ overloads):
+ * the distinct C types of the table. A <stdint.h> name that is the same C type as another
+ * entry of the same table (int32_t is int, uint64_t is unsigned long) has G = 0, since it
+ * would collide in _Generic and as an overload; where the table has no such twin (the signed
+ * fixed-width types of the bitwise tables) it has G = 1. Every declaration and the library's
+ * definitions expand these lists, so a type is added in one place. */
 #ifndef HGAS_SHMEM_H
 #define HGAS_SHMEM_H
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+#include <complex>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,7 +70,7 @@ extern "C" {
 /** Bitwise AMO types: fetch_and/and/fetch_or/or/fetch_xor/xor. */
 #define HGAS_SHMEM_TYPES_AMO_BIT(X)                                                                 \
     X(unsigned int, uint, 1) X(unsigned long, ulong, 1) X(unsigned long long, ulonglong, 1)         \
-    X(int32_t, int32, 0) X(int64_t, int64, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0)
+    X(int32_t, int32, 1) X(int64_t, int64, 1) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0)
 
 /** Point-to-point synchronization types: wait_until and test (and their variants). */
 #define HGAS_SHMEM_TYPES_SYNC(X)                                                                    \
@@ -76,8 +82,8 @@ extern "C" {
 /** Reduction types for and/or/xor. */
 #define HGAS_SHMEM_TYPES_REDUCE_BIT(X)                                                              \
     X(unsigned char, uchar, 1) X(unsigned short, ushort, 1) X(unsigned int, uint, 1)                \
-    X(unsigned long, ulong, 1) X(unsigned long long, ulonglong, 1) X(int8_t, int8, 0)               \
-    X(int16_t, int16, 0) X(int32_t, int32, 0) X(int64_t, int64, 0) X(uint8_t, uint8, 0)             \
+    X(unsigned long, ulong, 1) X(unsigned long long, ulonglong, 1) X(int8_t, int8, 1)               \
+    X(int16_t, int16, 1) X(int32_t, int32, 1) X(int64_t, int64, 1) X(uint8_t, uint8, 0)             \
     X(uint16_t, uint16, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0) X(size_t, size, 0)
 
 /** Reduction types for max/min/sum/prod. */
@@ -90,22 +96,35 @@ extern "C" {
     X(uint32_t, uint32, 0) X(uint64_t, uint64, 0) X(size_t, size, 0) X(float, float, 1)             \
     X(double, double, 1) X(long double, longdouble, 1)
 
-/** Complex reduction types: sum/prod only. HGASI_SHMEM_COMPLEX(T) is `T _Complex` in C; the
- *  library (C++) defines it as std::complex<T>, which has the same layout. C++ programs that
- *  include this header do not see the complex routines. */
+/** Complex reduction types: sum/prod only. HGASI_SHMEM_COMPLEX(T) is `T _Complex` in C and in
+ *  C++ where the compiler has C's complex types as an extension (g++, clang++: declared with
+ *  __extension__; std::complex<T> overloads follow, same layout); the library (C++) defines it
+ *  as std::complex<T>, as does a C++ compiler without the extension. */
 #ifndef HGASI_SHMEM_COMPLEX
+#if !defined(__cplusplus) || defined(__GNUC__)
 #define HGASI_SHMEM_COMPLEX(T) T _Complex
+#if defined(__cplusplus)
+#define HGASI_SHMEM_COMPLEX_GNU 1
+#endif
+#else
+#define HGASI_SHMEM_COMPLEX(T) std::complex<T>
+#define HGASI_SHMEM_COMPLEX_STD 1
+#endif
+#endif
+#if defined(__cplusplus) && defined(__GNUC__)
+#define HGASI_SHMEM_EXT __extension__
+#else
+#define HGASI_SHMEM_EXT
 #endif
 #define HGAS_SHMEM_TYPES_REDUCE_COMPLEX(X) X(HGASI_SHMEM_COMPLEX(double), complexd, 1) X(HGASI_SHMEM_COMPLEX(float), complexf, 1)
-#if !defined(__cplusplus) || defined(HGASI_SHMEM_COMPLEX_CXX)
-#define HGASI_SHMEM_HAVE_COMPLEX 1
-#endif
 
 /** Sized RMA: X(BITS) for shmem_put8 ... shmem_put128 and the matching get/iput/iget. */
 #define HGAS_SHMEM_SIZES(X) X(8) X(16) X(32) X(64) X(128)
 
-/** Deprecated (1.4) atomic names: shmem_int_fadd, _finc, _add, _inc, _cswap. */
-#define HGAS_SHMEM_TYPES_OLD_AMO(X) X(int, int, 1) X(long, long, 1) X(long long, longlong, 1)
+/** Deprecated (1.4) atomic names: shmem_TYPENAME_fadd, _finc, _add, _inc, _cswap, and the
+ *  generic shmem_fadd ... (OpenSHMEM 1.3 had them for int, long, long long; like Sandia
+ *  OpenSHMEM, every standard AMO type has them here, so code written against it builds). */
+#define HGAS_SHMEM_TYPES_OLD_AMO(X) HGAS_SHMEM_TYPES_AMO(X)
 /** Deprecated atomic names on these too: shmem_float_swap, _fetch, _set. */
 #define HGAS_SHMEM_TYPES_OLD_AMO_EXT(X) X(float, float, 1) X(double, double, 1)
 /** Types of the deprecated shmem_TYPENAME_wait and of the and/or/xor *_to_all reductions. */
@@ -292,7 +311,7 @@ void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 
 /** shmem_malloc: symmetric allocation of `size` bytes; NULL (reason on stderr) if the heap is
  *  full (raise HGAS_HEAP_SIZE) or size is 0. shmem_calloc: zero-filled count*size bytes.
- *  shmem_align: with a power-of-two alignment. shmem_malloc_with_hints: as shmem_malloc (the
+ *  shmem_align: with any power-of-two alignment (NULL and a message for other values). shmem_malloc_with_hints: as shmem_malloc (the
  *  hints need nothing special here). shmem_realloc: a new allocation holding the first
  *  min(old, new) bytes of `ptr`, which is freed; NULL ptr = malloc, size 0 = free.
  *  shmem_free: releases an allocation of these routines (NULL accepted); a pointer they did
@@ -325,8 +344,9 @@ void *shmemalign(size_t alignment, size_t size);
  *    for SHMEM_CTX_INVALID. Destroying a team destroys the contexts still open on it.
  *  shmem_ctx_destroy: quiets, then releases the context (SHMEM_CTX_INVALID: nothing; the
  *    default context or an unknown handle ends the job with an error).
- *  A routine given SHMEM_CTX_INVALID, a destroyed context or a foreign handle ends the job.
- *  The C11 type-generic names take no context argument in this version.
+ *  shmem_ctx_fence / shmem_ctx_quiet on SHMEM_CTX_INVALID do nothing (OpenSHMEM 1.5). Any
+ *  other routine given SHMEM_CTX_INVALID, a destroyed context or a foreign handle ends the
+ *  job. The type-generic names take a context as an optional first argument.
  * ---------------------------------------------------------------------------------------- */
 
 typedef struct hgasi_shmem_ctx *shmem_ctx_t;
@@ -442,8 +462,9 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
  *  and `_nbi` forms of every fetching one, e.g. shmem_TYPENAME_atomic_fetch_add_nbi(fetch,
  *  dest, value, pe), writing the old value to *fetch.
  *  float/double fetch, set and swap move the bit pattern atomically.
- *  Deprecated names (HGAS_SHMEM_TYPES_OLD_AMO): shmem_TYPENAME_fadd, _finc, _add, _inc,
- *  _cswap, _swap, _fetch, _set; (HGAS_SHMEM_TYPES_OLD_AMO_EXT): _swap, _fetch, _set.
+ *  Deprecated names (HGAS_SHMEM_TYPES_OLD_AMO, the standard AMO types): shmem_TYPENAME_fadd,
+ *  _finc, _add, _inc, _cswap, _swap, _fetch, _set; (HGAS_SHMEM_TYPES_OLD_AMO_EXT): _swap,
+ *  _fetch, _set.
  * ---------------------------------------------------------------------------------------- */
 
 #define HGASI_SHMEM_DECL_AMO_EXT_P(P, C, T)                                                        \
@@ -504,7 +525,9 @@ HGAS_SHMEM_TYPES_OLD_AMO_EXT(HGASI_SHMEM_DECL_OLD_AMO_EXT)
  *    shmem_TYPENAME_wait_until(ivar, cmp, value): returns once *ivar cmp value.
  *    _wait_until_all(ivars, nelems, status, cmp, value): once every ivars[i] whose status[i]
  *      is 0 (status may be NULL: all) satisfies it.
- *    _wait_until_any(...): returns the index of one that does (SIZE_MAX if all are excluded).
+ *    _wait_until_any(...): returns the index of one that does (SIZE_MAX if all are excluded);
+ *      the search starts after the index the PE's last *_any call returned, so that ready
+ *      variables are served in turn.
  *    _wait_until_some(ivars, nelems, indices, status, cmp, value): waits for at least one,
  *      writes the indices of all that satisfy it to `indices` and returns their count.
  *    _all_vector/_any_vector/_some_vector: the same, element i compared with cmp_values[i].
@@ -611,10 +634,8 @@ HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DECL_COLL)
 HGAS_SHMEM_TYPES_REDUCE_BIT(HGASI_SHMEM_DECL_REDUCE_BIT)
 HGAS_SHMEM_TYPES_REDUCE_ARITH(HGASI_SHMEM_DECL_REDUCE_ARITH)
 #define HGASI_SHMEM_DECL_REDUCE_COMPLEX(T, N, G)                                                   \
-    HGASI_SHMEM_DECL_REDUCE(T, N, sum) HGASI_SHMEM_DECL_REDUCE(T, N, prod)
-#ifdef HGASI_SHMEM_HAVE_COMPLEX
+    HGASI_SHMEM_EXT HGASI_SHMEM_DECL_REDUCE(T, N, sum) HGASI_SHMEM_EXT HGASI_SHMEM_DECL_REDUCE(T, N, prod)
 HGAS_SHMEM_TYPES_REDUCE_COMPLEX(HGASI_SHMEM_DECL_REDUCE_COMPLEX)
-#endif
 
 /* ------------------------------------------------------------------------------------------
  * Deprecated active-set collectives. The active set is the PEs PE_start + i * 2^logPE_stride
@@ -663,132 +684,252 @@ HGASI_SHMEM_DECL_ACTIVE(64)
 HGAS_SHMEM_TYPES_OLD_INT(HGASI_SHMEM_DECL_TO_ALL_BIT)
 HGAS_SHMEM_TYPES_OLD_ARITH(HGASI_SHMEM_DECL_TO_ALL_ARITH)
 #define HGASI_SHMEM_DECL_TO_ALL_COMPLEX(T, N, G)                                                   \
-    HGASI_SHMEM_DECL_TO_ALL(T, N, sum) HGASI_SHMEM_DECL_TO_ALL(T, N, prod)
-#ifdef HGASI_SHMEM_HAVE_COMPLEX
+    HGASI_SHMEM_EXT HGASI_SHMEM_DECL_TO_ALL(T, N, sum) HGASI_SHMEM_EXT HGASI_SHMEM_DECL_TO_ALL(T, N, prod)
 HGAS_SHMEM_TYPES_REDUCE_COMPLEX(HGASI_SHMEM_DECL_TO_ALL_COMPLEX)
-#endif
 
 #ifdef __cplusplus
 }
 #endif
 
 /* ------------------------------------------------------------------------------------------
- * C11 type-generic interfaces: shmem_put(dest, source, nelems, pe) selects
- * shmem_TYPENAME_put from the type of *dest, over the types with G = 1 in the lists above
- * (the <stdint.h> names are the same C types). Likewise shmem_p, get, g, iput, iget, put_nbi,
- * get_nbi, put_signal(_nbi), the atomic_* names, wait_until, test, broadcast, collect,
- * fcollect, alltoall, alltoalls and the OP_reduce names, and shmem_sync(team). A type outside
- * the table fails to compile, naming hgasi_shmem_type_not_supported.
+ * Type-generic interfaces (C11 _Generic; overloads in C++), over the types with G = 1 in the
+ * lists above. Each takes the arguments of its typed form: shmem_put(dest, source, nelems,
+ * pe) is shmem_TYPENAME_put, chosen by the type of *dest. Those whose typed form has a
+ * context form also take a context first: shmem_put(ctx, dest, source, nelems, pe) is
+ * shmem_ctx_TYPENAME_put (chosen by the first argument's type, then by the second's).
+ *  with a context form: put, p, iput, get, g, iget, put_nbi, get_nbi, put_signal(_nbi);
+ *    atomic_fetch, set, swap, compare_swap, fetch_inc, inc, fetch_add, add, fetch_and, and,
+ *    fetch_or, or, fetch_xor, xor; atomic_fetch_nbi, swap_nbi, compare_swap_nbi,
+ *    fetch_inc_nbi, fetch_add_nbi, fetch_and_nbi, fetch_or_nbi, fetch_xor_nbi.
+ *  without: wait_until, wait_until_all/any/some(_vector), test, test_all/any/some(_vector);
+ *    broadcast, collect, fcollect, alltoall, alltoalls, and/or/xor/max/min/sum/prod_reduce
+ *    (team first, chosen by dest); shmem_sync(team) (with four arguments, the deprecated
+ *    active-set shmem_sync); the deprecated shmem_add, cswap, fadd, finc, inc (standard AMO
+ *    types) and shmem_swap, fetch, set (also float, double).
+ * A type outside the table fails to compile (C: naming hgasi_shmem_type_not_supported; C++:
+ * no matching overload).
  * ---------------------------------------------------------------------------------------- */
+#define HGASI_SHMEM_IF_1(...) __VA_ARGS__
+#define HGASI_SHMEM_IF_0(...)
+#define HGASI_SHMEM_AMO_ALL(X) HGAS_SHMEM_TYPES_AMO(X) HGAS_SHMEM_TYPES_AMO_EXT(X)
+#define HGASI_SHMEM_OLD_AMO_ALL(X) HGAS_SHMEM_TYPES_OLD_AMO(X) HGAS_SHMEM_TYPES_OLD_AMO_EXT(X)
+#define HGASI_SHMEM_SUM_PROD_TYPES(X) HGAS_SHMEM_TYPES_REDUCE_ARITH(X) HGAS_SHMEM_TYPES_REDUCE_COMPLEX(X)
+
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
 /* Never defined: selected for a type outside the table, so that the call fails to compile
  * ("too many arguments to function 'hgasi_shmem_type_not_supported'"). */
 void hgasi_shmem_type_not_supported(void);
-#define HGASI_SHMEM_IF_1(...) __VA_ARGS__
-#define HGASI_SHMEM_IF_0(...)
-#define HGASI_SHMEM_GEN(T, N, G, OP) HGASI_SHMEM_IF_##G(T: shmem_##N##_##OP,)
-#define HGASI_SHMEM_GEN_put(T, N, G) HGASI_SHMEM_GEN(T, N, G, put)
-#define HGASI_SHMEM_GEN_p(T, N, G) HGASI_SHMEM_GEN(T, N, G, p)
-#define HGASI_SHMEM_GEN_iput(T, N, G) HGASI_SHMEM_GEN(T, N, G, iput)
-#define HGASI_SHMEM_GEN_get(T, N, G) HGASI_SHMEM_GEN(T, N, G, get)
-#define HGASI_SHMEM_GEN_g(T, N, G) HGASI_SHMEM_GEN(T, N, G, g)
-#define HGASI_SHMEM_GEN_iget(T, N, G) HGASI_SHMEM_GEN(T, N, G, iget)
-#define HGASI_SHMEM_GEN_put_nbi(T, N, G) HGASI_SHMEM_GEN(T, N, G, put_nbi)
-#define HGASI_SHMEM_GEN_get_nbi(T, N, G) HGASI_SHMEM_GEN(T, N, G, get_nbi)
-#define HGASI_SHMEM_GEN_put_signal(T, N, G) HGASI_SHMEM_GEN(T, N, G, put_signal)
-#define HGASI_SHMEM_GEN_put_signal_nbi(T, N, G) HGASI_SHMEM_GEN(T, N, G, put_signal_nbi)
-#define HGASI_SHMEM_GEN_atomic_fetch(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch)
-#define HGASI_SHMEM_GEN_atomic_set(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_set)
-#define HGASI_SHMEM_GEN_atomic_swap(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_swap)
-#define HGASI_SHMEM_GEN_atomic_compare_swap(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_compare_swap)
-#define HGASI_SHMEM_GEN_atomic_fetch_inc(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch_inc)
-#define HGASI_SHMEM_GEN_atomic_inc(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_inc)
-#define HGASI_SHMEM_GEN_atomic_fetch_add(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch_add)
-#define HGASI_SHMEM_GEN_atomic_add(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_add)
-#define HGASI_SHMEM_GEN_atomic_fetch_and(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch_and)
-#define HGASI_SHMEM_GEN_atomic_and(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_and)
-#define HGASI_SHMEM_GEN_atomic_fetch_or(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch_or)
-#define HGASI_SHMEM_GEN_atomic_or(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_or)
-#define HGASI_SHMEM_GEN_atomic_fetch_xor(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_fetch_xor)
-#define HGASI_SHMEM_GEN_atomic_xor(T, N, G) HGASI_SHMEM_GEN(T, N, G, atomic_xor)
-#define HGASI_SHMEM_GEN_wait_until(T, N, G) HGASI_SHMEM_GEN(T, N, G, wait_until)
-#define HGASI_SHMEM_GEN_test(T, N, G) HGASI_SHMEM_GEN(T, N, G, test)
-#define HGASI_SHMEM_GEN_broadcast(T, N, G) HGASI_SHMEM_GEN(T, N, G, broadcast)
-#define HGASI_SHMEM_GEN_collect(T, N, G) HGASI_SHMEM_GEN(T, N, G, collect)
-#define HGASI_SHMEM_GEN_fcollect(T, N, G) HGASI_SHMEM_GEN(T, N, G, fcollect)
-#define HGASI_SHMEM_GEN_alltoall(T, N, G) HGASI_SHMEM_GEN(T, N, G, alltoall)
-#define HGASI_SHMEM_GEN_alltoalls(T, N, G) HGASI_SHMEM_GEN(T, N, G, alltoalls)
-#define HGASI_SHMEM_GEN_and_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, and_reduce)
-#define HGASI_SHMEM_GEN_or_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, or_reduce)
-#define HGASI_SHMEM_GEN_xor_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, xor_reduce)
-#define HGASI_SHMEM_GEN_max_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, max_reduce)
-#define HGASI_SHMEM_GEN_min_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, min_reduce)
-#define HGASI_SHMEM_GEN_sum_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, sum_reduce)
-#define HGASI_SHMEM_GEN_prod_reduce(T, N, G) HGASI_SHMEM_GEN(T, N, G, prod_reduce)
-/* _Generic over the type that `ptr` points to, in list LIST, for operation OP. */
+/* The first and second of the arguments (the sentinels keep a short list valid). */
+#define HGASI_SHMEM_ARG0(...) HGASI_SHMEM_ARG0_(__VA_ARGS__, 0)
+#define HGASI_SHMEM_ARG0_(a, ...) a
+#define HGASI_SHMEM_ARG1(...) HGASI_SHMEM_ARG1_(__VA_ARGS__, 0, 0)
+#define HGASI_SHMEM_ARG1_(a, b, ...) b
+/* Association generators, one per routine: HGASI_SHMEM_G_op(T, N, G) gives `T *: shmem_N_op,`
+ * and HGASI_SHMEM_C_op the context form `T *: shmem_ctx_N_op,` (G = 1 only). Routines whose
+ * pointer is const in the typed form also take `const T *`. */
+#define HGASI_SHMEM_GN(T, N, G, OP) HGASI_SHMEM_IF_##G(T *: shmem_##N##_##OP,)
+#define HGASI_SHMEM_GC(T, N, G, OP) HGASI_SHMEM_IF_##G(T *: shmem_##N##_##OP, const T *: shmem_##N##_##OP,)
+#define HGASI_SHMEM_CN(T, N, G, OP) HGASI_SHMEM_IF_##G(T *: shmem_ctx_##N##_##OP,)
+#define HGASI_SHMEM_CC(T, N, G, OP) HGASI_SHMEM_IF_##G(T *: shmem_ctx_##N##_##OP, const T *: shmem_ctx_##N##_##OP,)
+#define HGASI_SHMEM_G_put(T, N, G) HGASI_SHMEM_GN(T, N, G, put)
+#define HGASI_SHMEM_C_put(T, N, G) HGASI_SHMEM_CN(T, N, G, put)
+#define HGASI_SHMEM_G_p(T, N, G) HGASI_SHMEM_GN(T, N, G, p)
+#define HGASI_SHMEM_C_p(T, N, G) HGASI_SHMEM_CN(T, N, G, p)
+#define HGASI_SHMEM_G_iput(T, N, G) HGASI_SHMEM_GN(T, N, G, iput)
+#define HGASI_SHMEM_C_iput(T, N, G) HGASI_SHMEM_CN(T, N, G, iput)
+#define HGASI_SHMEM_G_get(T, N, G) HGASI_SHMEM_GN(T, N, G, get)
+#define HGASI_SHMEM_C_get(T, N, G) HGASI_SHMEM_CN(T, N, G, get)
+#define HGASI_SHMEM_G_g(T, N, G) HGASI_SHMEM_GC(T, N, G, g)
+#define HGASI_SHMEM_C_g(T, N, G) HGASI_SHMEM_CC(T, N, G, g)
+#define HGASI_SHMEM_G_iget(T, N, G) HGASI_SHMEM_GN(T, N, G, iget)
+#define HGASI_SHMEM_C_iget(T, N, G) HGASI_SHMEM_CN(T, N, G, iget)
+#define HGASI_SHMEM_G_put_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, put_nbi)
+#define HGASI_SHMEM_C_put_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, put_nbi)
+#define HGASI_SHMEM_G_get_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, get_nbi)
+#define HGASI_SHMEM_C_get_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, get_nbi)
+#define HGASI_SHMEM_G_put_signal(T, N, G) HGASI_SHMEM_GN(T, N, G, put_signal)
+#define HGASI_SHMEM_C_put_signal(T, N, G) HGASI_SHMEM_CN(T, N, G, put_signal)
+#define HGASI_SHMEM_G_put_signal_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, put_signal_nbi)
+#define HGASI_SHMEM_C_put_signal_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, put_signal_nbi)
+#define HGASI_SHMEM_G_atomic_fetch(T, N, G) HGASI_SHMEM_GC(T, N, G, atomic_fetch)
+#define HGASI_SHMEM_C_atomic_fetch(T, N, G) HGASI_SHMEM_CC(T, N, G, atomic_fetch)
+#define HGASI_SHMEM_G_atomic_set(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_set)
+#define HGASI_SHMEM_C_atomic_set(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_set)
+#define HGASI_SHMEM_G_atomic_swap(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_swap)
+#define HGASI_SHMEM_C_atomic_swap(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_swap)
+#define HGASI_SHMEM_G_atomic_compare_swap(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_compare_swap)
+#define HGASI_SHMEM_C_atomic_compare_swap(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_compare_swap)
+#define HGASI_SHMEM_G_atomic_fetch_inc(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_inc)
+#define HGASI_SHMEM_C_atomic_fetch_inc(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_inc)
+#define HGASI_SHMEM_G_atomic_inc(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_inc)
+#define HGASI_SHMEM_C_atomic_inc(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_inc)
+#define HGASI_SHMEM_G_atomic_fetch_add(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_add)
+#define HGASI_SHMEM_C_atomic_fetch_add(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_add)
+#define HGASI_SHMEM_G_atomic_add(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_add)
+#define HGASI_SHMEM_C_atomic_add(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_add)
+#define HGASI_SHMEM_G_atomic_fetch_and(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_and)
+#define HGASI_SHMEM_C_atomic_fetch_and(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_and)
+#define HGASI_SHMEM_G_atomic_and(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_and)
+#define HGASI_SHMEM_C_atomic_and(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_and)
+#define HGASI_SHMEM_G_atomic_fetch_or(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_or)
+#define HGASI_SHMEM_C_atomic_fetch_or(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_or)
+#define HGASI_SHMEM_G_atomic_or(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_or)
+#define HGASI_SHMEM_C_atomic_or(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_or)
+#define HGASI_SHMEM_G_atomic_fetch_xor(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_xor)
+#define HGASI_SHMEM_C_atomic_fetch_xor(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_xor)
+#define HGASI_SHMEM_G_atomic_xor(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_xor)
+#define HGASI_SHMEM_C_atomic_xor(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_xor)
+#define HGASI_SHMEM_G_atomic_fetch_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_nbi)
+#define HGASI_SHMEM_C_atomic_fetch_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_nbi)
+#define HGASI_SHMEM_G_atomic_swap_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_swap_nbi)
+#define HGASI_SHMEM_C_atomic_swap_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_swap_nbi)
+#define HGASI_SHMEM_G_atomic_compare_swap_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_compare_swap_nbi)
+#define HGASI_SHMEM_C_atomic_compare_swap_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_compare_swap_nbi)
+#define HGASI_SHMEM_G_atomic_fetch_inc_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_inc_nbi)
+#define HGASI_SHMEM_C_atomic_fetch_inc_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_inc_nbi)
+#define HGASI_SHMEM_G_atomic_fetch_add_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_add_nbi)
+#define HGASI_SHMEM_C_atomic_fetch_add_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_add_nbi)
+#define HGASI_SHMEM_G_atomic_fetch_and_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_and_nbi)
+#define HGASI_SHMEM_C_atomic_fetch_and_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_and_nbi)
+#define HGASI_SHMEM_G_atomic_fetch_or_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_or_nbi)
+#define HGASI_SHMEM_C_atomic_fetch_or_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_or_nbi)
+#define HGASI_SHMEM_G_atomic_fetch_xor_nbi(T, N, G) HGASI_SHMEM_GN(T, N, G, atomic_fetch_xor_nbi)
+#define HGASI_SHMEM_C_atomic_fetch_xor_nbi(T, N, G) HGASI_SHMEM_CN(T, N, G, atomic_fetch_xor_nbi)
+#define HGASI_SHMEM_G_wait_until(T, N, G) HGASI_SHMEM_GN(T, N, G, wait_until)
+#define HGASI_SHMEM_G_wait_until_all(T, N, G) HGASI_SHMEM_GN(T, N, G, wait_until_all)
+#define HGASI_SHMEM_G_wait_until_any(T, N, G) HGASI_SHMEM_GN(T, N, G, wait_until_any)
+#define HGASI_SHMEM_G_wait_until_some(T, N, G) HGASI_SHMEM_GN(T, N, G, wait_until_some)
+#define HGASI_SHMEM_G_wait_until_all_vector(T, N, G) HGASI_SHMEM_GN(T, N, G, wait_until_all_vector)
+#define HGASI_SHMEM_G_wait_until_any_vector(T, N, G) HGASI_SHMEM_GN(T, N, G, wait_until_any_vector)
+#define HGASI_SHMEM_G_wait_until_some_vector(T, N, G) HGASI_SHMEM_GN(T, N, G, wait_until_some_vector)
+#define HGASI_SHMEM_G_test(T, N, G) HGASI_SHMEM_GN(T, N, G, test)
+#define HGASI_SHMEM_G_test_all(T, N, G) HGASI_SHMEM_GN(T, N, G, test_all)
+#define HGASI_SHMEM_G_test_any(T, N, G) HGASI_SHMEM_GN(T, N, G, test_any)
+#define HGASI_SHMEM_G_test_some(T, N, G) HGASI_SHMEM_GN(T, N, G, test_some)
+#define HGASI_SHMEM_G_test_all_vector(T, N, G) HGASI_SHMEM_GN(T, N, G, test_all_vector)
+#define HGASI_SHMEM_G_test_any_vector(T, N, G) HGASI_SHMEM_GN(T, N, G, test_any_vector)
+#define HGASI_SHMEM_G_test_some_vector(T, N, G) HGASI_SHMEM_GN(T, N, G, test_some_vector)
+#define HGASI_SHMEM_G_broadcast(T, N, G) HGASI_SHMEM_GN(T, N, G, broadcast)
+#define HGASI_SHMEM_G_collect(T, N, G) HGASI_SHMEM_GN(T, N, G, collect)
+#define HGASI_SHMEM_G_fcollect(T, N, G) HGASI_SHMEM_GN(T, N, G, fcollect)
+#define HGASI_SHMEM_G_alltoall(T, N, G) HGASI_SHMEM_GN(T, N, G, alltoall)
+#define HGASI_SHMEM_G_alltoalls(T, N, G) HGASI_SHMEM_GN(T, N, G, alltoalls)
+#define HGASI_SHMEM_G_and_reduce(T, N, G) HGASI_SHMEM_GN(T, N, G, and_reduce)
+#define HGASI_SHMEM_G_or_reduce(T, N, G) HGASI_SHMEM_GN(T, N, G, or_reduce)
+#define HGASI_SHMEM_G_xor_reduce(T, N, G) HGASI_SHMEM_GN(T, N, G, xor_reduce)
+#define HGASI_SHMEM_G_max_reduce(T, N, G) HGASI_SHMEM_GN(T, N, G, max_reduce)
+#define HGASI_SHMEM_G_min_reduce(T, N, G) HGASI_SHMEM_GN(T, N, G, min_reduce)
+#define HGASI_SHMEM_G_sum_reduce(T, N, G) HGASI_SHMEM_GN(T, N, G, sum_reduce)
+#define HGASI_SHMEM_G_prod_reduce(T, N, G) HGASI_SHMEM_GN(T, N, G, prod_reduce)
+#define HGASI_SHMEM_G_add(T, N, G) HGASI_SHMEM_GN(T, N, G, add)
+#define HGASI_SHMEM_G_cswap(T, N, G) HGASI_SHMEM_GN(T, N, G, cswap)
+#define HGASI_SHMEM_G_fadd(T, N, G) HGASI_SHMEM_GN(T, N, G, fadd)
+#define HGASI_SHMEM_G_finc(T, N, G) HGASI_SHMEM_GN(T, N, G, finc)
+#define HGASI_SHMEM_G_inc(T, N, G) HGASI_SHMEM_GN(T, N, G, inc)
+#define HGASI_SHMEM_G_swap(T, N, G) HGASI_SHMEM_GN(T, N, G, swap)
+#define HGASI_SHMEM_G_fetch(T, N, G) HGASI_SHMEM_GC(T, N, G, fetch)
+#define HGASI_SHMEM_G_set(T, N, G) HGASI_SHMEM_GN(T, N, G, set)
+/* The routine for a pointer `ptr` (`&*` turns an array into a pointer) over list LIST. */
 #define HGASI_SHMEM_SELECT(LIST, OP, ptr)                                                           \
-    _Generic(*(ptr), LIST(HGASI_SHMEM_GEN_##OP) default: hgasi_shmem_type_not_supported)
-#define HGASI_SHMEM_AMO_ALL(X) HGAS_SHMEM_TYPES_AMO(X) HGAS_SHMEM_TYPES_AMO_EXT(X)
+    _Generic(&*(ptr), LIST(HGASI_SHMEM_G_##OP) default: hgasi_shmem_type_not_supported)
+/* The same where a context may come first: the outer selection tells a context from a typed
+ * pointer; with a context, the inner one selects by the second argument. Both are compiled
+ * whichever is chosen, so the inner one's control (`+ 0`) is valid for a value too (the
+ * second argument of shmem_p(dest, value, pe)), and it has a default. */
+#define HGASI_SHMEM_SELECT_CTX(LIST, OP, ...)                                                       \
+    _Generic(&*(HGASI_SHMEM_ARG0(__VA_ARGS__)),                                                     \
+        shmem_ctx_t: _Generic((HGASI_SHMEM_ARG1(__VA_ARGS__)) + 0,                                  \
+                              LIST(HGASI_SHMEM_C_##OP) default: hgasi_shmem_type_not_supported),    \
+        LIST(HGASI_SHMEM_G_##OP) default: hgasi_shmem_type_not_supported)
+#define HGASI_SHMEM_CALL_CTX(LIST, OP, ...) HGASI_SHMEM_SELECT_CTX(LIST, OP, __VA_ARGS__)(__VA_ARGS__)
 
-#define shmem_put(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, put, dest)(dest, __VA_ARGS__)
-#define shmem_p(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, p, dest)(dest, __VA_ARGS__)
-#define shmem_iput(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, iput, dest)(dest, __VA_ARGS__)
-#define shmem_get(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, get, dest)(dest, __VA_ARGS__)
-#define shmem_g(src, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, g, src)(src, __VA_ARGS__)
-#define shmem_iget(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, iget, dest)(dest, __VA_ARGS__)
-#define shmem_put_nbi(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, put_nbi, dest)(dest, __VA_ARGS__)
-#define shmem_get_nbi(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, get_nbi, dest)(dest, __VA_ARGS__)
-#define shmem_put_signal(dest, ...)                                                                 \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, put_signal, dest)(dest, __VA_ARGS__)
-#define shmem_put_signal_nbi(dest, ...)                                                             \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, put_signal_nbi, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_fetch(src, ...) HGASI_SHMEM_SELECT(HGASI_SHMEM_AMO_ALL, atomic_fetch, src)(src, __VA_ARGS__)
-#define shmem_atomic_set(dest, ...) HGASI_SHMEM_SELECT(HGASI_SHMEM_AMO_ALL, atomic_set, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_swap(dest, ...) HGASI_SHMEM_SELECT(HGASI_SHMEM_AMO_ALL, atomic_swap, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_compare_swap(dest, ...)                                                        \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO, atomic_compare_swap, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_inc(dest, ...)                                                           \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO, atomic_fetch_inc, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_inc(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO, atomic_inc, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_add(dest, ...)                                                           \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO, atomic_fetch_add, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_add(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO, atomic_add, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_and(dest, ...)                                                           \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_and, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_and(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_and, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_or(dest, ...)                                                            \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_or, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_or(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_or, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_xor(dest, ...)                                                           \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_xor, dest)(dest, __VA_ARGS__)
-#define shmem_atomic_xor(dest, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_AMO_BIT, atomic_xor, dest)(dest, __VA_ARGS__)
-#define shmem_wait_until(ivar, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_SYNC, wait_until, ivar)(ivar, __VA_ARGS__)
-#define shmem_test(ivar, ...) HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_SYNC, test, ivar)(ivar, __VA_ARGS__)
-#define shmem_broadcast(team, dest, ...)                                                            \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, broadcast, dest)(team, dest, __VA_ARGS__)
-#define shmem_collect(team, dest, ...)                                                              \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, collect, dest)(team, dest, __VA_ARGS__)
-#define shmem_fcollect(team, dest, ...)                                                             \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, fcollect, dest)(team, dest, __VA_ARGS__)
-#define shmem_alltoall(team, dest, ...)                                                             \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, alltoall, dest)(team, dest, __VA_ARGS__)
-#define shmem_alltoalls(team, dest, ...)                                                            \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_RMA, alltoalls, dest)(team, dest, __VA_ARGS__)
+#define shmem_put(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_RMA, put, __VA_ARGS__)
+#define shmem_p(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_RMA, p, __VA_ARGS__)
+#define shmem_iput(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_RMA, iput, __VA_ARGS__)
+#define shmem_get(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_RMA, get, __VA_ARGS__)
+#define shmem_g(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_RMA, g, __VA_ARGS__)
+#define shmem_iget(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_RMA, iget, __VA_ARGS__)
+#define shmem_put_nbi(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_RMA, put_nbi, __VA_ARGS__)
+#define shmem_get_nbi(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_RMA, get_nbi, __VA_ARGS__)
+#define shmem_put_signal(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_RMA, put_signal, __VA_ARGS__)
+#define shmem_put_signal_nbi(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_RMA, put_signal_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch(...) HGASI_SHMEM_CALL_CTX(HGASI_SHMEM_AMO_ALL, atomic_fetch, __VA_ARGS__)
+#define shmem_atomic_set(...) HGASI_SHMEM_CALL_CTX(HGASI_SHMEM_AMO_ALL, atomic_set, __VA_ARGS__)
+#define shmem_atomic_swap(...) HGASI_SHMEM_CALL_CTX(HGASI_SHMEM_AMO_ALL, atomic_swap, __VA_ARGS__)
+#define shmem_atomic_compare_swap(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO, atomic_compare_swap, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO, atomic_fetch_inc, __VA_ARGS__)
+#define shmem_atomic_inc(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO, atomic_inc, __VA_ARGS__)
+#define shmem_atomic_fetch_add(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO, atomic_fetch_add, __VA_ARGS__)
+#define shmem_atomic_add(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO, atomic_add, __VA_ARGS__)
+#define shmem_atomic_fetch_and(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_and, __VA_ARGS__)
+#define shmem_atomic_and(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO_BIT, atomic_and, __VA_ARGS__)
+#define shmem_atomic_fetch_or(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_or, __VA_ARGS__)
+#define shmem_atomic_or(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO_BIT, atomic_or, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_xor, __VA_ARGS__)
+#define shmem_atomic_xor(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO_BIT, atomic_xor, __VA_ARGS__)
+#define shmem_atomic_fetch_nbi(...) HGASI_SHMEM_CALL_CTX(HGASI_SHMEM_AMO_ALL, atomic_fetch_nbi, __VA_ARGS__)
+#define shmem_atomic_swap_nbi(...) HGASI_SHMEM_CALL_CTX(HGASI_SHMEM_AMO_ALL, atomic_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(...)                                                          \
+    HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO, atomic_compare_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO, atomic_fetch_inc_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO, atomic_fetch_add_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_and_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_or_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(...) HGASI_SHMEM_CALL_CTX(HGAS_SHMEM_TYPES_AMO_BIT, atomic_fetch_xor_nbi, __VA_ARGS__)
+
+#define HGASI_SHMEM_CALL(LIST, OP, ptr, ...) HGASI_SHMEM_SELECT(LIST, OP, ptr)(ptr, __VA_ARGS__)
+#define shmem_wait_until(ivar, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, wait_until, ivar, __VA_ARGS__)
+#define shmem_wait_until_all(ivars, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, wait_until_all, ivars, __VA_ARGS__)
+#define shmem_wait_until_any(ivars, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, wait_until_any, ivars, __VA_ARGS__)
+#define shmem_wait_until_some(ivars, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, wait_until_some, ivars, __VA_ARGS__)
+#define shmem_wait_until_all_vector(ivars, ...)                                                     \
+    HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, wait_until_all_vector, ivars, __VA_ARGS__)
+#define shmem_wait_until_any_vector(ivars, ...)                                                     \
+    HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, wait_until_any_vector, ivars, __VA_ARGS__)
+#define shmem_wait_until_some_vector(ivars, ...)                                                    \
+    HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, wait_until_some_vector, ivars, __VA_ARGS__)
+#define shmem_test(ivar, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, test, ivar, __VA_ARGS__)
+#define shmem_test_all(ivars, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, test_all, ivars, __VA_ARGS__)
+#define shmem_test_any(ivars, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, test_any, ivars, __VA_ARGS__)
+#define shmem_test_some(ivars, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, test_some, ivars, __VA_ARGS__)
+#define shmem_test_all_vector(ivars, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, test_all_vector, ivars, __VA_ARGS__)
+#define shmem_test_any_vector(ivars, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, test_any_vector, ivars, __VA_ARGS__)
+#define shmem_test_some_vector(ivars, ...)                                                          \
+    HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_SYNC, test_some_vector, ivars, __VA_ARGS__)
+
+/* Collectives: the team comes first, the type is dest's. */
+#define HGASI_SHMEM_CALL_TEAM(LIST, OP, team, dest, ...)                                            \
+    HGASI_SHMEM_SELECT(LIST, OP, dest)(team, dest, __VA_ARGS__)
+#define shmem_broadcast(team, dest, ...) HGASI_SHMEM_CALL_TEAM(HGAS_SHMEM_TYPES_RMA, broadcast, team, dest, __VA_ARGS__)
+#define shmem_collect(team, dest, ...) HGASI_SHMEM_CALL_TEAM(HGAS_SHMEM_TYPES_RMA, collect, team, dest, __VA_ARGS__)
+#define shmem_fcollect(team, dest, ...) HGASI_SHMEM_CALL_TEAM(HGAS_SHMEM_TYPES_RMA, fcollect, team, dest, __VA_ARGS__)
+#define shmem_alltoall(team, dest, ...) HGASI_SHMEM_CALL_TEAM(HGAS_SHMEM_TYPES_RMA, alltoall, team, dest, __VA_ARGS__)
+#define shmem_alltoalls(team, dest, ...) HGASI_SHMEM_CALL_TEAM(HGAS_SHMEM_TYPES_RMA, alltoalls, team, dest, __VA_ARGS__)
 #define shmem_and_reduce(team, dest, ...)                                                           \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_BIT, and_reduce, dest)(team, dest, __VA_ARGS__)
+    HGASI_SHMEM_CALL_TEAM(HGAS_SHMEM_TYPES_REDUCE_BIT, and_reduce, team, dest, __VA_ARGS__)
 #define shmem_or_reduce(team, dest, ...)                                                            \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_BIT, or_reduce, dest)(team, dest, __VA_ARGS__)
+    HGASI_SHMEM_CALL_TEAM(HGAS_SHMEM_TYPES_REDUCE_BIT, or_reduce, team, dest, __VA_ARGS__)
 #define shmem_xor_reduce(team, dest, ...)                                                           \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_BIT, xor_reduce, dest)(team, dest, __VA_ARGS__)
+    HGASI_SHMEM_CALL_TEAM(HGAS_SHMEM_TYPES_REDUCE_BIT, xor_reduce, team, dest, __VA_ARGS__)
 #define shmem_max_reduce(team, dest, ...)                                                           \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_ARITH, max_reduce, dest)(team, dest, __VA_ARGS__)
+    HGASI_SHMEM_CALL_TEAM(HGAS_SHMEM_TYPES_REDUCE_ARITH, max_reduce, team, dest, __VA_ARGS__)
 #define shmem_min_reduce(team, dest, ...)                                                           \
-    HGASI_SHMEM_SELECT(HGAS_SHMEM_TYPES_REDUCE_ARITH, min_reduce, dest)(team, dest, __VA_ARGS__)
-#define HGASI_SHMEM_SUM_PROD_TYPES(X) HGAS_SHMEM_TYPES_REDUCE_ARITH(X) HGAS_SHMEM_TYPES_REDUCE_COMPLEX(X)
+    HGASI_SHMEM_CALL_TEAM(HGAS_SHMEM_TYPES_REDUCE_ARITH, min_reduce, team, dest, __VA_ARGS__)
 #define shmem_sum_reduce(team, dest, ...)                                                           \
-    HGASI_SHMEM_SELECT(HGASI_SHMEM_SUM_PROD_TYPES, sum_reduce, dest)(team, dest, __VA_ARGS__)
+    HGASI_SHMEM_CALL_TEAM(HGASI_SHMEM_SUM_PROD_TYPES, sum_reduce, team, dest, __VA_ARGS__)
 #define shmem_prod_reduce(team, dest, ...)                                                          \
-    HGASI_SHMEM_SELECT(HGASI_SHMEM_SUM_PROD_TYPES, prod_reduce, dest)(team, dest, __VA_ARGS__)
+    HGASI_SHMEM_CALL_TEAM(HGASI_SHMEM_SUM_PROD_TYPES, prod_reduce, team, dest, __VA_ARGS__)
+
+/* Deprecated (1.4) generic names. */
+#define shmem_add(dest, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_OLD_AMO, add, dest, __VA_ARGS__)
+#define shmem_cswap(dest, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_OLD_AMO, cswap, dest, __VA_ARGS__)
+#define shmem_fadd(dest, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_OLD_AMO, fadd, dest, __VA_ARGS__)
+#define shmem_finc(dest, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_OLD_AMO, finc, dest, __VA_ARGS__)
+#define shmem_inc(dest, ...) HGASI_SHMEM_CALL(HGAS_SHMEM_TYPES_OLD_AMO, inc, dest, __VA_ARGS__)
+#define shmem_swap(dest, ...) HGASI_SHMEM_CALL(HGASI_SHMEM_OLD_AMO_ALL, swap, dest, __VA_ARGS__)
+#define shmem_fetch(src, ...) HGASI_SHMEM_CALL(HGASI_SHMEM_OLD_AMO_ALL, fetch, src, __VA_ARGS__)
+#define shmem_set(dest, ...) HGASI_SHMEM_CALL(HGASI_SHMEM_OLD_AMO_ALL, set, dest, __VA_ARGS__)
+
 /* shmem_sync(team) is shmem_team_sync(team); with four arguments it stays the deprecated
  * active-set routine (the function of that name). Chosen by the number of arguments. */
 #define HGASI_SHMEM_SYNC_PICK(_1, _2, _3, _4, NAME, ...) NAME
@@ -796,5 +937,9 @@ void hgasi_shmem_type_not_supported(void);
     HGASI_SHMEM_SYNC_PICK(__VA_ARGS__, shmem_sync, hgasi_shmem_type_not_supported,                  \
                           hgasi_shmem_type_not_supported, shmem_team_sync, )(__VA_ARGS__)
 #endif /* C11 */
+
+#ifdef __cplusplus
+#include <hgas/shmem_overloads.h>
+#endif
 
 #endif /* HGAS_SHMEM_H */

@@ -443,12 +443,18 @@ status rank::exchange_segments() {
 }
 
 int rank::own_segment_of(const void *p, uint64_t len) const {
+    // An address one past the end of a segment is in bounds for an empty range, but where the
+    // next segment starts right there (heaps are mapped aligned, so they may touch), it is that
+    // segment's first byte: a segment that holds the byte wins over one it only ends at.
     const char *c = static_cast<const char *>(p);
+    int at_end = -1;
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
         const char *b = own_[s].base;
-        if (b && c >= b && mem::in_bounds(static_cast<uint64_t>(c - b), len, own_[s].size)) return s;
+        if (!b || c < b || !mem::in_bounds(static_cast<uint64_t>(c - b), len, own_[s].size)) continue;
+        if (static_cast<uint64_t>(c - b) < own_[s].size) return s;
+        if (at_end < 0) at_end = s;
     }
-    return -1;
+    return at_end;
 }
 
 status rank::check_alive() {

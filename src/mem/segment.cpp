@@ -51,6 +51,42 @@ void host_mapping::unlink() {
     linked_ = false;
 }
 
+size_t base_alignment(size_t size) {
+    size_t align = 4096;
+    while (align < (size_t{1} << 30) && align * 2 <= size) align *= 2;
+    return align;
+}
+
+void *aligned_hint(size_t size) {
+    const size_t align = base_alignment(size);
+    void *span = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (span == MAP_FAILED) return nullptr;
+    munmap(span, size + align);
+    const uintptr_t at = (reinterpret_cast<uintptr_t>(span) + align - 1) & ~(uintptr_t{align} - 1);
+    return reinterpret_cast<void *>(at);
+}
+
+namespace {
+// Maps `fd` (size bytes) at an address aligned to base_alignment(size): address space is
+// reserved with room to slide, the file mapped over the aligned part, the rest trimmed.
+void *map_aligned(int fd, size_t size) {
+    const size_t align = base_alignment(size);
+    void *span = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (span == MAP_FAILED) return mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(span);
+    const uintptr_t at = (lo + align - 1) & ~(uintptr_t{align} - 1);
+    void *p = mmap(reinterpret_cast<void *>(at), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(span, size + align);
+        return MAP_FAILED;
+    }
+    const uintptr_t end = at + ((size + 4095) & ~uintptr_t{4095});  // the mapping's last page, rounded up
+    if (at > lo) munmap(span, at - lo);
+    if (lo + size + align > end) munmap(reinterpret_cast<void *>(end), lo + size + align - end);
+    return p;
+}
+}  // namespace
+
 result<host_mapping> host_mapping::create(const std::string &name, size_t size) {
     int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0)
@@ -70,7 +106,7 @@ result<host_mapping> host_mapping::create(const std::string &name, size_t size) 
                     "HGAS_LOCAL_HEAP_SIZE or enlarge /dev/shm",
                     size, name.c_str(), std::strerror(rc));
     }
-    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = map_aligned(fd, size);
     ::close(fd);
     if (p == MAP_FAILED)
         return fail(status::no_memory, "cannot map %zu bytes of shared memory %s: %s", size, name.c_str(),

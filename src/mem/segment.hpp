@@ -81,6 +81,14 @@ private:
 // report. Word by word through volatile pointers, so that it is not turned into memcpy.
 void copy_unchecked(void *dst, const void *src, size_t n);
 
+/// Heaps start at an address aligned to the largest power of two <= their size (from 4 KiB up
+/// to 1 GiB), so that an offset aligned to A is an address aligned to A on every rank
+/// (hgas_align, shmem_align). base_alignment gives that power; aligned_hint an address so
+/// aligned where `size` bytes were free a moment ago (nullptr if none), for allocators that
+/// take a placement hint (UCX), which may still place the heap elsewhere.
+size_t base_alignment(size_t size);
+void *aligned_hint(size_t size);
+
 // "hgas-<job>-<rank>-<seg>"; the launcher's safety net removes "hgas-<job>-*".
 std::string shm_name(const std::string &job_id, int rank, uint16_t seg);
 

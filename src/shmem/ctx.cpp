@@ -91,11 +91,16 @@ void shmem_ctx_destroy(shmem_ctx_t ctx) {
     check_ctx(fn, ctx);
     destroy_ctx(fn, ctx);
 }
+// OpenSHMEM 1.5: fence and quiet on SHMEM_CTX_INVALID perform no operation (a PE outside a
+// team quiets the context it could not make on it, as the specification's team-context example
+// does). RMA, signals and atomics on it stay fatal (undefined in the specification).
 void shmem_ctx_fence(shmem_ctx_t ctx) {
+    if (ctx == SHMEM_CTX_INVALID) return;
     check_ctx("shmem_ctx_fence", ctx);
     check("shmem_ctx_fence", hgas_fence());
 }
 void shmem_ctx_quiet(shmem_ctx_t ctx) {
+    if (ctx == SHMEM_CTX_INVALID) return;
     check_ctx("shmem_ctx_quiet", ctx);
     check("shmem_ctx_quiet", hgas_quiet());
 }

@@ -5,10 +5,9 @@
 #include <hgas/hgas.h>
 
 #include <complex>
-// The complex reductions of shmem.h are declared with std::complex, which has the layout of
-// C's T _Complex (they are only ever passed by pointer).
+// The library defines the complex reductions of shmem.h with std::complex, which has the
+// layout of C's T _Complex (they are only ever passed by pointer, and have C linkage).
 #define HGASI_SHMEM_COMPLEX(T) std::complex<T>
-#define HGASI_SHMEM_COMPLEX_CXX 1
 #include <shmem.h>
 
 #include <cstddef>
@@ -139,7 +138,7 @@ namespace hgas::shmem {
 
 /// Collective (from shmem_init): allocates the PE's team pool and sets up the predefined
 /// teams, once per hgas rank.
-void setup_teams(const char *fn);
+bool setup_teams(const char *fn);  // true if it set up now, false if done already
 /// The live team behind `t` on this PE, or nullptr (SHMEM_TEAM_INVALID, destroyed or foreign
 /// handles). Ends the job naming `fn` before shmem_init.
 hgasi_shmem_team *team_of(const char *fn, shmem_team_t t);
@@ -159,5 +158,11 @@ void destroy_ctx(const char *fn, shmem_ctx_t ctx);
 
 /// Ends the job naming `fn` if `cmp` is not a SHMEM_CMP_* value (checked before any wait).
 void check_cmp(const char *fn, int cmp);
+
+/// env.cpp: maps SHMEM_SYMMETRIC_SIZE / SHMEM_DEBUG onto HGAS_* variables before hgas_init
+/// (false, with the reason on stderr, for a bad value); report_environment prints what
+/// SHMEM_INFO / SHMEM_VERSION ask for on PE 0 after it.
+bool apply_environment(const char *fn);
+void report_environment();
 
 }  // namespace hgas::shmem

@@ -110,7 +110,7 @@ header *valid_header(const char *fn, void *user) {
 void *allocate(const char *fn, size_t alignment, size_t size, bool zero) {
     if (!hgas_initialized()) fatal(fn, "called before shmem_init()");
     if (alignment == 0 || (alignment & (alignment - 1))) {
-        std::fprintf(stderr, "%s: alignment %zu is not a power of two\n", fn, alignment);
+        std::fprintf(stderr, "%s: alignment %zu is not a power of two (1, 2, 4, 8, ...); returning NULL\n", fn, alignment);
         return nullptr;
     }
     void *base = nullptr;
@@ -131,6 +131,22 @@ void *allocate(const char *fn, size_t alignment, size_t size, bool zero) {
         return nullptr;
     }
     char *user = static_cast<char *>(base) + off;
+    // hgas aligns the offset in the heap; the address is aligned as well where the heap's base
+    // is (it is mapped at an address aligned to its size, up to 1 GiB). Where a heap was placed
+    // otherwise (UCX allocates it when it carries this node's traffic), or for an alignment
+    // beyond the base's, the PEs agree to fail rather than return a misaligned pointer.
+    if (off > 64) {
+        const int64_t mine = reinterpret_cast<uintptr_t>(user) % alignment != 0;
+        int64_t any = 0;
+        check(fn, hgas_allreduce(&any, &mine, 1, HGAS_INT64, HGAS_OP_MAX));
+        if (any) {
+            check(fn, hgas_free(base));
+            std::fprintf(stderr, "%s: cannot align to %zu bytes: the symmetric heap's base is not that aligned on every "
+                         "PE (it is aligned to its size, up to 1 GiB: raise HGAS_HEAP_SIZE / SHMEM_SYMMETRIC_SIZE)\n",
+                         fn, alignment);
+            return nullptr;
+        }
+    }
     // Written after hgas's barrier, which is safe: no peer ever writes into the header.
     *header_of(user) = header{k_magic, size, off};
     return user;
@@ -189,13 +205,14 @@ extern "C" {
 // --- setup and queries ------------------------------------------------------------------------
 void shmem_init(void) {
     if (!hgas_initialized()) {
+        if (!apply_environment("shmem_init")) std::exit(1);
         hgas_status_t s = hgas_init();
         if (s != HGAS_OK) {
             std::fprintf(stderr, "shmem_init: %s (%s)\n", hgas_last_error(), hgas_error_string(s));
             std::exit(1);  // not part of a job: hgas_abort would have nobody to tell
         }
     }
-    setup_teams("shmem_init");  // collective, once per PE (also after an hgas_init of the program's)
+    if (setup_teams("shmem_init")) report_environment();  // collective, once per PE (also after an hgas_init of the program's)
 }
 int shmem_init_thread(int requested, int *provided) {
     if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE) {
@@ -203,13 +220,18 @@ int shmem_init_thread(int requested, int *provided) {
         return 1;
     }
     if (!hgas_initialized()) {
+        if (!apply_environment("shmem_init_thread")) return 1;
         hgas_status_t s = hgas_init();
         if (s != HGAS_OK) {
             std::fprintf(stderr, "shmem_init_thread: %s (%s)\n", hgas_last_error(), hgas_error_string(s));
             return 1;
         }
     }
-    setup_teams("shmem_init_thread");
+    if (setup_teams("shmem_init_thread")) report_environment();
+    // The program learns the level from *provided; it is told why once, by PE 0.
+    if (requested == SHMEM_THREAD_MULTIPLE && hgas_rank_me() == 0)
+        std::fprintf(stderr, "shmem_init_thread: SHMEM_THREAD_MULTIPLE was requested, but hgas provides "
+                     "SHMEM_THREAD_SERIALIZED: calls from several threads of a PE at once are not supported\n");
     if (provided) *provided = SHMEM_THREAD_SERIALIZED;
     return 0;
 }

@@ -66,6 +66,36 @@ size_t scan(const char *fn, T *ivars, size_t nelems, const int *status, int cmp,
     return count;
 }
 
+// Where the next *_any search starts on this PE: after the index it returned last time. The
+// specification suggests this so that a program that serves whichever variable is ready, in
+// a loop, serves all of them rather than the lowest ready one forever. Per PE, attached to the
+// rank like the rest of the front end's state (created at first use).
+const char k_any_key = 0;
+size_t &any_start() {
+    auto *next = static_cast<size_t *>(hgas_rank_data(&k_any_key));
+    if (!next) {
+        next = new size_t(0);
+        check("shmem_test_any", hgas_rank_data_set(&k_any_key, next, [](void *p) { delete static_cast<size_t *>(p); }));
+    }
+    return *next;
+}
+
+// The first index, in the order start, start + 1, ..., wrapping around, whose variable is not
+// excluded and satisfies `cmp` (SIZE_MAX if none); *active gets the number not excluded.
+template <class T, class Value>
+size_t scan_any(const char *fn, T *ivars, size_t nelems, const int *status, int cmp, Value value, size_t start,
+                size_t *active) {
+    size_t found = SIZE_MAX, act = 0;
+    for (size_t k = 0; k < nelems; ++k) {
+        const size_t i = (start + k) % nelems;
+        if (status && status[i]) continue;
+        ++act;
+        if (found == SIZE_MAX && compare(fn, load(&ivars[i]), cmp, value(i))) found = i;
+    }
+    *active = act;
+    return found;
+}
+
 template <class T, class Value>
 void wait_all(const char *fn, T *ivars, size_t nelems, const int *status, int cmp, Value value) {
     check_cmp(fn, cmp);
@@ -78,9 +108,13 @@ template <class T, class Value>
 size_t wait_any(const char *fn, T *ivars, size_t nelems, const int *status, int cmp, Value value) {
     check_cmp(fn, cmp);
     check_ivars(fn, ivars, nelems);
-    size_t first = SIZE_MAX, active = 0;
-    spin_until(fn, [&] { return scan(fn, ivars, nelems, status, cmp, value, nullptr, &first, &active) || !active; });
-    return first;
+    size_t &start = any_start(), found = SIZE_MAX, active = 0;
+    spin_until(fn, [&] {
+        found = scan_any(fn, ivars, nelems, status, cmp, value, nelems ? start % nelems : 0, &active);
+        return found != SIZE_MAX || !active;
+    });
+    if (found != SIZE_MAX) start = found + 1;
+    return found;
 }
 
 template <class T, class Value>
@@ -108,9 +142,13 @@ template <class T, class Value>
 size_t test_any(const char *fn, T *ivars, size_t nelems, const int *status, int cmp, Value value) {
     check_cmp(fn, cmp);
     check_ivars(fn, ivars, nelems);
-    size_t first = SIZE_MAX;
-    test_once(fn, [&] { return scan(fn, ivars, nelems, status, cmp, value, nullptr, &first, nullptr) > 0; });
-    return first;
+    size_t &start = any_start(), found = SIZE_MAX, active = 0;
+    test_once(fn, [&] {
+        found = scan_any(fn, ivars, nelems, status, cmp, value, nelems ? start % nelems : 0, &active);
+        return found != SIZE_MAX;
+    });
+    if (found != SIZE_MAX) start = found + 1;
+    return found;
 }
 
 template <class T, class Value>

@@ -30,6 +30,7 @@ struct pe_state {
     hgasi_shmem_team world, shared;
     std::set<hgasi_shmem_team *> live;  // teams made by splits and not destroyed
     uint64_t *free_mask() const { return reinterpret_cast<uint64_t *>(pool); }
+    long *split_failures() const { return pool + 1; }  // counted on a parent's member 0
     long *slot(int i) const { return pool + k_slot_longs * (1 + i); }
 };
 
@@ -138,10 +139,41 @@ void no_slot(const char *fn) {
                  fn, hgas_rank_me(), k_slots - 2);
 }
 
+// Ends a split on every PE of `parent` with one outcome: true if `failed` holds on any of them
+// (a member that found no free slot), so that no PE of the parent returns 0 while another
+// returns nonzero. Failing PEs count themselves on the parent's member 0, between barriers of
+// the whole parent; member 0 resets the count before the last barrier lets anyone into a
+// later split (whose failures it might otherwise lose).
+bool agree_failed(const char *fn, pe_state &st, const hgasi_shmem_team &parent, bool failed) {
+    const active_set all = team_set(parent);
+    hgas_gptr_t count;
+    check(fn, hgas_ptr(st.split_failures(), parent.pes[0], &count));
+    if (failed) {
+        const int64_t one = 1;
+        check(fn, hgas_atomic(count, HGAS_AMO_ADD, HGAS_INT64, &one, nullptr, nullptr));
+    }
+    set_barrier(fn, all);  // quiets first: every count has arrived
+    long total = 0;
+    check(fn, hgas_get(&total, count, sizeof total));
+    set_barrier(fn, all);
+    if (parent.me == 0) *st.split_failures() = 0;
+    set_barrier(fn, all);
+    return total != 0;
+}
+
+// Undoes a team this PE made in a split that failed elsewhere: nothing used it yet.
+void unmake_team(pe_state &st, shmem_team_t *team) {
+    if (*team == SHMEM_TEAM_INVALID) return;
+    *st.free_mask() |= 1ull << (*team)->slot;
+    st.live.erase(*team);
+    delete *team;
+    *team = SHMEM_TEAM_INVALID;
+}
+
 }  // namespace
 
-void setup_teams(const char *fn) {
-    if (find_state()) return;
+bool setup_teams(const char *fn) {
+    if (find_state()) return false;
     auto *st = new pe_state;
     void *pool = nullptr;
     // Collective, like shmem_init: the same offset on every PE.
@@ -161,6 +193,7 @@ void setup_teams(const char *fn) {
         t->words = st->slot(t->slot);
     }
     check(fn, hgas_rank_data_set(&k_state_key, st, release_state));
+    return true;
 }
 
 hgasi_shmem_team *team_of(const char *fn, shmem_team_t t) {
@@ -273,9 +306,14 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
             *new_team = make_team(st, std::move(members), slot, config, config_mask);
         }
     }
-    // The split words of the parent are free again when every member of it is here.
-    set_barrier(fn, team_set(*parent));
-    return rc;
+    // The split words of the parent are free again when every member of it is here, and every
+    // PE of the parent returns the same status.
+    if (agree_failed(fn, st, *parent, rc != 0)) {
+        unmake_team(st, new_team);
+        if (rc == 0) std::fprintf(stderr, "%s: no team slot was left on another PE of the new team\n", fn);
+        return 1;
+    }
+    return 0;
 }
 
 int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
@@ -317,8 +355,14 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
     } else {
         *yaxis_team = make_team(st, std::move(column), yslot, yaxis_config, yaxis_mask);
     }
-    set_barrier(fn, team_set(*parent));
-    return rc;
+    // Both teams or neither, on every PE of the parent alike.
+    if (agree_failed(fn, st, *parent, rc != 0)) {
+        unmake_team(st, xaxis_team);
+        unmake_team(st, yaxis_team);
+        if (rc == 0) std::fprintf(stderr, "%s: no team slot was left on another PE of a new team\n", fn);
+        return 1;
+    }
+    return 0;
 }
 
 void shmem_team_destroy(shmem_team_t team) {

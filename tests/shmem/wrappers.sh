@@ -13,6 +13,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 "$bin/oshcc" -O1 -I"$src" "$src/put.c" -o "$tmp/put"
 "$bin/oshrun" -n 2 "$tmp/put"
+# -np N as OpenSHMEM and MPI launchers take it (--np, -np=N too); the program's own -np stays.
+"$bin/oshrun" -np 2 "$tmp/put" | grep -q "all checks passed"
+"$bin/oshrun" --np=3 --timeout 60 sh -c 'echo "$OSHRUN_TEST_ARGS $*"' x -np 5 | grep -c "^ -np 5$" | grep -qx 3
+# A program that needs the math library links without naming -lm.
+printf '#include <shmem.h>\n#include <math.h>\nint main(int c, char **v) { (void)v; shmem_init(); double x = sqrt((double)c + 3); shmem_finalize(); return x == 2.0 ? 0 : 1; }\n' >"$tmp/m.c"
+"$bin/oshcc" "$tmp/m.c" -o "$tmp/m"
+"$bin/oshrun" -np 1 "$tmp/m"
 
 "$bin/oshcc" -I"$src" -c "$src/atomic.c" -o "$tmp/atomic.o"
 "$bin/oshcc" "$tmp/atomic.o" -o "$tmp/atomic"

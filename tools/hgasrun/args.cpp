@@ -27,7 +27,7 @@ Starts N ranks of `program` as one hgas job: on this machine, or on the hosts gi
 --host/--hostfile (started there through ssh, reached over UCX).
 
 options:
-  -n N, -np N, --ranks N
+  -n N, -np N, --np N, --ranks N
                     number of ranks to start (1..65536); with hosts, default: their slots
   -H, --host LIST   hosts to place ranks on, in order: "a,b" (one slot each) or "a:2,b:2";
                     ranks fill the slots of the first host, then the next (-n at most the
@@ -213,7 +213,7 @@ options parse_args(int argc, char **argv) {
         } else if (a == "--version") {
             std::printf("hgasrun (hgas) %s\n", HGAS_VERSION);
             std::exit(0);
-        } else if (is(a, "-n") || is(a, "-np") || is(a, "--ranks")) {
+        } else if (is(a, "-n") || is(a, "-np") || is(a, "--np") || is(a, "--ranks")) {
             const std::string name = a.substr(0, a.find('='));
             o.n = static_cast<int>(number(name.c_str(), value(a, name), 1, 65536));
         } else if (a.rfind("-n", 0) == 0 && a.size() > 2 && std::isdigit(static_cast<unsigned char>(a[2]))) {

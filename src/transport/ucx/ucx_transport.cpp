@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/log.hpp"
+#include "mem/segment.hpp"
 
 namespace hgas::transport {
 namespace ucx {
@@ -231,9 +232,11 @@ result<void *> ucx_transport::allocate_segment(uint16_t seg, uint64_t size) {
     if (l.memh) return fail(status::internal, "UCX transport: segment %u allocated twice", seg);
     // UCX's shared-memory transports (posix, sysv) store directly only into memory that UCX
     // allocated; into memory it merely registered, a same-node put becomes a CMA system call.
+    // The address is a hint (no FIXED: nothing mapped meanwhile is replaced) so that the heap
+    // starts aligned like the shm transport's (mem::base_alignment; shmem_align needs it).
     ucp_mem_map_params_t mp{};
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
-    mp.address = nullptr;
+    mp.address = mem::aligned_hint(size);
     mp.length = size;
     mp.flags = UCP_MEM_MAP_ALLOCATE;
     ucs_status_t st = ucp_mem_map(context_, &mp, &l.memh);
