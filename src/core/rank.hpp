@@ -190,7 +190,10 @@ private:
     int safe_points_ = 0;  // touched only by the thread that holds the API mutex (or the only thread)
     double timeout_ = 300;
     bool oversubscribed_ = false;  // more ranks on this node than cores
-    uint64_t last_alive_check_ns_ = 0;
+    std::atomic<uint64_t> last_alive_check_ns_{0};
+    std::mutex alive_mu_;                 // check_alive: one thread at a time reads the store
+    std::atomic<bool> job_ended_{false};  // the store announced the job's end: end_reason_ set
+    std::string end_reason_;
     bool finalized_ = false;
 };
 
@@ -239,7 +242,7 @@ status rank::wait(const char *what, Pred pred) {
         HGAS_TRY(engine_.poll());
         backoff.idle();
         if (budget.tick()) {
-            HGAS_TRY(check_alive());
+            HGAS_TRY(check_alive());  // rate-limited: a look at the store at most once a millisecond
             if (dl.expired())
                 return fail(status::timeout, "%s did not complete within HGAS_TIMEOUT=%g s on rank %d (a peer stuck "
                             "or not calling the matching collective?)", what, timeout_, me());

@@ -338,7 +338,7 @@ TEST_F(BootStore, LostStoreMeansPeerFailed) {
     });
     EXPECT_EQ(c->barrier("b", 10.0), status::peer_failed);
     t.join();
-    EXPECT_NE(last_error().find("bootstrap store connection lost (launcher died?)"), std::string::npos)
+    EXPECT_NE(last_error().find("bootstrap store connection lost (launcher died?): hgasrun"), std::string::npos)
         << last_error();
 }
 

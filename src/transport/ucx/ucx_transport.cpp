@@ -156,6 +156,7 @@ status ucx_transport::connect(const setup &s) {
     me_ = s.job->rank;
     size_ = s.job->size;
     yield_when_idle_ = s.oversubscribed;
+    job_alive_ = s.job_alive;
     // Both modes: atomics and put_signal always travel as active messages (see README).
     HGAS_TRY(register_am_handlers());
 
