@@ -110,6 +110,7 @@ status rank::init() {
         return status::ok;
     };
     HGAS_TRY(alloc(internal_objects::max_rounds * 64, internal_.barrier_flags));
+    HGAS_TRY(alloc(64, internal_.barrier_entered));
     HGAS_TRY(alloc(64 * 64, internal_.coll_flags));
     internal_.coll_scratch_size = cfg_.bytes(setting::coll_scratch);
     if (internal_.coll_scratch_size < 4096) internal_.coll_scratch_size = 4096;

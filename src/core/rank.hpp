@@ -41,6 +41,8 @@ struct internal_objects {
     static constexpr int max_rounds = 32;     // dissemination barrier: ceil(log2(ranks))
     uint64_t barrier_flags = 0;               // max_rounds words, one cache line apart
     uint64_t barrier_epoch = 0;               // barriers completed by this rank
+    uint64_t barrier_entered = 0;             // one word: the last barrier this rank entered, for
+                                              // peers that time out to see who has not arrived
     uint64_t coll_flags = 0;                  // collective signal words (see coll/)
     uint64_t coll_epoch = 0;                  // collectives completed by this rank
     uint64_t coll_scratch = 0;                // HGAS_COLL_SCRATCH bytes

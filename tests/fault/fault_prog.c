@@ -18,10 +18,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+static int me = -1; /* kept: after hgas_finalize, hgas_rank_me() no longer knows */
+
+/* Wall-clock seconds, for kill_trials.sh: how long after the victim's death a wait ended. */
+static double wall(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int report(const char *what, hgas_status_t s) {
-    printf("rank %d: %s: %s: %s\n", hgas_rank_me(), what, hgas_error_string(s), hgas_last_error());
+    const double t = wall();
+    printf("rank %d: %s: %s: %s\n", me, what, hgas_error_string(s), hgas_last_error());
+    printf("rank %d: ended at %.6f\n", me, t);
     fflush(stdout);
     return 1;
 }
@@ -72,12 +84,13 @@ int main(int argc, char **argv) {
         printf("rank %d: hgas_init: %s: %s\n", my, hgas_error_string(s), hgas_last_error());
         return 1;
     }
+    me = hgas_rank_me();
     uint64_t *buf, *sig;
     if ((s = hgas_calloc(BUF_WORDS, sizeof(uint64_t), (void **)&buf)) != HGAS_OK) return report("hgas_calloc", s);
     if ((s = hgas_calloc(1, sizeof(uint64_t), (void **)&sig)) != HGAS_OK) return report("hgas_calloc", s);
     if ((s = hgas_barrier()) != HGAS_OK) return report("first barrier", s);
     if (hgas_rank_me() == victim) {
-        printf("rank %d: pid %d\n", victim, (int)getpid());
+        printf("rank %d: pid %d, at %.6f\n", victim, (int)getpid(), wall());
         fflush(stdout);
         if (!strcmp(mode, "die")) raise(SIGKILL);
         if (!strcmp(mode, "abort")) hgas_abort(3, "the test asked for it");
@@ -91,7 +104,7 @@ int main(int argc, char **argv) {
         report(what, s);
         return ignore ? 0 : 1;
     }
-    printf("rank %d: passed %s\n", hgas_rank_me(), where);
+    printf("rank %d: passed %s\n", me, where);
     if (!strcmp(where, "finalize")) return 0;
     s = hgas_finalize();
     if (s != HGAS_OK) report("hgas_finalize", s);

@@ -415,7 +415,10 @@ void launcher::on_exit(int r, int wstatus) {
         return;
     }
     if (exit_requested_) return;
-    if (first_fail_ == 0) first_fail_ = p.code;
+    // A rank that dies of the SIGTERM or SIGKILL sent to end the job did not fail by itself.
+    const bool ours = termed_ && WIFSIGNALED(wstatus) &&
+                      (WTERMSIG(wstatus) == SIGTERM || WTERMSIG(wstatus) == SIGKILL);
+    if (first_fail_ == 0 && !ours) first_fail_ = p.code;
     if (ending_) return;  // a consequence of the ending, not news
     std::string text = "hgasrun: rank " + std::to_string(r) + " (pid " + std::to_string(p.pid) + ") " + how;
     if (others > 0) text += "; ending the job";

@@ -43,8 +43,10 @@ void nbi_done_cb(void *request, ucs_status_t st, void *user_data) {
 }
 
 bool is_connection_error(ucs_status_t st) {
+    // UCS_ERR_IO_ERROR: what UCX's shared-memory and CMA transports report for an operation
+    // whose target process is gone (a rank killed with operations in flight).
     return st == UCS_ERR_CONNECTION_RESET || st == UCS_ERR_ENDPOINT_TIMEOUT ||
-           st == UCS_ERR_UNREACHABLE || st == UCS_ERR_REJECTED;
+           st == UCS_ERR_UNREACHABLE || st == UCS_ERR_REJECTED || st == UCS_ERR_IO_ERROR;
 }
 
 }  // namespace
