@@ -8,6 +8,7 @@
  *   fault_prog late R S         rank R sleeps S seconds before hgas_init (a rank that never joins
  *                               in time)
  *   fault_prog abort R          rank R calls hgas_abort while the others wait in a barrier
+ *   fault_prog ok -             no fault: a barrier and hgas_finalize (store_flood.sh)
  * WHERE (default barrier): barrier, quiet (non-blocking puts to rank R, then hgas_quiet), wait
  * (a handle of a put to rank R), signal (hgas_signal_wait_until for a signal from rank R),
  * coll (hgas_allreduce), finalize (hgas_finalize).
@@ -42,6 +43,7 @@ static int report(const char *what, hgas_status_t s) {
 
 /* The wait in which the survivors meet the dead or hung rank `victim`. */
 static hgas_status_t wait_in(const char *where, int victim, uint64_t *buf, uint64_t *sig) {
+    if (victim < 0) return !strcmp(where, "finalize") ? hgas_finalize() : hgas_barrier(); /* mode ok */
     hgas_gptr_t dst;
     hgas_status_t s = hgas_ptr(buf, victim, &dst);
     if (s != HGAS_OK) return s;
@@ -73,7 +75,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *mode = argv[1];
-    int victim = atoi(argv[2]);
+    int victim = !strcmp(mode, "ok") ? -1 : atoi(argv[2]);
     const char *where = argc > 3 && strcmp(mode, "late") ? argv[3] : "barrier";
     const int ignore = argc > 4 && !strcmp(argv[4], "ignore");
     const char *env_rank = getenv("HGAS_RANK");
