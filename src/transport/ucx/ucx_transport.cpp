@@ -203,7 +203,8 @@ status ucx_transport::connect(const setup &s) {
         // Off-node peers: PEER mode, so a dead peer fails its requests (peer_failed) instead
         // of hanging them. Same-node peers: UCX's shared-memory transports (self, posix, sysv)
         // have no peer-failure support and PEER mode would push them onto tcp loopback; a dead
-        // same-node peer is caught by the HGAS_TIMEOUT deadline of every wait instead. The
+        // same-node peer is caught by the job's abort (setup::job_alive, checked by every wait)
+        // or, failing that, the HGAS_TIMEOUT deadline. The
         // choice is symmetric (both ends see the same topology), as UCX requires.
         bool same_node = r == me_ || (s.topo && static_cast<int>(s.topo->node_of.size()) == size_ &&
                                       s.topo->node_of[r] == s.topo->node_of[me_]);
