@@ -357,7 +357,8 @@ status rank::create_transports() {
     const auto &wanted = cfg_.list(setting::transports);
     if (wanted.empty())
         return fail(status::invalid_setting, "HGAS_TRANSPORTS is empty: name at least one of self,shm,ucx");
-    transport::setup su{&cfg_, &job_, &topo_, store_.get(), oversubscribed_, [this] { return check_alive(); }};
+    transport::setup su{&cfg_, &job_, &topo_, store_.get(), oversubscribed_, [this] { return check_alive(); },
+                         [this](const std::string &why) { report_peer_lost(why); }};
     for (const auto &name : wanted) {
         std::unique_ptr<transport::transport> t;
         if (name == "self") t = transport::create_self();
@@ -472,6 +473,18 @@ status rank::check_alive() {
         return fail(status::peer_failed, "the job is ending: %s", why.c_str());
     }
     return status::ok;
+}
+
+void rank::report_peer_lost(const std::string &why) {
+    // Under srun/mpirun nothing watches the processes: if this rank exits on the error before
+    // the store notices the dead peer's closed connection (a big process takes a while to
+    // die), the job's message would blame this rank. Tell the store first; the first reason
+    // it hears is the one every rank reports.
+    std::lock_guard<std::mutex> lk(alive_mu_);
+    if (job_ended_.load(std::memory_order_acquire)) return;
+    std::string ended;
+    if (store_->aborted(&ended)) return;
+    (void)store_->abort(why);
 }
 
 status rank::poll() {

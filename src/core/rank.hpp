@@ -157,6 +157,7 @@ private:
     status create_static_segment();  // static data: in core/static_segment.cpp
     status exchange_segments();
     status check_alive();
+    void report_peer_lost(const std::string &why);  // setup::peer_lost
 
     settings cfg_;
     boot::job_info job_;

@@ -66,6 +66,10 @@ struct setup {
     // wait for a peer that died ends with the job's abort instead of at HGAS_TIMEOUT. Cheap to
     // call often (the core rate-limits the look at the store socket); may be empty in tests.
     std::function<status()> job_alive;
+    // Tells the job that this rank found a peer dead (the message names it), so that the job's
+    // abort names that peer even when this rank's own exit reaches the store first. Rank thread
+    // only; may be empty.
+    std::function<void(const std::string &why)> peer_lost;
 };
 
 // A segment of this rank as transports register it.

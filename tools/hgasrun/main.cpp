@@ -424,9 +424,11 @@ void launcher::on_exit(int r, int wstatus) {
     const bool ours = termed_ && WIFSIGNALED(wstatus) &&
                       (WTERMSIG(wstatus) == SIGTERM || WTERMSIG(wstatus) == SIGKILL);
     if (first_fail_ == 0 && !ours) first_fail_ = p.code;
-    if (ending_) return;  // a consequence of the ending, not news
+    // A consequence of the ending, not news; except a death that a rank's report through the
+    // store (a peer found dead) announced before the launcher saw it: still say which it was.
+    if (ending_ && !(store_failed_ && !ours && WIFSIGNALED(wstatus))) return;
     std::string text = "hgasrun: rank " + std::to_string(r) + " (pid " + std::to_string(p.pid) + ") " + how;
-    if (others > 0) text += "; ending the job";
+    if (others > 0 && !ending_) text += "; ending the job";
     std::fprintf(stderr, "%s\n", text.c_str());
     if (others > 0) end_job(text);
 }

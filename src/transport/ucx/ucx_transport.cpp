@@ -159,6 +159,7 @@ status ucx_transport::connect(const setup &s) {
     size_ = s.job->size;
     yield_when_idle_ = s.oversubscribed;
     job_alive_ = s.job_alive;
+    peer_lost_ = s.peer_lost;
     // Both modes: atomics and put_signal always travel as active messages (see README).
     HGAS_TRY(register_am_handlers());
 
@@ -436,6 +437,7 @@ status ucx_transport::take_async_error() {
         msg.swap(async_msg_);
         async_code_ = status::ok;
     }
+    if (code == status::peer_failed && peer_lost_) peer_lost_(msg);
     return code == status::ok ? status::ok : fail(code, "%s", msg.c_str());
 }
 
@@ -450,10 +452,11 @@ int ucx_transport::first_dead_peer(bool with_outstanding) const {
 
 status ucx_transport::peer_failure(int peer, const char *what) {
     int e = peers_[peer]->ep_error.load(std::memory_order_acquire);
-    return fail(status::peer_failed,
-                "%s from rank %d to rank %d failed: the connection to rank %d broke (UCX: %s); that rank probably "
-                "died or aborted, see its output",
-                what, me_, peer, peer, ucs_status_string(static_cast<ucs_status_t>(e)));
+    const std::string msg = format("%s from rank %d to rank %d failed: the connection to rank %d broke (UCX: %s); "
+                                   "that rank probably died or aborted, see its output",
+                                   what, me_, peer, peer, ucs_status_string(static_cast<ucs_status_t>(e)));
+    if (peer_lost_) peer_lost_(msg);
+    return fail(status::peer_failed, "%s", msg.c_str());
 }
 
 status ucx_transport::ucs_failure(ucs_status_t st, const char *what, int peer) {

@@ -226,6 +226,7 @@ private:
     bool multi_thread_ = false;
     double timeout_s_ = 300;
     std::function<status()> job_alive_;  // setup::job_alive
+    std::function<void(const std::string &)> peer_lost_;  // setup::peer_lost
     bool yield_when_idle_ = false;
     bool native_amo_ = true;  // rma mode, same-node peers: try UCX atomics first  // more ranks on this node than cores: see wait_until
     int me_ = 0;
