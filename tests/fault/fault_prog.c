@@ -11,7 +11,8 @@
  *   fault_prog ok -             no fault: a barrier and hgas_finalize (store_flood.sh)
  * WHERE (default barrier): barrier, quiet (non-blocking puts to rank R, then hgas_quiet), wait
  * (a handle of a put to rank R), signal (hgas_signal_wait_until for a signal from rank R),
- * coll (hgas_allreduce), finalize (hgas_finalize).
+ * coll (hgas_allreduce), finalize (hgas_finalize), exit (no wait: exit 0 at once, without
+ * hgas_finalize, leaving the victim to hgasrun).
  * Every rank prints "rank X: <what>: <status>: <message>" when a call fails and exits 1. */
 #include <hgas/hgas.h>
 #include <signal.h>
@@ -80,6 +81,10 @@ int main(int argc, char **argv) {
     const int ignore = argc > 4 && !strcmp(argv[4], "ignore");
     const char *env_rank = getenv("HGAS_RANK");
     int my = env_rank ? atoi(env_rank) : 0;
+    if (my == 0 && getenv("HGAS_JOB_ID")) { /* the tests look for this job's leftovers only */
+        printf("rank 0: job %s\n", getenv("HGAS_JOB_ID"));
+        fflush(stdout);
+    }
     if (!strcmp(mode, "late") && my == victim) sleep((unsigned)atoi(argc > 3 ? argv[3] : "30"));
     hgas_status_t s = hgas_init();
     if (s != HGAS_OK) {
@@ -99,6 +104,7 @@ int main(int argc, char **argv) {
         if (!strcmp(mode, "hang"))
             for (;;) pause(); /* alive, never calls hgas again */
     }
+    if (!strcmp(where, "exit")) return 0; /* a program that ends without hgas_finalize */
     /* The others wait here for a rank that will never come. */
     s = !strcmp(mode, "abort") ? hgas_barrier() : wait_in(where, victim, buf, sig);
     if (s != HGAS_OK) {

@@ -10,7 +10,7 @@
 #   store), with rank 2 dying in quiet, and with rank 0 (the store's host) dying in a barrier;
 # - hung_rank_is_named: rank 2 stays alive without calling hgas while the others finalize (and
 #   exit 0 whatever hgas_finalize says) or wait in hgas_barrier: the job ends, and both the
-#   ranks and hgasrun name rank 2.
+#   ranks and hgasrun name rank 2; when the others exit 0 without finalizing, hgasrun names it.
 # HGAS_TIMEOUT is 120 s where a wait should be ended by the abort, so only the abort can end
 # it within the limits checked here.
 set -u
@@ -93,6 +93,13 @@ within 40
 if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then pass "exit status $RC"; else fail "exit status $RC"; fi
 count "$WORK/$CASE.log" "^rank [02]: second barrier: HGAS_ERR_(TIMEOUT|PEER_FAILED): .*hgas_barrier .*rank 1 has not arrived" 2
 count "$WORK/$CASE.log" "^hgasrun: .*rank 1 has not arrived .*; ending the job" 1
+
+# The others exit 0 without hgas_finalize: nobody times out on the hung rank, so hgasrun must
+# name it itself once it outlives them by HGAS_TIMEOUT + 5 s (it used to wait forever).
+run_hgasrun hang-others-exit HGAS_TRANSPORTS=self,shm HGAS_TIMEOUT=2 -- -n 3 "$PROG" hang 2 exit
+within 40
+if [ "$RC" -eq 1 ]; then pass "exit status 1"; else fail "exit status $RC, expected 1"; fi
+count "$WORK/$CASE.log" "^hgasrun: rank 2 \(pid [0-9]+\) still running [0-9.]+ s after rank [01] finished .*; ending the job" 1
 
 rm -rf "$WORK"
 echo "$FAILED failed"
