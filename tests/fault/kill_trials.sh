@@ -65,7 +65,8 @@ for ((t = 0; t < TRIALS; t++)); do
     t_end=$(sed -n 's/^exit \([0-9.]*\)$/\1/p' "$log" | sort -n | tail -1)
     secs=$(echo "$t_end - $t_kill" | bc -l)
     survivors=$((N - 1))
-    naming=$(grep -E "^rank [0-9]+: $w|^rank [0-9]+: second barrier|^rank [0-9]+: hgas_finalize" "$log" | grep -cE "rank $v\b" || true)
+    # Each survivor's failure report (from whichever call met the death) must name the victim.
+    naming=$(grep -E "^rank [0-9]+: [a-z_ ]+: HGAS_ERR_" "$log" | grep -v "^rank $v:" | grep -cE "rank $v\b" || true)
     ok=no; [ "$naming" -ge "$survivors" ] && ok=yes && named=$((named + 1))
     printf 'trial %2d  %-8s victim %d  survivors ended %6.2f s after the kill  named the dead rank: %s (%d of %d)\n' \
         "$t" "$w" "$v" "$secs" "$ok" "$naming" "$survivors"

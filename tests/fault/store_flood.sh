@@ -39,7 +39,7 @@ chmod +x "$WORK/rank.sh"
 
 TIMEFMT="hgasrun: user %U s, system %S s, wall %e s, max rss %M KiB"
 t0=$(date +%s%N)
-( ulimit -Sn 96
+( ulimit -Sn "${NOFILE:-96}"
   /usr/bin/time -f "$TIMEFMT" -o "$WORK/time.out" env HGAS_TRANSPORTS=self,shm HGAS_TIMEOUT=60 \
       timeout -k 5 90 "$HGASRUN" -n 4 "$WORK/rank.sh" >"$WORK/job.out" 2>"$WORK/job.err" )
 RC=$?
