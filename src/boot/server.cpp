@@ -2,8 +2,8 @@
 // every client. All store state is touched only by that thread; other threads talk to it
 // through a small queue (broadcast_abort) and read a few counters under a mutex.
 //
-// Strangers can connect (a TCP port, or a unix socket before the directory check), so what a
-// connection that has not said HELLO costs is bounded: it must authenticate within
+// Strangers can connect (anyone who reaches a TCP port; any process of the user to the unix
+// socket), so what a connection that has not said HELLO costs is bounded: it must say it within
 // k_hello_deadline_s, at most k_max_unauthenticated of them are kept (a new one pushes out
 // the oldest), running out of descriptors (EMFILE) drops the oldest or refuses the newcomer
 // instead of spinning on a listener that stays readable, warnings about strangers are

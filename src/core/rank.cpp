@@ -450,7 +450,8 @@ status rank::check_alive() {
     // setup::job_alive, hgas_progress): a look at the store socket for its ABORTED notice or
     // its close. Rate-limited, so that a wait may call it on every round; once the job has
     // ended every call fails at once.
-    if (job_ended_.load(std::memory_order_acquire)) return fail(status::peer_failed, "the job is ending: %s", end_reason_.c_str());
+    if (job_ended_.load(std::memory_order_acquire))
+        return fail(status::peer_failed, "the job is ending: %s", end_reason_.c_str());
     const uint64_t now = now_ns();
     if (now - last_alive_check_ns_.load(std::memory_order_relaxed) < 1000000) return status::ok;
     // The device proxy's thread may wait too; the store client is single-threaded, and one

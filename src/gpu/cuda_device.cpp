@@ -579,7 +579,8 @@ private:
                         "it (%s); set HGAS_CUDA_IPC=legacy on every rank", peer, why.c_str());
         if (b.size < n) return fail(status::bootstrap, "cuda: rank %d's VMM segment is smaller than its size", peer);
         const std::string tag(b.sock_tag, strnlen(b.sock_tag, sizeof b.sock_tag));
-        HGAS_TRY_ASSIGN(int fd, fdpass::fetch(fdpass::socket_name(job_id_, peer, "cuda-ipc", tag), b.key, ipc_timeout_));
+        HGAS_TRY_ASSIGN(int fd,
+                        fdpass::fetch(fdpass::socket_name(job_id_, peer, "cuda-ipc", tag), b.key, ipc_timeout_));
         HGAS_TRY_ASSIGN(vmm::mapping m, vmm::import(fd, b.size, pdev, dev_));
         vmm_mapped_.push_back(m);
         mapped_.push_back({reinterpret_cast<char *>(m.va), n, pdev, true});

@@ -171,8 +171,9 @@ status barrier(core::rank &r) {
             // counters are out of step now, so no later barrier could succeed, and the launcher
             // should blame the rank that is missing rather than the first one to give up.
             const std::string who = who_has_not_arrived(r, epoch);
-            const std::string why = "hgas_barrier #" + std::to_string(epoch) + " did not complete within HGAS_TIMEOUT=" +
-                                    format_seconds(r.timeout()) + " s on rank " + std::to_string(me) +
+            const std::string why = "hgas_barrier #" + std::to_string(epoch) +
+                                    " did not complete within HGAS_TIMEOUT=" + format_seconds(r.timeout()) +
+                                    " s on rank " + std::to_string(me) +
                                     (who.empty() ? " (a rank stuck or not calling hgas_barrier?)" : ": " + who);
             (void)r.store().abort(why);
             return fail(status::timeout, "%s", why.c_str());

@@ -375,7 +375,8 @@ void launcher::check_hung(double now) {
     int n = 0;
     for (int r = 0; r < o_.n; ++r)
         if (ranks_[r].running) {
-            if (n++ < 16) who += (who.empty() ? "" : ", ") + std::to_string(r) + " (pid " + std::to_string(ranks_[r].pid) + ")";
+            if (n++ < 16)
+                who += (who.empty() ? "" : ", ") + std::to_string(r) + " (pid " + std::to_string(ranks_[r].pid) + ")";
             else if (n == 17) who += ", ...";
         }
     char text[512];
