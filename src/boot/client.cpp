@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -388,10 +389,13 @@ status socket_client::finalize() {
     close(fd_);
     fd_ = -1;
     if (server_) {
-        // The store lives in this process: keep it until the other ranks are done with it.
-        if (!store_wait_drained(*server_, default_timeout_))
+        // The store lives in this process: keep it until the other ranks are done with it. In
+        // a job that was aborted they have been told, and one that hangs would never say
+        // goodbye: a short grace for the ABORTED notices to go out is enough then.
+        const double drain_s = aborted_ ? std::min(default_timeout_, 2.0) : default_timeout_;
+        if (!store_wait_drained(*server_, drain_s) && !aborted_)
             HGASI_WARN("boot", "rank 0 stops the bootstrap store although some ranks have not said goodbye "
-                               "within %g s", default_timeout_);
+                               "within %g s", drain_s);
         server_->stop();
         server_.reset();
     }

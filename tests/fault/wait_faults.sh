@@ -103,6 +103,25 @@ within 40
 if [ "$RC" -eq 1 ]; then pass "exit status 1"; else fail "exit status $RC, expected 1"; fi
 count "$WORK/$CASE.log" "^hgasrun: rank 2 \(pid [0-9]+\) still running [0-9.]+ s after rank [01] finished .*; ending the job" 1
 
+# Without hgasrun: the survivors' finalize names the hung rank, and rank 0, which serves the
+# store, does not keep it up for the hung rank's goodbye (it waited the whole boot timeout).
+CASE=srun-hang-finalize
+port=$(free_port); secret=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+pids=()
+t0=$(date +%s%N)
+for r in 0 1 2; do
+    env HGAS_TRANSPORTS=self,shm HGAS_TIMEOUT=2 HGAS_BOOT_TIMEOUT=60 HGAS_RANK=$r HGAS_SIZE=3 \
+        HGAS_BOOT_ADDR=tcp:127.0.0.1:$port HGAS_BOOT_SECRET=$secret \
+        timeout -k 5 150 "$PROG" hang 2 finalize >"$WORK/$CASE.$r.log" 2>&1 &
+    pids+=($!)
+done
+wait "${pids[0]}" "${pids[1]}"
+MS=$((($(date +%s%N) - t0) / 1000000))
+kill "${pids[2]}" 2>/dev/null; wait "${pids[2]}" 2>/dev/null
+cat "$WORK/$CASE".*.log >"$WORK/$CASE.log"
+within 30
+count "$WORK/$CASE.log" "^rank [01]: finalize: HGAS_ERR_(TIMEOUT|PEER_FAILED): .*rank 2 has not arrived" 2
+
 rm -rf "$WORK"
 echo "$FAILED failed"
 [ "$FAILED" -eq 0 ]
