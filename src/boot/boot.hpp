@@ -64,7 +64,8 @@ public:
     // for abort, and remembers the code for the launcher. Waits (up to a few seconds) until
     // the store has announced it, so that the caller may exit at once afterwards.
     virtual status exit_job(int code, const std::string &reason) = 0;
-    // Non-blocking: has the store announced that the job is aborting? Fills `why`.
+    // Non-blocking: has the store announced that the job is aborting, or has the store gone
+    // away (its host died) before this rank's goodbye? Fills `why`.
     virtual bool aborted(std::string *why) = 0;
     // Non-blocking: has the store announced that some rank ended the job with exit_job? Fills
     // `code` with the status the job exits with.
@@ -89,6 +90,10 @@ public:
     // True once a rank has ended the job with exit_job (and the job was not aborted by a
     // failure before): `rank` asked for exit status `code`. Thread safe.
     virtual bool exit_requested(int *rank, int *code) const = 0;
+    // True once the job was aborted through the store (a rank's ABORT, a job exit, or
+    // broadcast_abort): the first reason, and the rank that sent it (-1: broadcast_abort).
+    // Thread safe.
+    virtual bool aborted(std::string *reason, int *rank) const = 0;
     // True once every rank has connected (used to unlink the socket file early).
     virtual bool all_joined() const = 0;
     virtual void stop() = 0;

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -88,6 +89,7 @@ public:
 private:
     status send(const message &m) { return wire::write_all(fd_, wire::encode(m), deadline(default_timeout_)); }
     status usable();
+    std::string lost_reason() const;
     status pump(double wait_s);
     void dispatch(message &m);
     template <class Pred>
@@ -111,8 +113,17 @@ private:
 status socket_client::usable() {
     if (finalized_) return fail(status::not_initialized, "bootstrap client used after finalize");
     if (aborted_) return fail(status::peer_failed, "%s", abort_reason_.c_str());
-    if (lost_) return fail(status::peer_failed, "bootstrap store connection lost (launcher died?)");
+    if (lost_) return fail(status::peer_failed, "%s", lost_reason().c_str());
     return status::ok;
+}
+
+std::string socket_client::lost_reason() const {
+    // Who serves the store is who is gone: the store closes no live rank's connection.
+    if (job_.launcher == "hgasrun")
+        return "bootstrap store connection lost (launcher died?): hgasrun, which serves the store, went away";
+    if (job_.rank != 0)
+        return "bootstrap store connection lost (rank 0 died?): rank 0, which serves the store, went away";
+    return "bootstrap store connection lost";
 }
 
 void socket_client::dispatch(message &m) {
@@ -207,37 +218,53 @@ status socket_client::open(double timeout_s) {
             srv->broadcast_abort("rank " + std::to_string(r) + " lost its connection to the store (died?)");
         });
     }
-    // Other ranks may start before rank 0 has bound the address: retry until the deadline.
-    int err = 0;
+    // Other ranks may start before rank 0 has bound the address: retry until the deadline. A
+    // store under a flood of strangers' connections may close ours before reading our HELLO
+    // (it keeps only so many unauthenticated ones): that is no refusal, so connect again.
     double backoff = 0.01;
+    int closed = 0;  // connections the store closed before answering
     for (;;) {
-        if (wire::connect_once(a, dl, fd_, err) == status::ok) break;
-        const bool not_yet = err == ENOENT || err == ECONNREFUSED || err == EAGAIN || err == ETIMEDOUT ||
-                             err == EHOSTUNREACH || err == ENETUNREACH;
-        if (!not_yet || dl.expired())
-            return fail(status::bootstrap,
-                        "rank %d could not reach the bootstrap store at %s within %g s (%s): %s", job_.rank,
-                        job_.addr.c_str(), timeout_s, std::strerror(err),
-                        job_.launcher == "hgasrun"
-                            ? "is hgasrun still running?"
-                            : "is rank 0 running, and is HGAS_BOOT_ADDR the same on every rank and reachable "
-                              "from this node? (raise HGAS_BOOT_TIMEOUT if rank 0 starts late)");
+        int err = 0;
+        for (;;) {
+            if (wire::connect_once(a, dl, fd_, err) == status::ok) break;
+            const bool not_yet = err == ENOENT || err == ECONNREFUSED || err == EAGAIN || err == ETIMEDOUT ||
+                                 err == EHOSTUNREACH || err == ENETUNREACH;
+            if (!not_yet || dl.expired())
+                return fail(status::bootstrap,
+                            "rank %d could not reach the bootstrap store at %s within %g s (%s): %s", job_.rank,
+                            job_.addr.c_str(), timeout_s, std::strerror(err),
+                            job_.launcher == "hgasrun"
+                                ? "is hgasrun still running?"
+                                : "is rank 0 running, and is HGAS_BOOT_ADDR the same on every rank and reachable "
+                                  "from this node? (raise HGAS_BOOT_TIMEOUT if rank 0 starts late)");
+            std::this_thread::sleep_for(std::chrono::duration<double>(std::min(backoff, dl.remaining())));
+            backoff = std::min(backoff * 2, 0.25);
+        }
+        status st = send({msg::hello, {job_.secret, std::to_string(job_.rank), std::to_string(job_.size)}});
+        if (st == status::ok) st = wait_until([&] { return welcomed_ || rejected_; }, dl);
+        if (rejected_)
+            return fail(status::bootstrap, "the bootstrap store at %s rejected rank %d: %s", job_.addr.c_str(),
+                        job_.rank, reject_reason_.c_str());
+        if (welcomed_) return st;
+        if (st == status::timeout || dl.expired())
+            return fail(status::timeout,
+                        "rank %d connected to the bootstrap store at %s but got no answer within %g s%s", job_.rank,
+                        job_.addr.c_str(), timeout_s,
+                        closed ? " (the store closed the connection before answering each time: overloaded by other "
+                                 "connections? see the store's log)"
+                               : "");
+        if (aborted_) return st;
+        // Closed before any answer: drop this connection and try a new one.
+        ++closed;
+        HGASI_DEBUG("boot", "rank %d: the bootstrap store closed the connection before answering HELLO; "
+                            "connecting again", job_.rank);
+        close(fd_);
+        fd_ = -1;
+        in_ = wire::frame_reader();
+        lost_ = false;
         std::this_thread::sleep_for(std::chrono::duration<double>(std::min(backoff, dl.remaining())));
         backoff = std::min(backoff * 2, 0.25);
     }
-    HGAS_TRY(send({msg::hello, {job_.secret, std::to_string(job_.rank), std::to_string(job_.size)}}));
-    status st = wait_until([&] { return welcomed_ || rejected_; }, dl);
-    if (rejected_)
-        return fail(status::bootstrap, "the bootstrap store at %s rejected rank %d: %s", job_.addr.c_str(),
-                    job_.rank, reject_reason_.c_str());
-    if (st == status::timeout)
-        return fail(status::timeout, "rank %d connected to the bootstrap store at %s but got no answer within %g s",
-                    job_.rank, job_.addr.c_str(), timeout_s);
-    if (st != status::ok && lost_ && !aborted_)
-        return fail(status::bootstrap, "the bootstrap store at %s closed the connection of rank %d during the "
-                                       "handshake (wrong secret? see the store's log)",
-                    job_.addr.c_str(), job_.rank);
-    return st;
 }
 
 status socket_client::get(const std::string &key, std::string &value, double timeout_s) {
@@ -333,7 +360,14 @@ status socket_client::exit_job(int code, const std::string &reason) {
 bool socket_client::aborted(std::string *why) {
     if (!aborted_ && !lost_ && !finalized_) (void)pump(0);
     if (aborted_ && why) *why = abort_reason_;
-    return aborted_;
+    if (aborted_) return true;
+    // A store that went away before this rank's goodbye took the job with it: the ranks that
+    // wait for each other would otherwise wait until HGAS_TIMEOUT.
+    if (lost_ && !finalized_) {
+        if (why) *why = lost_reason();
+        return true;
+    }
+    return false;
 }
 
 bool socket_client::exit_requested(int *code) {
@@ -355,10 +389,13 @@ status socket_client::finalize() {
     close(fd_);
     fd_ = -1;
     if (server_) {
-        // The store lives in this process: keep it until the other ranks are done with it.
-        if (!store_wait_drained(*server_, default_timeout_))
+        // The store lives in this process: keep it until the other ranks are done with it. In
+        // a job that was aborted they have been told, and one that hangs would never say
+        // goodbye: a short grace for the ABORTED notices to go out is enough then.
+        const double drain_s = aborted_ ? std::min(default_timeout_, 2.0) : default_timeout_;
+        if (!store_wait_drained(*server_, drain_s) && !aborted_)
             HGASI_WARN("boot", "rank 0 stops the bootstrap store although some ranks have not said goodbye "
-                               "within %g s", default_timeout_);
+                               "within %g s", drain_s);
         server_->stop();
         server_.reset();
     }

@@ -1,11 +1,21 @@
 // The bootstrap store: one thread, poll() over the listening socket, a wake-up eventfd and
 // every client. All store state is touched only by that thread; other threads talk to it
 // through a small queue (broadcast_abort) and read a few counters under a mutex.
+//
+// Strangers can connect (anyone who reaches a TCP port; any process of the user to the unix
+// socket), so what a connection that has not said HELLO costs is bounded: it must say it within
+// k_hello_deadline_s, at most k_max_unauthenticated of them are kept (a new one pushes out
+// the oldest), running out of descriptors (EMFILE) drops the oldest or refuses the newcomer
+// instead of spinning on a listener that stays readable, warnings about strangers are
+// rate-limited, and the listener closes once every rank has joined (nothing connects later:
+// ranks keep their one connection, and tools do not use the store).
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -15,6 +25,7 @@
 #include <set>
 #include <thread>
 
+#include "base/clock.hpp"
 #include "base/log.hpp"
 #include "boot/boot.hpp"
 #include "boot/server.hpp"
@@ -25,6 +36,36 @@ namespace {
 
 using wire::message;
 using wire::msg;
+
+// A rank sends HELLO right after connecting; a connection silent for this long is not a rank.
+constexpr double k_hello_deadline_s = 5.0;
+// Ranks say HELLO within a round trip, so even all ranks of a large job connecting at once
+// leave few unauthenticated at any moment; a rank pushed out by a flood reconnects.
+constexpr size_t k_max_unauthenticated = 128;
+// While descriptors are exhausted and nothing can be freed, the listener rests this long.
+constexpr double k_listen_backoff_s = 0.1;
+
+// At most one message a second per kind about strangers; the rest are counted and the count
+// is reported with the next one, so a flood costs no log volume.
+class log_limiter {
+public:
+    // True if a message may be written now; `suppressed` is how many were held back before it.
+    bool allow(long &suppressed) {
+        const double now = now_seconds();
+        if (now < next_) {
+            ++held_;
+            return false;
+        }
+        next_ = now + 1.0;
+        suppressed = held_;
+        held_ = 0;
+        return true;
+    }
+
+private:
+    double next_ = 0;
+    long held_ = 0;
+};
 
 class socket_server final : public store_server {
 public:
@@ -40,6 +81,7 @@ public:
         HGAS_TRY(wire::listen_on(addr_, listen_fd_, bound_));
         wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         if (wake_fd_ < 0) return fail(status::bootstrap, "eventfd failed: %s", std::strerror(errno));
+        reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         thread_ = std::thread([this] { run(); });
         return status::ok;
     }
@@ -64,6 +106,13 @@ public:
         if (code) *code = exit_code_;
         return true;
     }
+    bool aborted(std::string *reason, int *rank) const override {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (!aborted_shared_) return false;
+        if (reason) *reason = abort_reason_shared_;
+        if (rank) *rank = abort_rank_;
+        return true;
+    }
     void stop() override;
 
     bool wait_drained(double timeout_s) {
@@ -76,6 +125,7 @@ private:
     struct conn {
         int fd = -1;
         int rank = -1;  // -1 until the hello is accepted
+        double hello_by = 0;  // unauthenticated: closed if no HELLO by then
         wire::frame_reader in;
         std::string out;
         bool bye = false;
@@ -89,6 +139,12 @@ private:
     }
     void run();
     void accept_all();
+    bool accept_one();
+    // Frees the descriptor of the oldest connection that has not said HELLO; false if none.
+    bool evict_oldest_stranger(const char *why);
+    void close_listener();
+    double next_timer() const;
+    void expire_strangers();
     void serve(int id, conn &c);
     void handle(int id, conn &c, message &m);
     void send(conn &c, const message &m);
@@ -108,6 +164,10 @@ private:
     wire::address addr_;
     std::string bound_;
     int listen_fd_ = -1, wake_fd_ = -1;
+    int reserve_fd_ = -1;           // a spare descriptor: freed to accept-and-close under EMFILE
+    double listen_rest_until_ = 0;  // the listener is not polled before this (EMFILE, nothing to free)
+    size_t strangers_ = 0;          // connections that have not said HELLO
+    log_limiter accept_log_, stranger_log_;
     std::thread thread_;
     std::atomic<bool> stop_{false}, all_joined_{false};
     bool unlinked_ = false;
@@ -132,6 +192,9 @@ private:
     std::vector<std::string> abort_queue_;
     int joined_count_ = 0, active_ = 0;
     int exit_rank_ = -1, exit_code_ = 0;  // set once, by a job exit
+    bool aborted_shared_ = false;          // a copy of aborted_/abort_reason_ for other threads
+    std::string abort_reason_shared_;
+    int abort_rank_ = -1;                  // the rank that sent ABORT, -1 for broadcast_abort
 };
 
 void socket_server::stop() {
@@ -144,7 +207,8 @@ void socket_server::stop() {
     conns_.clear();
     if (listen_fd_ >= 0) close(listen_fd_);
     if (wake_fd_ >= 0) close(wake_fd_);
-    listen_fd_ = wake_fd_ = -1;
+    if (reserve_fd_ >= 0) close(reserve_fd_);
+    listen_fd_ = wake_fd_ = reserve_fd_ = -1;
     unlink_socket();
 }
 
@@ -157,13 +221,16 @@ void socket_server::run() {
     std::vector<pollfd> fds;
     std::vector<int> ids;
     while (!stop_.load(std::memory_order_acquire)) {
-        fds.assign({{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}});
+        const bool resting = listen_rest_until_ > 0 && now_seconds() < listen_rest_until_;
+        fds.assign({{wake_fd_, POLLIN, 0}, {resting ? -1 : listen_fd_, POLLIN, 0}});
         ids.clear();
         for (auto &[id, c] : conns_) {
             fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
             ids.push_back(id);
         }
-        if (poll(fds.data(), fds.size(), -1) < 0) {
+        const double next = next_timer();
+        const int ms = next < 0 ? -1 : static_cast<int>(std::max(0.0, next - now_seconds()) * 1000.0) + 1;
+        if (poll(fds.data(), fds.size(), ms) < 0) {
             if (errno == EINTR) continue;
             HGASI_ERROR("boot", "bootstrap store: poll failed: %s; the store stops", std::strerror(errno));
             return;
@@ -178,7 +245,7 @@ void socket_server::run() {
             }
             for (const auto &r : q) abort_job(r);
         }
-        if (fds[1].revents) accept_all();
+        if (fds[1].fd >= 0 && fds[1].revents) accept_all();
         for (size_t i = 0; i < ids.size(); ++i) {
             auto it = conns_.find(ids[i]);
             if (it == conns_.end()) continue;
@@ -186,6 +253,7 @@ void socket_server::run() {
             if (rev & POLLOUT) flush(it->second);
             if (rev & (POLLIN | POLLHUP | POLLERR)) serve(ids[i], it->second);
         }
+        expire_strangers();
         std::vector<int> doomed;
         for (auto &[id, c] : conns_)
             if (c.dead || (c.closing && c.out.empty())) doomed.push_back(id);
@@ -193,19 +261,105 @@ void socket_server::run() {
     }
 }
 
-void socket_server::accept_all() {
-    for (;;) {
-        int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR) continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                HGASI_WARN("boot", "bootstrap store: accept failed: %s", std::strerror(errno));
-            return;
+double socket_server::next_timer() const {
+    double t = -1;
+    if (listen_rest_until_ > 0) t = listen_rest_until_;
+    for (const auto &[id, c] : conns_)  // the oldest stranger has the earliest deadline
+        if (c.rank < 0 && !c.dead) {
+            if (t < 0 || c.hello_by < t) t = c.hello_by;
+            break;
         }
-        conn c;
-        c.fd = fd;
-        conns_.emplace(next_id_++, std::move(c));
+    return t;
+}
+
+void socket_server::expire_strangers() {
+    if (listen_rest_until_ > 0 && now_seconds() >= listen_rest_until_) listen_rest_until_ = 0;
+    if (strangers_ == 0) return;
+    const double now = now_seconds();
+    long n = 0;
+    for (auto &[id, c] : conns_)
+        if (c.rank < 0 && !c.dead && now >= c.hello_by) {
+            c.dead = true;
+            ++n;
+        }
+    long held = 0;
+    if (n && stranger_log_.allow(held))
+        HGASI_WARN("boot", "bootstrap store: closed %ld connection(s) that sent no valid HELLO within %g s%s", n,
+                   k_hello_deadline_s,
+                   held ? (" (" + std::to_string(held) + " similar messages suppressed)").c_str() : "");
+}
+
+bool socket_server::evict_oldest_stranger(const char *why) {
+    for (auto &[id, c] : conns_)
+        if (c.rank < 0 && !c.dead) {
+            long held = 0;
+            if (stranger_log_.allow(held))
+                HGASI_WARN("boot", "bootstrap store: closing the oldest connection that has not said HELLO: %s%s", why,
+                           held ? (" (" + std::to_string(held) + " similar messages suppressed)").c_str() : "");
+            const int victim = id;
+            drop(victim);  // at once: the descriptor is what is needed
+            return true;
+        }
+    return false;
+}
+
+void socket_server::close_listener() {
+    if (listen_fd_ >= 0) close(listen_fd_);
+    listen_fd_ = -1;
+    // Nobody else may join, so a stranger still connected has nothing left to do here.
+    for (auto &[id, c] : conns_)
+        if (c.rank < 0) c.dead = true;
+}
+
+void socket_server::accept_all() {
+    // One round takes what is pending, up to a bound, so that a flood of connections cannot
+    // keep this thread from serving the ranks.
+    for (int i = 0; i < 256 && listen_fd_ >= 0; ++i)
+        if (!accept_one()) return;
+}
+
+// False when nothing more is to be accepted this round.
+bool socket_server::accept_one() {
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        if (err == EINTR || err == ECONNABORTED) return true;
+        if (err == EAGAIN || err == EWOULDBLOCK) return false;
+        if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+            // Out of descriptors: a stranger's is the one to free. With none, the spare one lets
+            // the newcomer be accepted and closed at once (its connect then fails instead of
+            // hanging in the backlog), and the listener rests a little so this never spins.
+            if (evict_oldest_stranger("out of file descriptors")) return true;
+            long held = 0;
+            if (accept_log_.allow(held))
+                HGASI_WARN("boot", "bootstrap store: cannot accept a connection: %s; refusing newcomers (raise the "
+                                   "limit with ulimit -n)%s",
+                           std::strerror(err),
+                           held ? (" (" + std::to_string(held) + " similar messages suppressed)").c_str() : "");
+            if (reserve_fd_ >= 0) {
+                close(reserve_fd_);
+                reserve_fd_ = -1;
+                int refused = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+                if (refused >= 0) close(refused);
+                reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+            }
+            listen_rest_until_ = now_seconds() + k_listen_backoff_s;
+            return false;
+        }
+        long held = 0;
+        if (accept_log_.allow(held))
+            HGASI_WARN("boot", "bootstrap store: accept failed: %s%s", std::strerror(err),
+                       held ? (" (" + std::to_string(held) + " similar messages suppressed)").c_str() : "");
+        listen_rest_until_ = now_seconds() + k_listen_backoff_s;
+        return false;
     }
+    if (strangers_ >= k_max_unauthenticated) evict_oldest_stranger("too many connections have not said HELLO");
+    conn c;
+    c.fd = fd;
+    c.hello_by = now_seconds() + k_hello_deadline_s;
+    conns_.emplace(next_id_++, std::move(c));
+    ++strangers_;
+    return true;
 }
 
 void socket_server::serve(int id, conn &c) {
@@ -219,9 +373,12 @@ void socket_server::serve(int id, conn &c) {
         int got = c.in.next(m, err, c.rank < 0 ? wire::hello_frame_limit : wire::frame_limit);
         if (got == 0) break;
         if (got < 0) {
-            HGASI_WARN("boot", "bootstrap store: dropping %s%s: malformed message (%s)",
-                       c.rank < 0 ? "an unidentified client" : "rank ",
-                       c.rank < 0 ? "" : std::to_string(c.rank).c_str(), err.c_str());
+            long held = 0;
+            if (c.rank >= 0 || stranger_log_.allow(held))
+                HGASI_WARN("boot", "bootstrap store: dropping %s%s: malformed message (%s)%s",
+                           c.rank < 0 ? "an unidentified client" : "rank ",
+                           c.rank < 0 ? "" : std::to_string(c.rank).c_str(), err.c_str(),
+                           held ? (" (" + std::to_string(held) + " similar messages suppressed)").c_str() : "");
             c.dead = true;
             break;
         }
@@ -240,7 +397,10 @@ void socket_server::handle(int id, conn &c, message &m) {
     };
     if (c.rank < 0) {
         auto reject = [&](const std::string &why) {
-            HGASI_WARN("boot", "bootstrap store: rejected a client: %s", why.c_str());
+            long held = 0;
+            if (stranger_log_.allow(held))
+                HGASI_WARN("boot", "bootstrap store: rejected a client: %s%s", why.c_str(),
+                           held ? (" (" + std::to_string(held) + " similar messages suppressed)").c_str() : "");
             send(c, {msg::reject, {why}});
             c.closing = true;
         };
@@ -253,6 +413,7 @@ void socket_server::handle(int id, conn &c, message &m) {
             return reject("job size " + m.fields[2] + " differs from the store's " + std::to_string(n_));
         if (joined_[r]) return reject("rank " + std::to_string(r) + " already joined (two ranks with one number?)");
         c.rank = static_cast<int>(r);
+        --strangers_;
         joined_[r] = 1;
         conn_of_rank_[r] = id;
         send(c, {msg::welcome, {}});
@@ -264,8 +425,10 @@ void socket_server::handle(int id, conn &c, message &m) {
             ++active_;
         }
         if (count == n_) {
-            // Nobody else may connect now, so the file can go: a job killed later leaves none.
+            // Nobody else may connect now, so the file can go (a job killed later leaves none)
+            // and so can the listener: no stranger reaches the store from here on.
             unlink_socket();
+            close_listener();
             all_joined_.store(true, std::memory_order_release);
         }
         return;
@@ -317,7 +480,7 @@ void socket_server::handle(int id, conn &c, message &m) {
                           ": " + m.fields[0],
                       c.rank, static_cast<int>(code));
         else
-            abort_job("rank " + std::to_string(c.rank) + " aborted the job: " + m.fields[0]);
+            abort_job("rank " + std::to_string(c.rank) + " aborted the job: " + m.fields[0], c.rank);
         return;
     }
     case msg::bye: c.bye = true; return;
@@ -350,6 +513,12 @@ void socket_server::abort_job(const std::string &reason, int rank, int code) {
     if (aborted_) return;  // the first reason is the cause; later ones are its consequences
     aborted_ = true;
     abort_reason_ = reason;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        aborted_shared_ = true;
+        abort_reason_shared_ = reason;
+        abort_rank_ = rank;
+    }
     if (code >= 0) {
         exit_field_ = std::to_string(code);
         // Recorded before any rank hears of it: the requester exits only after its own
@@ -390,7 +559,10 @@ void socket_server::drop(int id) {
     const bool lost = rank >= 0 && !c.bye;
     close(c.fd);
     conns_.erase(it);
-    if (rank < 0) return;
+    if (rank < 0) {
+        --strangers_;
+        return;
+    }
     conn_of_rank_[rank] = -1;
     std::function<void(int)> cb;
     {

@@ -117,6 +117,7 @@ status rank::init() {
         return status::ok;
     };
     HGAS_TRY(alloc(internal_objects::max_rounds * 64, internal_.barrier_flags));
+    HGAS_TRY(alloc(64, internal_.barrier_entered));
     HGAS_TRY(alloc(64 * 64, internal_.coll_flags));
     internal_.coll_scratch_size = cfg_.bytes(setting::coll_scratch);
     if (internal_.coll_scratch_size < 4096) internal_.coll_scratch_size = 4096;
@@ -364,7 +365,8 @@ status rank::create_transports() {
     const auto &wanted = cfg_.list(setting::transports);
     if (wanted.empty())
         return fail(status::invalid_setting, "HGAS_TRANSPORTS is empty: name at least one of self,shm,ucx");
-    transport::setup su{&cfg_, &job_, &topo_, store_.get(), oversubscribed_};
+    transport::setup su{&cfg_, &job_, &topo_, store_.get(), oversubscribed_, [this] { return check_alive(); },
+                         [this](const std::string &why) { report_peer_lost(why); }};
     for (const auto &name : wanted) {
         std::unique_ptr<transport::transport> t;
         if (name == "self") t = transport::create_self();
@@ -458,6 +460,19 @@ int rank::own_segment_of(const void *p, uint64_t len) const {
 }
 
 status rank::check_alive() {
+    // The one check every wait makes (rank::wait, the transports' own waits through
+    // setup::job_alive, hgas_progress): a look at the store socket for its ABORTED notice or
+    // its close. Rate-limited, so that a wait may call it on every round; once the job has
+    // ended every call fails at once.
+    if (job_ended_.load(std::memory_order_acquire))
+        return fail(status::peer_failed, "the job is ending: %s", end_reason_.c_str());
+    const uint64_t now = now_ns();
+    if (now - last_alive_check_ns_.load(std::memory_order_relaxed) < 1000000) return status::ok;
+    // The device proxy's thread may wait too; the store client is single-threaded, and one
+    // thread's look is as good as the other's.
+    std::unique_lock<std::mutex> lk(alive_mu_, std::try_to_lock);
+    if (!lk.owns_lock()) return status::ok;
+    last_alive_check_ns_.store(now, std::memory_order_relaxed);
     std::string why;
     if (store_->aborted(&why)) {
         // A job exit (shmem_global_exit on some rank) is not a failure to report: every rank
@@ -468,19 +483,28 @@ status rank::check_alive() {
             std::fflush(nullptr);
             _exit(code);
         }
+        end_reason_ = why;
+        job_ended_.store(true, std::memory_order_release);
         return fail(status::peer_failed, "the job is ending: %s", why.c_str());
     }
     return status::ok;
 }
 
+void rank::report_peer_lost(const std::string &why) {
+    // Under srun/mpirun nothing watches the processes: if this rank exits on the error before
+    // the store notices the dead peer's closed connection (a big process takes a while to
+    // die), the job's message would blame this rank. Tell the store first; the first reason
+    // it hears is the one every rank reports.
+    std::lock_guard<std::mutex> lk(alive_mu_);
+    if (job_ended_.load(std::memory_order_acquire)) return;
+    std::string ended;
+    if (store_->aborted(&ended)) return;
+    (void)store_->abort(why);
+}
+
 status rank::poll() {
     HGAS_TRY(engine_.poll());
-    const uint64_t now = now_ns();
-    if (now - last_alive_check_ns_ > 1000000) {  // the store socket is checked once a millisecond
-        last_alive_check_ns_ = now;
-        HGAS_TRY(check_alive());
-    }
-    return status::ok;
+    return check_alive();
 }
 
 // HGAS_LOG_LEVEL=info: what this rank chose, one line per topic, so that a user can see which
@@ -527,6 +551,14 @@ status rank::finalize() {
         if (s == status::ok) s = q;
     }
     status b = store_->barrier("finalize", timeout_);
+    if (b == status::timeout) {
+        // The store named the ranks that have not reached hgas_finalize. This rank is leaving,
+        // so they would wait for it in turn: end the job with that message, so that the
+        // launcher names the culprit rather than the first rank to exit.
+        const std::string why = "hgas_finalize on rank " + std::to_string(me()) + ": " + last_error();
+        (void)store_->abort(why);
+        b = fail(status::timeout, "%s", why.c_str());
+    }
     if (s == status::ok) s = b;
     engine_.stop_helper();
     staging_.reset();

@@ -41,6 +41,8 @@ struct internal_objects {
     static constexpr int max_rounds = 32;     // dissemination barrier: ceil(log2(ranks))
     uint64_t barrier_flags = 0;               // max_rounds words, one cache line apart
     uint64_t barrier_epoch = 0;               // barriers completed by this rank
+    uint64_t barrier_entered = 0;             // one word: the last barrier this rank entered, for
+                                              // peers that time out to see who has not arrived
     uint64_t coll_flags = 0;                  // collective signal words (see coll/)
     uint64_t coll_epoch = 0;                  // collectives completed by this rank
     uint64_t coll_scratch = 0;                // HGAS_COLL_SCRATCH bytes
@@ -156,6 +158,7 @@ private:
     status create_static_segment();  // static data: in core/static_segment.cpp
     status exchange_segments();
     status check_alive();
+    void report_peer_lost(const std::string &why);  // setup::peer_lost
 
     settings cfg_;
     boot::job_info job_;
@@ -191,7 +194,10 @@ private:
     int safe_points_ = 0;  // touched only by the thread that holds the API mutex (or the only thread)
     double timeout_ = 300;
     bool oversubscribed_ = false;  // more ranks on this node than cores
-    uint64_t last_alive_check_ns_ = 0;
+    std::atomic<uint64_t> last_alive_check_ns_{0};
+    std::mutex alive_mu_;                 // check_alive: one thread at a time reads the store
+    std::atomic<bool> job_ended_{false};  // the store announced the job's end: end_reason_ set
+    std::string end_reason_;
     bool finalized_ = false;
 };
 
@@ -240,7 +246,7 @@ status rank::wait(const char *what, Pred pred) {
         HGAS_TRY(engine_.poll());
         backoff.idle();
         if (budget.tick()) {
-            HGAS_TRY(check_alive());
+            HGAS_TRY(check_alive());  // rate-limited: a look at the store at most once a millisecond
             if (dl.expired())
                 return fail(status::timeout, "%s did not complete within HGAS_TIMEOUT=%g s on rank %d (a peer stuck "
                             "or not calling the matching collective?)", what, timeout_, me());

@@ -32,6 +32,7 @@
 
 #include "base/clock.hpp"
 #include "base/log.hpp"
+#include "base/shm.hpp"
 #include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
 #include "gpu/cuda_vmm.hpp"
@@ -87,6 +88,7 @@ struct vmm_blob {
     char bus_id[32];
     uint64_t size;  // bytes mapped (a multiple of the allocation granularity)
     uint32_t key;   // what to ask the exporter's fd server for: the segment number
+    char sock_tag[17];  // the random part of the exporter's fd server name (fdpass::socket_name)
 };
 
 std::string to_hex(const void *p, size_t n) {
@@ -551,13 +553,14 @@ private:
         // The fd server, started with the first segment (before the segment tables are
         // exchanged, so that it listens before any peer asks).
         if (!fd_server_) {
-            HGAS_TRY_ASSIGN(fd_server_, fdpass::server::start(fdpass::socket_name(job_id_, rank_, "cuda-ipc"),
+            HGAS_TRY_ASSIGN(fd_server_, fdpass::server::start(fdpass::socket_name(job_id_, rank_, "cuda-ipc", fd_tag_),
                                                                [this](uint32_t key) { return exported_fd(key); }));
         }
         vmm_blob b{};
         std::snprintf(b.bus_id, sizeof b.bus_id, "%s", bus_id_.c_str());
         b.size = m.size;
         b.key = seg;
+        std::snprintf(b.sock_tag, sizeof b.sock_tag, "%s", fd_tag_.c_str());
         blob = "V" + to_hex(&b, sizeof b);
         return static_cast<void *>(p);
     }
@@ -575,7 +578,9 @@ private:
             return fail(status::unsupported, "cuda: rank %d exported its segment with VMM, but this process cannot map "
                         "it (%s); set HGAS_CUDA_IPC=legacy on every rank", peer, why.c_str());
         if (b.size < n) return fail(status::bootstrap, "cuda: rank %d's VMM segment is smaller than its size", peer);
-        HGAS_TRY_ASSIGN(int fd, fdpass::fetch(fdpass::socket_name(job_id_, peer, "cuda-ipc"), b.key, ipc_timeout_));
+        const std::string tag(b.sock_tag, strnlen(b.sock_tag, sizeof b.sock_tag));
+        HGAS_TRY_ASSIGN(int fd,
+                        fdpass::fetch(fdpass::socket_name(job_id_, peer, "cuda-ipc", tag), b.key, ipc_timeout_));
         HGAS_TRY_ASSIGN(vmm::mapping m, vmm::import(fd, b.size, pdev, dev_));
         vmm_mapped_.push_back(m);
         mapped_.push_back({reinterpret_cast<char *>(m.va), n, pdev, true});
@@ -630,6 +635,7 @@ private:
     std::vector<vmm::mapping> vmm_own_, vmm_mapped_;
     std::mutex export_mu_;
     std::unique_ptr<fdpass::server> fd_server_;
+    const std::string fd_tag_ = random_tag();  // the random part of fd_server_'s name
     reg_cache *regs_ = nullptr;
     std::vector<stream_state> streams_;
     std::vector<mem_range> own_, mapped_, pinned_;

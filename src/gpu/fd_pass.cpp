@@ -55,8 +55,8 @@ bool read_all(int fd, void *buf, size_t n, int ms) {
 
 }  // namespace
 
-std::string socket_name(const std::string &job_id, int rank, const char *purpose) {
-    return "hgas-" + job_id + "-" + std::to_string(rank) + "-" + purpose;
+std::string socket_name(const std::string &job_id, int rank, const char *purpose, const std::string &tag) {
+    return "hgas-" + job_id + "-" + std::to_string(rank) + "-" + purpose + (tag.empty() ? "" : "-" + tag);
 }
 
 result<std::unique_ptr<server>> server::start(const std::string &name, provider p) {

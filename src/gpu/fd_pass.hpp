@@ -25,8 +25,11 @@
 namespace hgas::gpu::fdpass {
 
 // The socket name of `rank` in job `job_id` for `purpose` (without the leading NUL of the
-// abstract namespace): "hgas-<job>-<rank>-<purpose>".
-std::string socket_name(const std::string &job_id, int rank, const char *purpose);
+// abstract namespace): "hgas-<job>-<rank>-<purpose>", then "-<tag>" when a tag is given. The
+// abstract namespace has no file modes: a name another local user can derive from the job id
+// is one they can bind first, so the server draws a random tag (base/shm.hpp's random_tag)
+// and its peers learn it from the segment blob exchanged through the bootstrap store.
+std::string socket_name(const std::string &job_id, int rank, const char *purpose, const std::string &tag = "");
 
 class server {
 public:

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "base/shm.hpp"
 #include "gpu/gpu.hpp"
 
 namespace hgas::gpu {
@@ -157,9 +158,11 @@ public:
     }
 
     result<void *> alloc_segment(uint16_t seg, size_t n, std::string &blob) override {
-        const std::string name = "/hgas-" + job_ + "-" + std::to_string(rank_) + "-sim" + std::to_string(seg);
-        int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0) return fail(status::no_memory, "sim: cannot create %s: %s", name.c_str(), std::strerror(errno));
+        // A random part in the name (base/shm.hpp); peers learn it from the blob.
+        std::string name;
+        HGAS_TRY_ASSIGN(int fd, shm_create_unique("/hgas-" + job_ + "-" + std::to_string(rank_) + "-sim" +
+                                                      std::to_string(seg),
+                                                  name, "sim device"));
         int rc = posix_fallocate(fd, 0, static_cast<off_t>(n));
         if (rc != 0) {
             ::close(fd);

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/shm.hpp"
+
 namespace hgas::mem {
 
 __attribute__((no_sanitize("address"))) void copy_unchecked(void *dst, const void *src, size_t n) {
@@ -87,11 +89,9 @@ void *map_aligned(int fd, size_t size) {
 }
 }  // namespace
 
-result<host_mapping> host_mapping::create(const std::string &name, size_t size) {
-    int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0)
-        return fail(status::no_memory, "cannot create shared memory %s: %s%s", name.c_str(), std::strerror(errno),
-                    errno == EEXIST ? " (a leftover of an earlier job with the same id? remove it)" : "");
+result<host_mapping> host_mapping::create(const std::string &prefix, size_t size) {
+    std::string name;
+    HGAS_TRY_ASSIGN(int fd, shm_create_unique(prefix, name, "segment"));
     host_mapping m;
     m.name_ = name;
     m.owner_ = true;
@@ -116,14 +116,14 @@ result<host_mapping> host_mapping::create(const std::string &name, size_t size) 
     return m;
 }
 
-result<host_mapping> host_mapping::create_over(const std::string &name, void *addr, size_t size) {
-    HGAS_TRY_ASSIGN(host_mapping m, create(name, size));
+result<host_mapping> host_mapping::create_over(const std::string &prefix, void *addr, size_t size) {
+    HGAS_TRY_ASSIGN(host_mapping m, create(prefix, size));
     copy_unchecked(m.base_, addr, size);
     // One system call replaces the old pages with the copy, so the range is never unmapped
     // in between (another thread of the process may still read its variables).
     void *p = mremap(m.base_, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, addr);
     if (p != addr)
-        return fail(status::no_memory, "cannot move shared memory %s over [%p, +%zu): %s", name.c_str(), addr, size,
+        return fail(status::no_memory, "cannot move shared memory %s over [%p, +%zu): %s", m.name_.c_str(), addr, size,
                     std::strerror(errno));  // m unmaps the copy; the original pages are untouched
     m.base_ = addr;
     m.keep_mapped_ = true;

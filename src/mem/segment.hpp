@@ -1,5 +1,5 @@
 // Segments: the contiguous ranges of memory that a rank exposes in the global address space.
-// A host segment is POSIX shared memory (/dev/shm/hgas-<job>-<rank>-<seg>, mode 0600) so that
+// A host segment is POSIX shared memory (/dev/shm/hgas-<job>-<rank>-<seg>-<random>, mode 0600) so that
 // ranks on the same node can map it; the owner unlinks the name once every peer has mapped it,
 // so nothing is left behind however the job ends after init.
 #pragma once
@@ -50,16 +50,18 @@ public:
     host_mapping &operator=(host_mapping &&o) noexcept;
     ~host_mapping();
 
-    // Creates and maps a new shared segment (fails if the name exists: another job's leftovers
-    // would otherwise be reused). A failure to size it says which setting to lower.
-    static result<host_mapping> create(const std::string &name, size_t size);
+    // Creates and maps a new shared segment named `prefix-<64 random bits>` (base/shm.hpp: no
+    // other user can predict the name, so none can block it; an existing name is never reused).
+    // name() is the full name, which peers learn through the bootstrap store. A failure to size
+    // it says which setting to lower.
+    static result<host_mapping> create(const std::string &prefix, size_t size);
     // Maps a peer's segment by name; checks its size.
     static result<host_mapping> attach(const std::string &name, size_t size);
     // Creates a shared segment holding the current contents of the page-aligned range
     // [addr, addr+size) and moves it over that range (mremap): the memory keeps its addresses
     // and contents and becomes shareable by name. The mapping is never unmapped, not even by
     // the destructor, since what lived there before is gone (static_data.hpp).
-    static result<host_mapping> create_over(const std::string &name, void *addr, size_t size);
+    static result<host_mapping> create_over(const std::string &prefix, void *addr, size_t size);
     // Removes the name (mappings stay valid). Idempotent.
     void unlink();
 
@@ -89,7 +91,8 @@ void copy_unchecked(void *dst, const void *src, size_t n);
 size_t base_alignment(size_t size);
 void *aligned_hint(size_t size);
 
-// "hgas-<job>-<rank>-<seg>"; the launcher's safety net removes "hgas-<job>-*".
+// "/hgas-<job>-<rank>-<seg>": the prefix of the segment's name (host_mapping::create appends a
+// random part); the launcher's safety net removes "hgas-<job>-*".
 std::string shm_name(const std::string &job_id, int rank, uint16_t seg);
 
 }  // namespace hgas::mem

@@ -1,5 +1,9 @@
 #include "sync/sync.hpp"
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "rma/rma.hpp"
 
 namespace hgas::sync {
@@ -30,6 +34,11 @@ status check_sig(core::rank &r, const char *op, const uint64_t *sig, hgas_cmp_t 
 }
 // Acquire: a rank that sees the signal's new value must see the data put before it.
 inline uint64_t load(const uint64_t *sig) { return __atomic_load_n(sig, __ATOMIC_ACQUIRE); }
+std::string format_seconds(double s) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", s);
+    return b;
+}
 
 // A signal word in device memory is read with a device atomic (the CPU cannot load it); the
 // data put before the signal is complete in device memory once the signal shows.
@@ -92,11 +101,62 @@ status signal_fetch(core::rank &r, const uint64_t *sig, uint64_t *value) {
     return rd.error();
 }
 
+namespace {
+// After a barrier timed out: which ranks have not entered barrier `epoch`? Each rank records
+// the last barrier it entered in a symmetric word (a local store per barrier); only now are the
+// peers' words read: directly where mapped, with a get where the transport needs no help from
+// the target's CPU (a hung rank would not give it). "" if nobody could be read.
+std::string who_has_not_arrived(core::rank &r, uint64_t epoch) {
+    const uint64_t off = r.internal().barrier_entered;
+    std::vector<int> missing;
+    std::string detail;
+    int unknown = 0;
+    for (int p = 0; p < r.n(); ++p) {
+        if (p == r.me()) continue;
+        uint64_t at = 0;
+        const core::peer_segment *ps = r.segment(p, mem::seg_symmetric);
+        if (ps && ps->direct) {
+            at = load(reinterpret_cast<const uint64_t *>(ps->direct + off));
+        } else if (transport::transport *t = r.route(p); t && !t->capabilities().needs_target_progress) {
+            if (rma::get(r, &at, mem::make_gptr(p, mem::seg_symmetric, off), sizeof at, false) != status::ok) {
+                ++unknown;
+                continue;
+            }
+        } else {
+            ++unknown;
+            continue;
+        }
+        if (at >= epoch) continue;
+        missing.push_back(p);
+        if (missing.size() <= 4)
+            detail += (detail.empty() ? "" : "; ") + std::string("rank ") + std::to_string(p) + " is at barrier #" +
+                      std::to_string(at);
+    }
+    if (missing.empty() && unknown == r.n() - 1) return "";
+    std::string text;
+    if (missing.empty()) {
+        text = "every rank that could be asked has arrived";
+    } else {
+        text = missing.size() == 1 ? "rank " + std::to_string(missing[0]) + " has not arrived" : "ranks ";
+        if (missing.size() > 1) {
+            for (size_t i = 0; i < missing.size() && i < 16; ++i) text += (i ? ", " : "") + std::to_string(missing[i]);
+            if (missing.size() > 16) text += ", ...";
+            text += " have not arrived";
+        }
+        text += " (" + detail + (missing.size() > 4 ? "; ..." : "") + ": hung, or not calling hgas_barrier?)";
+    }
+    if (unknown) text += "; " + std::to_string(unknown) + " rank(s) could not be asked";
+    return text;
+}
+}  // namespace
+
 status barrier(core::rank &r) {
     HGAS_TRY(rma::quiet(r));
     const int n = r.n(), me = r.me();
     auto &in = r.internal();
     const uint64_t epoch = ++in.barrier_epoch;
+    __atomic_store_n(reinterpret_cast<uint64_t *>(r.own_base(mem::seg_symmetric) + in.barrier_entered), epoch,
+                     __ATOMIC_RELEASE);
     for (int k = 0, dist = 1; dist < n; ++k, dist <<= 1) {
         const uint64_t off = in.barrier_flags + 64 * static_cast<uint64_t>(k);
         hgas_gptr_t peer = mem::make_gptr((me + dist) % n, mem::seg_symmetric, off);
@@ -105,7 +165,20 @@ status barrier(core::rank &r) {
         // word holds at least `epoch` (a faster peer may already be one ahead).
         const uint64_t *mine = reinterpret_cast<const uint64_t *>(r.own_base(mem::seg_symmetric) + off);
         core::safe_point sp(r);
-        HGAS_TRY(r.wait("hgas_barrier", [&] { return load(mine) >= epoch; }));
+        status s = r.wait("hgas_barrier", [&] { return load(mine) >= epoch; });
+        if (s == status::timeout) {
+            // Name the ranks that have not arrived, and end the job with that: the barrier's
+            // counters are out of step now, so no later barrier could succeed, and the launcher
+            // should blame the rank that is missing rather than the first one to give up.
+            const std::string who = who_has_not_arrived(r, epoch);
+            const std::string why = "hgas_barrier #" + std::to_string(epoch) +
+                                    " did not complete within HGAS_TIMEOUT=" + format_seconds(r.timeout()) +
+                                    " s on rank " + std::to_string(me) +
+                                    (who.empty() ? " (a rank stuck or not calling hgas_barrier?)" : ": " + who);
+            (void)r.store().abort(why);
+            return fail(status::timeout, "%s", why.c_str());
+        }
+        HGAS_TRY(s);
     }
     return status::ok;
 }

@@ -13,6 +13,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,15 @@ struct setup {
     const boot::topology *topo = nullptr;
     boot::client *store = nullptr;
     bool oversubscribed = false;  // more ranks on this machine than cores: waits back off
+    // Is the job still alive? peer_failed (naming the rank that died or aborted) once the store
+    // announced the job's end. Every wait a transport runs itself calls it between polls, so a
+    // wait for a peer that died ends with the job's abort instead of at HGAS_TIMEOUT. Cheap to
+    // call often (the core rate-limits the look at the store socket); may be empty in tests.
+    std::function<status()> job_alive;
+    // Tells the job that this rank found a peer dead (the message names it), so that the job's
+    // abort names that peer even when this rank's own exit reaches the store first. Rank thread
+    // only; may be empty.
+    std::function<void(const std::string &why)> peer_lost;
 };
 
 // A segment of this rank as transports register it.

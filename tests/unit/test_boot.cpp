@@ -1,5 +1,7 @@
 // Unit tests of src/boot: wire framing, the store with clients in threads, topology, detect().
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.hpp"
 #include "boot/boot.hpp"
 #include "boot/wire.hpp"
 
@@ -338,7 +341,7 @@ TEST_F(BootStore, LostStoreMeansPeerFailed) {
     });
     EXPECT_EQ(c->barrier("b", 10.0), status::peer_failed);
     t.join();
-    EXPECT_NE(last_error().find("bootstrap store connection lost (launcher died?)"), std::string::npos)
+    EXPECT_NE(last_error().find("bootstrap store connection lost (launcher died?): hgasrun"), std::string::npos)
         << last_error();
 }
 
@@ -397,6 +400,86 @@ TEST_F(BootStore, HostedStoreTellsOthersWhenARankIsLost) {
     });
     EXPECT_EQ(msgs[0], "rank 2 lost its connection to the store (died?)");
     EXPECT_EQ(msgs[1], "rank 2 lost its connection to the store (died?)");
+}
+
+// A connection that never says HELLO: once the store had one, nothing closed it (and 1100 of
+// them exhausted the launcher's descriptors). Returns the raw socket, connected.
+int raw_connect(const std::string &addr) {
+    wire::address a;
+    if (wire::parse_address(addr, a) != status::ok) return -1;
+    int fd = -1, err = 0;
+    return wire::connect_once(a, deadline(5.0), fd, err) == status::ok ? fd : -1;
+}
+// True once the store closed `fd` (end of file), within `seconds`.
+bool closed_by_store(int fd, double seconds) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(seconds * 1000)) <= 0) return false;
+    char b[64];
+    return recv(fd, b, sizeof b, MSG_DONTWAIT) == 0;
+}
+
+TEST_F(BootStore, SilentConnectionIsClosedAfterTheHelloDeadline) {
+    start(2);
+    int fd = raw_connect(server_->address());
+    ASSERT_GE(fd, 0);
+    // The deadline is 5 s; well within 15 s the store must have closed it.
+    EXPECT_TRUE(closed_by_store(fd, 15.0)) << "a connection that never said HELLO stayed open";
+    close(fd);
+    auto c0 = join(0, 2), c1 = join(1, 2);  // the store still serves the ranks
+    ASSERT_TRUE(c0 && c1);
+}
+
+TEST_F(BootStore, UnauthenticatedConnectionsAreCappedAndRanksStillJoin) {
+    start(2, "tcp:127.0.0.1:0");  // a port outlives the join (a unix socket file is unlinked then)
+    std::vector<int> idle;
+    for (int i = 0; i < 300; ++i) {
+        int fd = raw_connect(server_->address());
+        ASSERT_GE(fd, 0) << "connection " << i;
+        idle.push_back(fd);
+    }
+    // Beyond the cap (128) the oldest ones go at once, long before the HELLO deadline. Each
+    // closed socket stays readable (end of file), so counting again sees the earlier ones too.
+    auto count_closed = [&] {
+        int n = 0;
+        for (int fd : idle) n += closed_by_store(fd, 0.0) ? 1 : 0;
+        return n;
+    };
+    int closed = count_closed();
+    for (int i = 0; i < 100 && closed < 300 - 128; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        closed = count_closed();
+    }
+    EXPECT_GE(closed, 300 - 128);
+    auto c0 = join(0, 2), c1 = join(1, 2);
+    ASSERT_TRUE(c0 && c1);
+    each_rank(2, [&](int r) { EXPECT_EQ((r ? c1 : c0)->barrier("b", 5.0), status::ok) << last_error(); });
+    // Every rank joined: the remaining strangers are closed and the listener is gone.
+    int open_left = 0;
+    for (int fd : idle) {
+        if (!closed_by_store(fd, 5.0)) ++open_left;
+        close(fd);
+    }
+    EXPECT_EQ(open_left, 0);
+    EXPECT_LT(raw_connect(server_->address()), 0) << "the store still accepts connections after every rank joined";
+}
+
+TEST_F(BootStore, LostStoreEndsTheJobForAborted) {
+    // aborted() is what the runtime's waits look at: a store that went away (its host died)
+    // must show there, naming who served it, not only in the store client's own waits.
+    start(2);
+    auto c0 = join(0, 2), c1 = join(1, 2);
+    ASSERT_TRUE(c0 && c1);
+    server_->stop();
+    std::string why;
+    bool ended = false;
+    for (int i = 0; i < 500 && !ended; ++i) {
+        ended = c0->aborted(&why);
+        if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(ended);
+    EXPECT_NE(why.find("bootstrap store connection lost (launcher died?)"), std::string::npos) << why;
+    int code = 0;
+    EXPECT_FALSE(c0->exit_requested(&code));
 }
 
 TEST(BootSingleton, WorksWithoutAStore) {

@@ -71,7 +71,7 @@ void exercise(transport::transport &t, char *base) {
 TEST(DirectTransports, SelfThroughTheInterface) {
     direct_fixture f;
     auto t = create_self();
-    setup s{&f.cfg, &f.job, &f.topo, nullptr};
+    setup s{&f.cfg, &f.job, &f.topo, nullptr, false, {}, {}};
     ASSERT_EQ(t->connect(s), status::ok);
     EXPECT_TRUE(t->can_reach(0));
     EXPECT_FALSE(t->can_reach(1));
@@ -91,10 +91,10 @@ TEST(DirectTransports, ShmMapsAPeerSegmentByName) {
     auto peer = mem::host_mapping::create(name, 4096);  // rank 1's segment
     ASSERT_TRUE(peer.ok()) << last_error();
     auto t = create_shm();
-    setup s{&f.cfg, &f.job, &f.topo, nullptr};
+    setup s{&f.cfg, &f.job, &f.topo, nullptr, false, {}, {}};
     ASSERT_EQ(t->connect(s), status::ok);
     EXPECT_TRUE(t->can_reach(1));
-    ASSERT_EQ(t->attach_segment(1, 0, 4096, name), status::ok);
+    ASSERT_EQ(t->attach_segment(1, 0, 4096, peer->name()), status::ok);  // the name as exchanged
     ASSERT_NE(t->peer_base(1, 0), nullptr);
     const remote r{1, 0, 100};
     ASSERT_EQ(t->put(r, "across", 7, false), status::ok);
@@ -112,7 +112,7 @@ TEST(Router, FirstTransportThatReachesAPeer) {
     direct_fixture f;
     f.job.size = 3;
     f.topo = boot::topology::from_node_names({"a", "a", "b"}, 0);
-    setup s{&f.cfg, &f.job, &f.topo, nullptr};
+    setup s{&f.cfg, &f.job, &f.topo, nullptr, false, {}, {}};
     auto self = create_self(), shm = create_shm();
     ASSERT_EQ(self->connect(s), status::ok);
     ASSERT_EQ(shm->connect(s), status::ok);

@@ -1,6 +1,11 @@
 // mem: the deterministic allocator, global pointer checks, shared-memory segments.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstring>
 #include <random>
@@ -77,11 +82,13 @@ TEST(GlobalPointer, RangeChecks) {
 }
 
 TEST(Segment, CreateAttachShareAndUnlink) {
-    const std::string name = shm_name("unittest" + std::to_string(getpid()), 0, 0);
-    auto a = host_mapping::create(name, 1 << 16);
+    const std::string prefix = shm_name("unittest" + std::to_string(getpid()), 0, 0);
+    auto a = host_mapping::create(prefix, 1 << 16);
     ASSERT_TRUE(a.ok()) << last_error();
-    auto dup = host_mapping::create(name, 1 << 16);
-    EXPECT_EQ(dup.error(), status::no_memory);  // names are never reused
+    const std::string name = a->name();
+    auto dup = host_mapping::create(prefix, 1 << 16);
+    ASSERT_TRUE(dup.ok()) << last_error();
+    EXPECT_NE(dup->name(), name);  // names are never reused: each gets its own random part
     auto b = host_mapping::attach(name, 1 << 16);
     ASSERT_TRUE(b.ok()) << last_error();
     std::strcpy(static_cast<char *>(a->base()), "shared");
@@ -90,4 +97,43 @@ TEST(Segment, CreateAttachShareAndUnlink) {
     a->unlink();
     EXPECT_EQ(host_mapping::attach(name, 1 << 16).error(), status::bootstrap);  // gone from /dev/shm
     EXPECT_STREQ(static_cast<char *>(b->base()), "shared");                   // mappings stay valid
+}
+
+// Another local user who pre-created hgas-<job>-<rank>-<seg> (the job id is visible) made every
+// job fail with "File exists": the name must not be derivable from the job id, a squatted
+// name must not block, and the file must be private to this user.
+TEST(Segment, ShmNamePredictableFromJobIdIsNotUsed) {
+    const std::string job = "squat" + std::to_string(getpid());
+    const std::string prefix = shm_name(job, 0, 0);
+    // What another user would pre-create: the old name, and the prefix with common endings.
+    std::vector<std::string> squatted = {prefix, prefix + "-0", prefix + "-1", prefix + "-0000000000000000"};
+    for (const auto &n : squatted) {
+        int fd = shm_open(n.c_str(), O_CREAT | O_EXCL | O_RDWR, 0644);
+        ASSERT_GE(fd, 0) << n << ": " << std::strerror(errno);
+        close(fd);
+    }
+    auto a = host_mapping::create(prefix, 4096);
+    ASSERT_TRUE(a.ok()) << last_error();
+    auto b = host_mapping::create(prefix, 4096);
+    ASSERT_TRUE(b.ok()) << last_error();
+    for (const auto &n : squatted) {
+        EXPECT_NE(a->name(), n);
+        shm_unlink(n.c_str());
+    }
+    // prefix-<16 hex digits>, different each time: 64 bits no other process can guess.
+    for (const host_mapping *m : {&*a, &*b}) {
+        ASSERT_EQ(m->name().size(), prefix.size() + 17) << m->name();
+        EXPECT_EQ(m->name().compare(0, prefix.size() + 1, prefix + "-"), 0) << m->name();
+        EXPECT_EQ(m->name().find_first_not_of("0123456789abcdef", prefix.size() + 1), std::string::npos);
+    }
+    EXPECT_NE(a->name(), b->name());
+    // Mode 0600 whatever the umask.
+    const mode_t old = umask(0277);
+    auto c = host_mapping::create(prefix, 4096);
+    umask(old);
+    ASSERT_TRUE(c.ok()) << last_error();
+    struct stat st;
+    ASSERT_EQ(stat(("/dev/shm" + c->name()).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    EXPECT_EQ(st.st_uid, getuid());
 }

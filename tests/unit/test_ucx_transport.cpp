@@ -141,7 +141,7 @@ std::vector<std::unique_ptr<rank_state>> make_job(int n, const params &p, const 
     for (int r = 0; r < n; ++r)
         threads.emplace_back([&, r] {
             rank_state &rs = *ranks[r];
-            setup s{&rs.cfg, &rs.job, &rs.topo, rs.store.get()};
+            setup s{&rs.cfg, &rs.job, &rs.topo, rs.store.get(), false, {}, {}};
             st[r] = rs.t->connect(s);
             if (st[r] != status::ok) why[r] = last_error();
         });

@@ -72,13 +72,18 @@ the job ends the same way (a second one kills the ranks at once). If hgasrun its
 killed, the kernel kills the ranks (PR_SET_PDEATHSIG); remote ranks get SIGTERM when their
 rsh connection closes.
 
+A rank that hangs is named by the others' timeouts (hgas_barrier, hgas_finalize: "rank 2 has
+not arrived"), which end the job with that message; ranks still running HGAS_TIMEOUT + 5 s
+after another rank exited 0 are named and the job ends.
+
 A rank may end the whole job normally with hgas_global_exit(status) (shmem_global_exit):
 the other ranks exit with the same status at their next hgas call; those that make none
 within 2 s get SIGTERM, then SIGKILL, as above, and hgasrun exits with that status.
 
 exit status: 0 if every rank exited with 0; the status given to hgas_global_exit if a rank
 called it (and no rank had failed before); otherwise the exit status of the first rank that
-failed (128+N if it was killed by signal N); 124 after --timeout; 128+N if hgasrun got
+failed (128+N if it was killed by signal N); 1 if the job ended on a rank's report (a
+hung rank) while no rank failed by itself; 124 after --timeout; 128+N if hgasrun got
 signal N; 2 for bad options or settings; 1 if the job could not be started.
 
 Files: a job directory $TMPDIR/hgas-<jobid> (mode 0700, holds the store socket) and the

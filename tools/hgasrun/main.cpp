@@ -164,6 +164,8 @@ private:
     void on_exit(int r, int wstatus);
     void note_quit(int r);
     void check_exit_request();
+    void check_store_abort();
+    void check_hung(double now);
     void end_job(const std::string &why);
     void signal_all(int sig);
     void read_output(stream &s, int rank);
@@ -188,6 +190,12 @@ private:
     int got_signal_ = 0, first_fail_ = 0;
     bool exit_requested_ = false;  // a rank ended the job with hgas_global_exit
     int exit_code_ = 0;
+    // A rank that hangs while the others are done: HGAS_TIMEOUT after the first rank exited 0,
+    // the ranks still running are named and the job ends (check_hung).
+    double hgas_timeout_ = 300;
+    double t_first_done_ = 0;
+    int first_done_ = -1;
+    bool store_failed_ = false;  // the job ended on a rank's report through the store
 };
 
 void launcher::signal_all(int sig) {
@@ -221,6 +229,45 @@ void launcher::check_exit_request() {
     end_job("rank " + std::to_string(r) + " ended the job with exit status " + std::to_string(code));
 }
 
+// A rank that reported a failure through the store (hgas_abort, or a wait that timed out on a
+// rank that never arrived: hgas_finalize names the ranks that did not reach it). Its reason
+// names the culprit; the rank that sent it may well exit 0 (a program that does not check
+// hgas_finalize), so this, not its exit status, is what ends the job.
+void launcher::check_store_abort() {
+    std::string why;
+    int r = -1;
+    if (ending_ || !store_ || !store_->aborted(&why, &r) || r < 0) return;
+    if (store_->exit_requested(nullptr, nullptr)) return;  // a job exit: check_exit_request
+    const std::string text = "hgasrun: " + why + "; ending the job";
+    std::fprintf(stderr, "%s\n", text.c_str());
+    store_failed_ = true;
+    end_job(text);
+}
+
+// Every wait of a rank has the HGAS_TIMEOUT deadline, so once one rank is done, one that has
+// not finished within HGAS_TIMEOUT more (plus a margin for the others' own timeouts to speak
+// first) is hung outside hgas, or its program never ends: name it rather than wait forever.
+void launcher::check_hung(double now) {
+    if (ending_ || first_done_ < 0 || running() == 0) return;
+    if (now < t_first_done_ + hgas_timeout_ + 5.0) return;
+    std::string who;
+    int n = 0;
+    for (int r = 0; r < o_.n; ++r)
+        if (ranks_[r].running) {
+            if (n++ < 16)
+                who += (who.empty() ? "" : ", ") + std::to_string(r) + " (pid " + std::to_string(ranks_[r].pid) + ")";
+            else if (n == 17) who += ", ...";
+        }
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "hgasrun: rank%s %s still running %g s after rank %d finished (HGAS_TIMEOUT=%g s plus 5 s): hung, "
+                  "or not calling hgas_finalize?; ending the job",
+                  n == 1 ? "" : "s", who.c_str(), now - t_first_done_, first_done_, hgas_timeout_);
+    std::fprintf(stderr, "%s\n", text);
+    store_failed_ = true;
+    end_job(text);
+}
+
 // Not a failure by itself (the exit status is what counts), but the likely cause of a hang.
 void launcher::note_quit(int r) {
     check_exit_request();
@@ -245,17 +292,26 @@ void launcher::on_exit(int r, int wstatus) {
     }
     const int others = running();
     if (p.code == 0) {
+        if (first_done_ < 0) {
+            first_done_ = r;
+            t_first_done_ = now_seconds();
+        }
         if (p.lost_without_bye) note_quit(r);
         return;
     }
     if (exit_requested_) return;
-    if (first_fail_ == 0) first_fail_ = p.code;
-    if (ending_) return;  // a consequence of the ending, not news
+    // A rank that dies of the SIGTERM or SIGKILL sent to end the job did not fail by itself.
+    const bool ours = termed_ && WIFSIGNALED(wstatus) &&
+                      (WTERMSIG(wstatus) == SIGTERM || WTERMSIG(wstatus) == SIGKILL);
+    if (first_fail_ == 0 && !ours) first_fail_ = p.code;
+    // A consequence of the ending, not news; except a death that a rank's report through the
+    // store (a peer found dead) announced before the launcher saw it: still say which it was.
+    if (ending_ && !(store_failed_ && !ours && WIFSIGNALED(wstatus))) return;
     std::string text = "hgasrun: rank " + std::to_string(r) +
                        (remote(r) ? " (on host " + o_.hosts[o_.host_of_rank[r]].name + ", through rsh pid "
                                   : " (pid ") + std::to_string(p.pid) + ") " + how;
     if (remote(r) && p.code == 255) text += " (ssh's status when it cannot reach or log in to the host)";
-    if (others > 0) text += "; ending the job";
+    if (others > 0 && !ending_) text += "; ending the job";
     std::fprintf(stderr, "%s\n", text.c_str());
     if (others > 0) end_job(text);
 }
@@ -490,13 +546,18 @@ int launcher::run() {
     signal(SIGPIPE, SIG_IGN);  // a closed stdout must not kill the launcher and orphan the job
     const int sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 
+    // The ranks' HGAS_TIMEOUT (as they read it: hgasrun passes its environment on) bounds how
+    // long one may outlive the others; a malformed value fails the ranks' init anyway.
+    if (auto cfg = hgas::settings::from_env(); cfg.ok()) hgas_timeout_ = cfg->seconds(hgas::setting::timeout);
     const bool started = start();
     const double t0 = now_seconds();
     double drain_until = 0;
     while (started) {
         check_exit_request();
+        check_store_abort();
         reap();
         const double now = now_seconds();
+        check_hung(now);
         const int live = running();
         bool open_pipes = false;
         for (auto &r : ranks_) open_pipes = open_pipes || r.out.fd >= 0 || r.err.fd >= 0;
@@ -527,6 +588,7 @@ int launcher::run() {
         if (ending_ && !termed_) next = std::min(next, t_term_);
         if (ending_ && !killed_) next = std::min(next, t_kill_);
         if (drain_until > 0) next = std::min(next, drain_until);
+        if (first_done_ >= 0 && !ending_) next = std::min(next, t_first_done_ + hgas_timeout_ + 5.0);
         std::vector<pollfd> fds = {{sigfd, POLLIN, 0}, {lost_pipe_[0], POLLIN, 0}};
         std::vector<stream *> streams;
         std::vector<int> owner;
@@ -582,6 +644,7 @@ int launcher::run() {
     if (timed_out_) return 124;
     if (got_signal_) return 128 + got_signal_;
     if (exit_requested_) return exit_code_;
+    if (first_fail_ == 0 && store_failed_) return 1;  // the job failed although its ranks exited 0
     return first_fail_;
 }
 

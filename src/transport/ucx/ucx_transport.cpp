@@ -44,8 +44,10 @@ void nbi_done_cb(void *request, ucs_status_t st, void *user_data) {
 }
 
 bool is_connection_error(ucs_status_t st) {
+    // UCS_ERR_IO_ERROR: what UCX's shared-memory and CMA transports report for an operation
+    // whose target process is gone (a rank killed with operations in flight).
     return st == UCS_ERR_CONNECTION_RESET || st == UCS_ERR_ENDPOINT_TIMEOUT ||
-           st == UCS_ERR_UNREACHABLE || st == UCS_ERR_REJECTED;
+           st == UCS_ERR_UNREACHABLE || st == UCS_ERR_REJECTED || st == UCS_ERR_IO_ERROR;
 }
 
 }  // namespace
@@ -157,6 +159,8 @@ status ucx_transport::connect(const setup &s) {
     me_ = s.job->rank;
     size_ = s.job->size;
     yield_when_idle_ = s.oversubscribed;
+    job_alive_ = s.job_alive;
+    peer_lost_ = s.peer_lost;
     // Both modes: atomics and put_signal always travel as active messages (see README).
     HGAS_TRY(register_am_handlers());
 
@@ -201,7 +205,8 @@ status ucx_transport::connect(const setup &s) {
         // Off-node peers: PEER mode, so a dead peer fails its requests (peer_failed) instead
         // of hanging them. Same-node peers: UCX's shared-memory transports (self, posix, sysv)
         // have no peer-failure support and PEER mode would push them onto tcp loopback; a dead
-        // same-node peer is caught by the HGAS_TIMEOUT deadline of every wait instead. The
+        // same-node peer is caught by the job's abort (setup::job_alive, checked by every wait)
+        // or, failing that, the HGAS_TIMEOUT deadline. The
         // choice is symmetric (both ends see the same topology), as UCX requires.
         bool same_node = r == me_ || (s.topo && static_cast<int>(s.topo->node_of.size()) == size_ &&
                                       s.topo->node_of[r] == s.topo->node_of[me_]);
@@ -435,6 +440,7 @@ status ucx_transport::take_async_error() {
         msg.swap(async_msg_);
         async_code_ = status::ok;
     }
+    if (code == status::peer_failed && peer_lost_) peer_lost_(msg);
     return code == status::ok ? status::ok : fail(code, "%s", msg.c_str());
 }
 
@@ -449,10 +455,11 @@ int ucx_transport::first_dead_peer(bool with_outstanding) const {
 
 status ucx_transport::peer_failure(int peer, const char *what) {
     int e = peers_[peer]->ep_error.load(std::memory_order_acquire);
-    return fail(status::peer_failed,
-                "%s from rank %d to rank %d failed: the connection to rank %d broke (UCX: %s); that rank probably "
-                "died or aborted, see its output",
-                what, me_, peer, peer, ucs_status_string(static_cast<ucs_status_t>(e)));
+    const std::string msg = format("%s from rank %d to rank %d failed: the connection to rank %d broke (UCX: %s); "
+                                   "that rank probably died or aborted, see its output",
+                                   what, me_, peer, peer, ucs_status_string(static_cast<ucs_status_t>(e)));
+    if (peer_lost_) peer_lost_(msg);
+    return fail(status::peer_failed, "%s", msg.c_str());
 }
 
 status ucx_transport::ucs_failure(ucs_status_t st, const char *what, int peer) {

@@ -225,6 +225,8 @@ private:
     data_mode mode_ = data_mode::rma;
     bool multi_thread_ = false;
     double timeout_s_ = 300;
+    std::function<status()> job_alive_;  // setup::job_alive
+    std::function<void(const std::string &)> peer_lost_;  // setup::peer_lost
     bool yield_when_idle_ = false;
     bool native_amo_ = true;  // rma mode, same-node peers: try UCX atomics first  // more ranks on this node than cores: see wait_until
     int me_ = 0;
@@ -265,7 +267,12 @@ status ucx_transport::wait_until(Done &&done, const char *what, int peer) {
             if (done()) break;
             return peer_failure(peer, what);
         }
-        if (budget.tick() && dl.expired()) return timeout_failure(what, peer);
+        if (budget.tick()) {
+            // The job's end (a rank killed, hgas_abort) may be the only news of a dead same-node
+            // peer: UCX's shared-memory endpoints do not report it.
+            if (job_alive_) HGAS_TRY(job_alive_());
+            if (dl.expired()) return timeout_failure(what, peer);
+        }
     }
     return status::ok;
 }
