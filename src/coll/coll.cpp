@@ -41,7 +41,7 @@ status session::wait_entered(int peer, const char *what) const {
     status st = status::ok;
     uint64_t v = 0;
     HGAS_TRY(r.wait(what, [&] {
-        st = rma::atomic(r, g, HGAS_AMO_FETCH, HGAS_UINT64, nullptr, nullptr, &v);
+        st = rma::atomic(r, g, HGAS_AMO_FETCH, HGAS_UINT64, nullptr, nullptr, &v, rma::issuer::runtime);
         return st != status::ok || v >= epoch;
     }));
     return st;
@@ -74,9 +74,16 @@ status check_symmetric(core::rank &r, const char *op, const void *p, size_t byte
         return fail(status::invalid_pointer, "%s: %s [%p, +%zu) is not inside the symmetric heap or the program's "
                     "static data; allocate it with hgas_malloc so that it lies at the same offset on every rank", op,
                     what, p, bytes);
+    const uint16_t sg = static_cast<uint16_t>(seg);
+    const uint64_t off = static_cast<uint64_t>(static_cast<const char *>(p) - r.own_base(sg));
+    // The user's buffer: not hgas's own objects, and in checked mode inside one allocation.
+    if (off < r.heap(sg).user_base())
+        return fail(status::invalid_pointer, "%s: %s [%p, +%zu) lies in hgas's own objects at the start of the "
+                    "symmetric heap, not in an allocation of the program", op, what, p, bytes);
+    HGAS_TRY(rma::check_live(r, op, mem::make_gptr(r.me(), sg, off), bytes));
     if (ref) {
-        ref->seg = static_cast<uint16_t>(seg);
-        ref->off = static_cast<uint64_t>(static_cast<const char *>(p) - r.own_base(static_cast<uint16_t>(seg)));
+        ref->seg = sg;
+        ref->off = off;
     }
     return status::ok;
 }
@@ -146,7 +153,7 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
             const int ch = children[i];
             if (c == 0) HGAS_TRY(s.wait_entered(ch, op));  // its dst is free for this broadcast
             HGAS_TRY(rma::put_signal(r, mem::make_gptr(ch, dref.seg, off + at), from + at, len,
-                                     s.peer_word(ch, w_bcast), 1, HGAS_SIGNAL_ADD, false));
+                                     s.peer_word(ch, w_bcast), 1, HGAS_SIGNAL_ADD, false, rma::issuer::runtime));
         }
         // The child counts chunks: chunk c+1's signal must not overtake chunk c's data.
         if (nchildren && c + 1 < nchunks) HGAS_TRY(rma::fence(r));
@@ -172,7 +179,8 @@ status fcollect(core::rank &r, void *dst, const void *src, size_t bytes) {
             const int peer = (me + k) % n;
             HGAS_TRY(s.wait_entered(peer, op));
             HGAS_TRY(rma::put_signal(r, mem::make_gptr(peer, dref.seg, off), src, bytes,
-                                     s.peer_word(peer, w_fcollect), 1, HGAS_SIGNAL_ADD, false));
+                                     s.peer_word(peer, w_fcollect), 1, HGAS_SIGNAL_ADD, false,
+                                     rma::issuer::runtime));
         }
         if (d + bytes * me != src) std::memmove(d + bytes * me, src, bytes);
         return s.wait_count(w_fcollect, static_cast<uint64_t>(n - 1), op);
@@ -201,7 +209,8 @@ status alltoall(core::rank &r, void *dst, const void *src, size_t bytes) {
             const int peer = (me + k) % n;
             HGAS_TRY(s.wait_entered(peer, op));
             HGAS_TRY(rma::put_signal(r, mem::make_gptr(peer, dref.seg, off), sp + bytes * peer, bytes,
-                                     s.peer_word(peer, w_alltoall), 1, HGAS_SIGNAL_ADD, false));
+                                     s.peer_word(peer, w_alltoall), 1, HGAS_SIGNAL_ADD, false,
+                                     rma::issuer::runtime));
         }
         std::memcpy(d + bytes * me, sp + bytes * me, bytes);
         return s.wait_count(w_alltoall, static_cast<uint64_t>(n - 1), op);

@@ -152,7 +152,7 @@ status send_chunk(const session &ss, const scratch_plan &p, const char *op, int 
     // seq + 1's signal must not overtake chunk seq's data.
     if (seq >= 1) HGAS_TRY(rma::fence(ss.r));
     return rma::put_signal(ss.r, p.peer_slot(peer, s, seq), data, len, ss.peer_word(peer, w_data + s), 1,
-                           HGAS_SIGNAL_ADD, false);
+                           HGAS_SIGNAL_ADD, false, rma::issuer::runtime);
 }
 
 // Waits for chunk `seq` in my slot `s`.
@@ -165,7 +165,7 @@ status recv_chunk(const session &ss, const char *op, int s, uint64_t seq) {
 // collective.
 status release_chunk(const session &ss, int peer, int s, uint64_t seq, uint64_t nchunks) {
     if (seq + 2 >= nchunks) return status::ok;
-    return rma::signal_update(ss.r, ss.peer_word(peer, w_credit + s), HGAS_SIGNAL_ADD, 1);
+    return rma::signal_update(ss.r, ss.peer_word(peer, w_credit + s), HGAS_SIGNAL_ADD, 1, rma::issuer::runtime);
 }
 
 int log2_floor(int x) {

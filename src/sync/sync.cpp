@@ -100,7 +100,7 @@ status barrier(core::rank &r) {
     for (int k = 0, dist = 1; dist < n; ++k, dist <<= 1) {
         const uint64_t off = in.barrier_flags + 64 * static_cast<uint64_t>(k);
         hgas_gptr_t peer = mem::make_gptr((me + dist) % n, mem::seg_symmetric, off);
-        HGAS_TRY(rma::signal_update(r, peer, HGAS_SIGNAL_ADD, 1));
+        HGAS_TRY(rma::signal_update(r, peer, HGAS_SIGNAL_ADD, 1, rma::issuer::runtime));
         // Each barrier adds exactly one per round from one peer, so after `epoch` barriers the
         // word holds at least `epoch` (a faster peer may already be one ahead).
         const uint64_t *mine = reinterpret_cast<const uint64_t *>(r.own_base(mem::seg_symmetric) + off);
