@@ -115,6 +115,7 @@ status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) 
     const char *op = nbi ? "hgas_put_nbi" : "hgas_put";
     HGAS_TRY(check_local(op, src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, dst, n));
+    if (n == 0) return status::ok;  // checked; nothing to move (the buffer may be NULL)
     const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
     if (sk != mem::kind::host || ps->kind != mem::kind::host) return device_put(r, op, dst, *ps, src, sk, n, nullptr, nbi);
     if (ps->direct) {
@@ -128,6 +129,7 @@ status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi) {
     const char *op = nbi ? "hgas_get_nbi" : "hgas_get";
     HGAS_TRY(check_local(op, dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, src, n));
+    if (n == 0) return status::ok;  // checked; nothing to move (the buffer may be NULL)
     const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
     if (dk != mem::kind::host || ps->kind != mem::kind::host) return device_get(r, op, dst, dk, src, *ps, n, nbi);
     if (ps->direct) {
@@ -141,6 +143,10 @@ status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_ha
     if (!h) return fail(status::invalid_arg, "hgas_put_nb: the handle pointer is NULL");
     HGAS_TRY(check_local("hgas_put_nb", src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_put_nb", dst, n));
+    if (n == 0) {
+        *h = HGAS_HANDLE_DONE;
+        return status::ok;
+    }
     const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
     if (sk != mem::kind::host || ps->kind != mem::kind::host) {
         *h = HGAS_HANDLE_DONE;
@@ -166,6 +172,10 @@ status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t
     if (!h) return fail(status::invalid_arg, "hgas_get_nb: the handle pointer is NULL");
     HGAS_TRY(check_local("hgas_get_nb", dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_get_nb", src, n));
+    if (n == 0) {
+        *h = HGAS_HANDLE_DONE;
+        return status::ok;
+    }
     const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
     if (dk != mem::kind::host || ps->kind != mem::kind::host) {
         *h = HGAS_HANDLE_DONE;
