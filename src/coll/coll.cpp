@@ -24,6 +24,9 @@ session::session(core::rank &rk, uint32_t fp, const char *args_text) : r(rk), de
     for (int w = 1; w < 64; ++w) base[w] = load_acquire(word(w));
     // Release: the snapshot above is taken before any peer can write for this collective,
     // because peers write only after they have read this value (wait_entered).
+    // The history first: a reader that finds w_entered past its epoch looks there.
+    __atomic_store_n(word(w_history + static_cast<int>(epoch % history_len)), epoch << desc_bits | desc,
+                     __ATOMIC_RELEASE);
     __atomic_store_n(word(w_entered), epoch << desc_bits | desc, __ATOMIC_RELEASE);
 }
 
@@ -47,6 +50,12 @@ status session::wait_entered(int peer, const char *what, bool *agrees) const {
         return st != status::ok || v >> desc_bits >= epoch;
     }));
     HGAS_TRY(st);
+    if (v >> desc_bits > epoch) {
+        // Already past this collective (a rank that failed its own checks leaves at once): its
+        // entry for this one is in its history, unless it has run history_len collectives ahead.
+        HGAS_TRY(rma::atomic(r, peer_word(peer, w_history + static_cast<int>(epoch % history_len)), HGAS_AMO_FETCH,
+                             HGAS_UINT64, nullptr, nullptr, &v, rma::issuer::runtime));
+    }
     const uint32_t theirs = static_cast<uint32_t>(v & desc_mask);
     if (agrees) *agrees = v >> desc_bits == epoch && theirs == desc;
     if (v >> desc_bits != epoch || theirs == desc) return status::ok;
@@ -197,10 +206,14 @@ status broadcast_local_checks(core::rank &r, const char *op, void *dst, const vo
     return status::ok;
 }
 
-// Ends a broadcast that failed after entry: children that agree with this rank wait for its
-// chunks, so each gets the poison (after the chunks already sent: fence) and fails too.
-status poison_children(const session &s, const int *children, int nchildren, status err) {
+// Ends a broadcast that failed after entry. If our parent is in it with our arguments, it
+// sends every chunk (or the poison), and none may arrive after we return (a later collective
+// would count it): wait for them first (`drain`: the number of chunks). Then the children that
+// agree with us wait for our chunks: each gets the poison (after the chunks already sent:
+// fence) and fails too.
+status end_failed_broadcast(const session &s, uint64_t drain, const int *children, int nchildren, status err) {
     const std::string why = last_error();
+    if (drain) (void)s.wait_count(w_bcast, drain, "hgas_broadcast");
     (void)rma::fence(s.r);
     for (int i = 0; i < nchildren; ++i) {
         bool agrees = false;  // only a child in this broadcast with our arguments waits for us
@@ -225,8 +238,10 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
     }
     if (local != status::ok) return fail_entered(r, local);
     char *d = static_cast<char *>(dst);
-    if (me == root && src != dst) std::memmove(d, src, bytes);
-    if (n == 1) return status::ok;
+    if (n == 1) {
+        if (src != dst) std::memmove(d, src, bytes);
+        return status::ok;
+    }
 
     char args[64];
     std::snprintf(args, sizeof args, "root %d, %zu bytes", root, bytes);
@@ -242,18 +257,20 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
         if (v + mask < n) children[nchildren++] = (v + mask + root) % n;
     // The parent must be in this broadcast with our arguments, or nobody sends us anything.
     const int parent = v == 0 ? -1 : (v - (v & -v) + root) % n;
+    const size_t nchunks = (bytes + bcast_chunk - 1) / bcast_chunk;
     if (parent >= 0)
-        if (status e = s.wait_entered(parent, op); e != status::ok) return poison_children(s, children, nchildren, e);
+        if (status e = s.wait_entered(parent, op); e != status::ok)
+            return end_failed_broadcast(s, 0, children, nchildren, e);  // it sends us nothing
+    const uint64_t drain = parent >= 0 ? nchunks : 0;
 
     const uint64_t off = dref.off;
     const char *from = me == root ? static_cast<const char *>(src) : d;
-    const size_t nchunks = (bytes + bcast_chunk - 1) / bcast_chunk;
     for (size_t c = 0; c < nchunks; ++c) {
         const size_t at = c * bcast_chunk, len = std::min(bcast_chunk, bytes - at);
         if (me != root) {
             HGAS_TRY(s.wait_count(w_bcast, c + 1, op));
             if (s.load(w_bcast) - s.base[w_bcast] >= bcast_poison)
-                return poison_children(s, children, nchildren,
+                return end_failed_broadcast(s, 0, children, nchildren,
                                        fail(status::invalid_arg, "%s: rank %d, this rank's parent in the broadcast tree "
                                             "(%s), failed it: some rank passed a bad argument or other arguments "
                                             "(hgas_last_error() on the ranks says which)", op, parent, args));
@@ -262,13 +279,15 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
             const int ch = children[i];
             if (c == 0)  // its dst is free for this broadcast, and it expects our chunks
                 if (status e = s.wait_entered(ch, op); e != status::ok)
-                    return poison_children(s, children, nchildren, e);
+                    return end_failed_broadcast(s, drain, children, nchildren, e);
             HGAS_TRY(rma::put_signal(r, mem::make_gptr(ch, dref.seg, off + at), from + at, len,
                                      s.peer_word(ch, w_bcast), 1, HGAS_SIGNAL_ADD, false, rma::issuer::runtime));
         }
         // The child counts chunks: chunk c+1's signal must not overtake chunk c's data.
         if (nchildren && c + 1 < nchunks) HGAS_TRY(rma::fence(r));
     }
+    // The root's own copy last: a broadcast that fails (other arguments elsewhere) writes nothing.
+    if (me == root && src != dst) std::memmove(d, src, bytes);
     return status::ok;
 }
 

@@ -58,6 +58,8 @@ enum word : int {
     w_bcast = 1,     // broadcast: chunks received from the tree parent
     w_fcollect = 2,  // fcollect: blocks received
     w_alltoall = 3,  // alltoall: blocks received
+    w_history = 8,   // written by the owner only: w_history + (epoch % history_len) holds its
+    history_len = 8, // w_entered value of that collective (see wait_entered)
     w_data = 16,     // reduce/allreduce: w_data + s counts chunks that arrived in scratch slot s
     w_credit = 40,   // reduce/allreduce: w_credit + s counts chunks the receiver of my slot-s
                      // channel has consumed (so the next may overwrite it)
@@ -93,9 +95,9 @@ struct session {
     hgas_gptr_t peer_word(int peer, int w) const;
     // Waits until `peer` has entered this collective, so its signal words, dst and scratch
     // are ours to write for it. Fails (invalid_arg, naming the peer) if the peer entered it
-    // with other arguments or failed its own checks; a peer already past this collective is
-    // not compared. `*agrees` (if given) is set when the peer is in this collective with our
-    // arguments.
+    // with other arguments or failed its own checks (a peer already past it is compared from
+    // its history, if it is fewer than history_len collectives ahead). `*agrees` (if given)
+    // is set when the peer is in this collective with our arguments.
     status wait_entered(int peer, const char *what, bool *agrees = nullptr) const;
     // Waits until word `w` has grown by `count` since entry.
     status wait_count(int w, uint64_t count, const char *what) const;

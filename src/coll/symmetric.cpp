@@ -92,20 +92,21 @@ namespace {
 // The collective free behind hgas_free and hgas_all_free. `bad` is set where the caller has
 // already found the argument invalid (its message is recorded); the agreement still runs, so
 // that a bad argument on one rank fails the call on every rank and none waits in the barrier.
-status free_collective(core::rank &r, const char *op, void *p, bool bad) {
+status free_collective(core::rank &r, const char *op, void *p, status bad) {
     const int seg = p ? r.own_segment_of(p, 1) : mem::seg_symmetric;
     const bool sym_seg = seg >= 0 && mem::symmetric_segment(mem::segment_kind(static_cast<uint16_t>(seg))) == seg;
     const uint64_t off = p && sym_seg ? static_cast<uint64_t>(static_cast<char *>(p) - r.own_base(seg)) : 0;
     // block_size is 0 for the runtime's own objects (below the heap's user base) too.
-    const bool valid = !bad && (!p || (sym_seg && r.heap(static_cast<uint16_t>(seg)).block_size(off) != 0));
-    if (!valid && !bad)
-        (void)fail(status::invalid_pointer, "%s: %p is not the start of a live symmetric allocation (double free, "
+    const bool valid =
+        bad == status::ok && (!p || (sym_seg && r.heap(static_cast<uint16_t>(seg)).block_size(off) != 0));
+    if (!valid && bad == status::ok)
+        bad = fail(status::invalid_pointer, "%s: %p is not the start of a live symmetric allocation (double free, "
                    "or memory not from hgas_malloc)", op, p);
     const std::string why = valid ? std::string() : last_error();
     // Agree first, so that a bad pointer on one rank fails the call on every rank, none hangs.
     uint64_t mine = valid ? 0 : 1, any = 0;
     HGAS_TRY(allreduce(r, &any, &mine, 1, HGAS_UINT64, HGAS_OP_MAX));
-    if (!valid) return fail(status::invalid_pointer, "%s", why.c_str());
+    if (!valid) return fail(bad, "%s", why.c_str());
     if (any)
         return fail(status::invalid_pointer, "%s: another rank passed a pointer that is not a live symmetric "
                     "allocation (its hgas_last_error() says which); nothing was freed on any rank", op);
@@ -115,7 +116,7 @@ status free_collective(core::rank &r, const char *op, void *p, bool bad) {
 }
 }  // namespace
 
-status sym_free(core::rank &r, void *p) { return free_collective(r, "hgas_free", p, false); }
+status sym_free(core::rank &r, void *p) { return free_collective(r, "hgas_free", p, status::ok); }
 
 status all_alloc(core::rank &r, uint64_t nblocks, uint64_t block_bytes, hgas_array_t *out, mem::kind k) {
     if (!out) return fail(status::invalid_arg, "hgas_all_alloc: the result pointer is NULL");
@@ -141,24 +142,22 @@ status all_alloc(core::rank &r, uint64_t nblocks, uint64_t block_bytes, hgas_arr
 
 status all_free(core::rank &r, hgas_array_t *a) {
     const char *op = "hgas_all_free";
-    bool bad = true;
+    status bad = status::ok;
     void *p = nullptr;
     if (!a)
-        (void)fail(status::invalid_arg, "%s: the array pointer is NULL", op);
+        bad = fail(status::invalid_arg, "%s: the array pointer is NULL", op);
     else if (a->nranks == 0 || a->block_bytes == 0)  // hgas_all_free zeroes the array it frees
-        (void)fail(status::invalid_pointer, "%s: the array is not allocated (freed already by hgas_all_free, or never "
+        bad = fail(status::invalid_pointer, "%s: the array is not allocated (freed already by hgas_all_free, or never "
                    "allocated by hgas_all_alloc)", op);
     else if (a->nranks != static_cast<uint32_t>(r.n()) || a->segment >= mem::seg_count || !r.own_base(a->segment) ||
              mem::symmetric_segment(mem::segment_kind(a->segment)) != a->segment)
-        (void)fail(status::invalid_pointer, "%s: the array (segment %u, %u ranks) is not an hgas_all_alloc array of "
+        bad = fail(status::invalid_pointer, "%s: the array (segment %u, %u ranks) is not an hgas_all_alloc array of "
                    "this job", op, a->segment, a->nranks);
     else if (!mem::in_bounds(a->base, 1, r.own_size(a->segment)))
-        (void)fail(status::invalid_pointer, "%s: the array's base offset %llu is outside segment %u", op,
+        bad = fail(status::invalid_pointer, "%s: the array's base offset %llu is outside segment %u", op,
                    (unsigned long long)a->base, a->segment);
-    else {
-        bad = false;
+    else
         p = r.own_base(a->segment) + a->base;
-    }
     HGAS_TRY(free_collective(r, op, p, bad));
     *a = hgas_array_t{};
     return status::ok;
