@@ -4,8 +4,10 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
+#include "api/enum_arg.hpp"
 #include "api/testing.h"
 #include "base/log.hpp"
 #include "coll/coll.hpp"
@@ -22,6 +24,8 @@ namespace {
 // state: the job's bootstrap store has closed this process's membership, so joining again
 // would wait for HGAS_BOOT_TIMEOUT and fail with a message about the store.
 std::atomic<bool> g_left_job{false};
+
+using api::enum_arg;
 
 status not_initialized(const char *fn) {
     return fail(status::not_initialized, "%s called before hgas_init() or after hgas_finalize(); call hgas_init() "
@@ -388,11 +392,11 @@ hgas_status_t hgas_put_signal_nbi(hgas_gptr_t dst, const void *src, size_t bytes
 }
 hgas_status_t hgas_signal_wait_until(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, uint64_t *observed) {
     HGASI_RANK(r);
-    return to_c(sync::signal_wait_until(*r, sig, cmp, value, observed));
+    return to_c(sync::signal_wait_until(*r, sig, enum_arg(cmp), value, observed));
 }
 hgas_status_t hgas_signal_test(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, int *satisfied) {
     HGASI_RANK(r);
-    return to_c(sync::signal_test(*r, sig, cmp, value, satisfied));
+    return to_c(sync::signal_test(*r, sig, enum_arg(cmp), value, satisfied));
 }
 hgas_status_t hgas_signal_fetch(const uint64_t *sig, uint64_t *value) {
     HGASI_RANK(r);

@@ -17,7 +17,7 @@ bool compare(uint64_t v, hgas_cmp_t cmp, uint64_t value) {
 }
 
 namespace {
-status check_sig(core::rank &r, const char *op, const uint64_t *sig, hgas_cmp_t cmp) {
+status check_sig(core::rank &r, const char *op, const uint64_t *sig, int cmp) {
     if (!sig) return fail(status::invalid_arg, "%s: the signal pointer is NULL", op);
     if (cmp < HGAS_CMP_EQ || cmp > HGAS_CMP_LE)
         return fail(status::invalid_arg, "%s: comparison %d is not an hgas_cmp_t", op, cmp);
@@ -59,8 +59,9 @@ private:
 };
 }  // namespace
 
-status signal_wait_until(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, uint64_t *observed) {
-    HGAS_TRY(check_sig(r, "hgas_signal_wait_until", sig, cmp));
+status signal_wait_until(core::rank &r, const uint64_t *sig, int cmp_arg, uint64_t value, uint64_t *observed) {
+    HGAS_TRY(check_sig(r, "hgas_signal_wait_until", sig, cmp_arg));
+    const auto cmp = static_cast<hgas_cmp_t>(cmp_arg);
     sig_reader rd(r, sig);
     uint64_t v = 0;
     core::safe_point sp(r);  // e.g. a local kernel's proxied put_signal may be what we wait for
@@ -70,8 +71,9 @@ status signal_wait_until(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uin
     return status::ok;
 }
 
-status signal_test(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, int *satisfied) {
-    HGAS_TRY(check_sig(r, "hgas_signal_test", sig, cmp));
+status signal_test(core::rank &r, const uint64_t *sig, int cmp_arg, uint64_t value, int *satisfied) {
+    HGAS_TRY(check_sig(r, "hgas_signal_test", sig, cmp_arg));
+    const auto cmp = static_cast<hgas_cmp_t>(cmp_arg);
     if (!satisfied) return fail(status::invalid_arg, "hgas_signal_test: the result pointer is NULL");
     sig_reader rd(r, sig);
     bool ok = compare(rd(), cmp, value);
