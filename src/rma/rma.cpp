@@ -10,8 +10,20 @@ namespace {
 
 remote to_remote(hgas_gptr_t p) { return remote{static_cast<int>(p.rank), p.segment, p.offset}; }
 
-status check_local(const char *op, const void *buf, size_t n, const char *what) {
+status check_local(core::rank &r, const char *op, const void *buf, size_t n, const char *what,
+                   issuer by = issuer::user) {
     if (n && !buf) return fail(status::invalid_arg, "%s: %s buffer is NULL but %zu bytes were asked for", op, what, n);
+    // Checked mode: a local buffer in this rank's heaps must lie inside one allocation too.
+    if (n && by == issuer::user && r.cfg().flag(setting::check)) {
+        const int seg = r.own_segment_of(buf, 1);
+        if (seg >= 0 && seg != mem::seg_static) {
+            const uint16_t sg = static_cast<uint16_t>(seg);
+            const auto off = static_cast<uint64_t>(static_cast<const char *>(buf) - r.own_base(sg));
+            if (off < r.heap(sg).user_base())
+                return fail(status::invalid_arg, "%s: the %s buffer %p lies in hgas's own objects", op, what, buf);
+            return check_live(r, op, mem::make_gptr(r.me(), sg, off), n);
+        }
+    }
     return status::ok;
 }
 
@@ -113,7 +125,7 @@ status device_put_signal(core::rank &r, const char *name, hgas_gptr_t dst, const
 
 status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) {
     const char *op = nbi ? "hgas_put_nbi" : "hgas_put";
-    HGAS_TRY(check_local(op, src, n, "source"));
+    HGAS_TRY(check_local(r, op, src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, dst, n));
     if (n == 0) return status::ok;  // checked; nothing to move (the buffer may be NULL)
     const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
@@ -127,7 +139,7 @@ status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) 
 
 status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi) {
     const char *op = nbi ? "hgas_get_nbi" : "hgas_get";
-    HGAS_TRY(check_local(op, dst, n, "destination"));
+    HGAS_TRY(check_local(r, op, dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, src, n));
     if (n == 0) return status::ok;  // checked; nothing to move (the buffer may be NULL)
     const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
@@ -141,7 +153,7 @@ status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi) {
 
 status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_handle_t *h) {
     if (!h) return fail(status::invalid_arg, "hgas_put_nb: the handle pointer is NULL");
-    HGAS_TRY(check_local("hgas_put_nb", src, n, "source"));
+    HGAS_TRY(check_local(r, "hgas_put_nb", src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_put_nb", dst, n));
     if (n == 0) {
         *h = HGAS_HANDLE_DONE;
@@ -170,7 +182,7 @@ status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_ha
 
 status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t *h) {
     if (!h) return fail(status::invalid_arg, "hgas_get_nb: the handle pointer is NULL");
-    HGAS_TRY(check_local("hgas_get_nb", dst, n, "destination"));
+    HGAS_TRY(check_local(r, "hgas_get_nb", dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_get_nb", src, n));
     if (n == 0) {
         *h = HGAS_HANDLE_DONE;
@@ -252,7 +264,7 @@ status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hga
     const char *name = nbi ? "hgas_put_signal_nbi" : "hgas_put_signal";
     if (op != HGAS_SIGNAL_SET && op != HGAS_SIGNAL_ADD)
         return fail(status::invalid_arg, "%s: signal op %d is neither HGAS_SIGNAL_SET nor HGAS_SIGNAL_ADD", name, op);
-    HGAS_TRY(check_local(name, src, n, "source"));
+    HGAS_TRY(check_local(r, name, src, n, "source", by));
     if (sig.rank != dst.rank)
         return fail(status::invalid_arg, "%s: the signal (rank %u) must be on the same rank as the data (rank %u)",
                     name, sig.rank, dst.rank);
