@@ -144,8 +144,13 @@ int hgas_where(hgas_gptr_t p);
  *  simulated device memory, reachable only through hgas calls (its pointers fault on a plain
  *  load or store), with a copy engine of settable latency and bandwidth (HGAS_SIM_*), so that
  *  every device path runs on machines without a GPU. */
-typedef enum hgas_kind { HGAS_KIND_HOST = 0, HGAS_KIND_CUDA = 1, HGAS_KIND_SIM = 2 } hgas_kind_t;
-#define HGAS_KIND_DEFAULT ((hgas_kind_t)-1) /**< the calling rank's current default kind */
+typedef enum hgas_kind {
+    HGAS_KIND_DEFAULT = -1, /**< the calling rank's current default kind (an enumerator, not a cast
+                                 of -1, so that the value lies in the enum's range in C++) */
+    HGAS_KIND_HOST = 0,
+    HGAS_KIND_CUDA = 1,
+    HGAS_KIND_SIM = 2
+} hgas_kind_t;
 
 /** 1 if this rank has memory of kind `k` (cuda: a GPU and HGAS_CUDA_HEAP_SIZE > 0). */
 int hgas_kind_available(hgas_kind_t k);

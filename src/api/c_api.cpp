@@ -176,18 +176,20 @@ void *hgas_local_addr(hgas_gptr_t p) {
 // --- memory kinds ----------------------------------------------------------------------
 namespace {
 // HGAS_KIND_DEFAULT -> the rank's default; anything not a kind -> invalid_arg.
-result<mem::kind> kind_arg(core::rank &r, const char *op, hgas_kind_t k) {
+result<mem::kind> kind_arg(core::rank &r, const char *op, hgas_kind_t kind) {
+    const int k = enum_arg(kind);
     if (k == HGAS_KIND_DEFAULT) return r.default_kind();
     if (k != HGAS_KIND_HOST && k != HGAS_KIND_CUDA && k != HGAS_KIND_SIM)
         return fail(status::invalid_arg, "%s: %d is not an hgas_kind_t (HGAS_KIND_HOST, HGAS_KIND_CUDA, HGAS_KIND_SIM)",
-                    op, static_cast<int>(k));
+                    op, k);
     return static_cast<mem::kind>(k);
 }
 }  // namespace
 
-int hgas_kind_available(hgas_kind_t k) {
+int hgas_kind_available(hgas_kind_t kind) {
     auto *r = core::current();
     if (!r) return 0;
+    const int k = enum_arg(kind);
     if (k == HGAS_KIND_HOST) return 1;
     if (k != HGAS_KIND_CUDA && k != HGAS_KIND_SIM) return 0;
     return r->device(static_cast<mem::kind>(k)) ? 1 : 0;
@@ -221,7 +223,8 @@ hgas_kind_t hgas_ptr_kind(const void *p) {
     if (!r || !p) return HGAS_KIND_HOST;
     return static_cast<hgas_kind_t>(r->kind_of(p, 1));
 }
-const char *hgas_kind_name(hgas_kind_t k) {
+const char *hgas_kind_name(hgas_kind_t kind) {
+    const int k = enum_arg(kind);
     if (k != HGAS_KIND_HOST && k != HGAS_KIND_CUDA && k != HGAS_KIND_SIM) return "?";
     return mem::kind_name(static_cast<mem::kind>(k));
 }
