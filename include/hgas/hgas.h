@@ -40,7 +40,8 @@ extern "C" {
 /** Joins the job: reads settings (HGAS_* variables; a bad value fails with
  *  HGAS_ERR_INVALID_SETTING naming it), connects to the bootstrap store, maps peers' memory,
  *  and connects transports. Collective over all ranks. Fails with HGAS_ERR_TIMEOUT if some
- *  rank does not join within HGAS_BOOT_TIMEOUT; HGAS_ERR_ALREADY_INITIALIZED if called twice. */
+ *  rank does not join within HGAS_BOOT_TIMEOUT; HGAS_ERR_ALREADY_INITIALIZED if called twice;
+ *  HGAS_ERR_UNSUPPORTED at once after hgas_finalize (a process joins its job once). */
 hgas_status_t hgas_init(void);
 
 /** Leaves the job: quiets outstanding operations, barriers, frees the heaps. Collective.
@@ -100,7 +101,8 @@ typedef struct hgas_gptr {
     uint64_t offset;   /**< byte offset inside the segment */
     uint32_t rank;     /**< owning rank (its affinity) */
     uint16_t segment;  /**< segment id on that rank (HGAS_SEG_*) */
-    uint16_t flags;    /**< reserved, 0 */
+    uint16_t flags;    /**< reserved: must be 0 (an operation on a pointer with any bit set fails
+                            with HGAS_ERR_INVALID_ARG) */
 } hgas_gptr_t;
 
 #define HGAS_SEG_SYMMETRIC 0u       /**< the symmetric host heap of each rank */
@@ -142,8 +144,13 @@ int hgas_where(hgas_gptr_t p);
  *  simulated device memory, reachable only through hgas calls (its pointers fault on a plain
  *  load or store), with a copy engine of settable latency and bandwidth (HGAS_SIM_*), so that
  *  every device path runs on machines without a GPU. */
-typedef enum hgas_kind { HGAS_KIND_HOST = 0, HGAS_KIND_CUDA = 1, HGAS_KIND_SIM = 2 } hgas_kind_t;
-#define HGAS_KIND_DEFAULT ((hgas_kind_t)-1) /**< the calling rank's current default kind */
+typedef enum hgas_kind {
+    HGAS_KIND_DEFAULT = -1, /**< the calling rank's current default kind (an enumerator, not a cast
+                                 of -1, so that the value lies in the enum's range in C++) */
+    HGAS_KIND_HOST = 0,
+    HGAS_KIND_CUDA = 1,
+    HGAS_KIND_SIM = 2
+} hgas_kind_t;
 
 /** 1 if this rank has memory of kind `k` (cuda: a GPU and HGAS_CUDA_HEAP_SIZE > 0). */
 int hgas_kind_available(hgas_kind_t k);
@@ -248,9 +255,13 @@ typedef struct hgas_handle_s *hgas_handle_t;
  *  hgas_test reports done. Every handle must be waited or tested to completion once. */
 hgas_status_t hgas_put_nb(hgas_gptr_t dst, const void *src, size_t bytes, hgas_handle_t *h);
 hgas_status_t hgas_get_nb(void *dst, hgas_gptr_t src, size_t bytes, hgas_handle_t *h);
-/** Waits (with progress, up to HGAS_TIMEOUT) until `h` is complete, then releases it. */
+/** Waits (with progress, up to HGAS_TIMEOUT) until `h` is complete, then releases it.
+ *  A handle already waited or tested to completion (and HGAS_HANDLE_DONE) returns HGAS_OK at
+ *  once, like MPI_Wait on MPI_REQUEST_NULL; a value that is not a handle of this rank fails
+ *  with HGAS_ERR_INVALID_ARG. On HGAS_ERR_TIMEOUT the handle stays live. */
 hgas_status_t hgas_wait(hgas_handle_t h);
-/** Sets *done to 1 and releases `h` if complete, else 0 (after one progress pass). */
+/** Sets *done to 1 and releases `h` if complete, else 0 (after one progress pass). A handle
+ *  already completed reports 1 again. */
 hgas_status_t hgas_test(hgas_handle_t h, int *done);
 
 /** Orders puts and put_signals to each target: those issued before are delivered before

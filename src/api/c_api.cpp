@@ -1,10 +1,13 @@
 // The C API: argument plumbing from hgas.h to the semantics layers, nothing else.
 #include <hgas/hgas.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
+#include "api/enum_arg.hpp"
 #include "api/testing.h"
 #include "base/log.hpp"
 #include "coll/coll.hpp"
@@ -17,6 +20,13 @@
 using namespace hgas;
 
 namespace {
+// Set once a rank of this process has left its job (hgas_finalize). Process state, not rank
+// state: the job's bootstrap store has closed this process's membership, so joining again
+// would wait for HGAS_BOOT_TIMEOUT and fail with a message about the store.
+std::atomic<bool> g_left_job{false};
+
+using api::enum_arg;
+
 status not_initialized(const char *fn) {
     return fail(status::not_initialized, "%s called before hgas_init() or after hgas_finalize(); call hgas_init() "
                 "first", fn);
@@ -40,6 +50,10 @@ hgas_status_t hgas_init(void) {
     if (core::current())
         return to_c(fail(status::already_initialized, "hgas_init: this rank is already initialized; call "
                          "hgas_finalize() before initializing again"));
+    if (g_left_job.load(std::memory_order_acquire))
+        return to_c(fail(status::unsupported, "hgas_init: this process already left the job with hgas_finalize(); "
+                         "re-initialization is not supported: call hgas_init once at the start of the program and "
+                         "hgas_finalize once at its end"));
     auto r = core::rank::create();
     if (!r.ok()) return to_c(r.error());
     core::set_current(r.value().release());
@@ -50,6 +64,7 @@ hgas_status_t hgas_finalize(void) {
     core::rank *r = core::current();
     if (!r) return HGAS_OK;  // idempotent
     status s = r->finalize();
+    g_left_job.store(true, std::memory_order_release);
     core::set_current(nullptr);
     delete r;
     return to_c(s);
@@ -155,7 +170,8 @@ void *hgas_local_addr(hgas_gptr_t p) {
     auto *r = core::current();
     if (!r) return nullptr;
     const core::peer_segment *ps = r->segment(p.rank, p.segment);
-    if (!ps || p.offset >= ps->size) return nullptr;
+    if (!ps || p.offset >= ps->size || p.flags) return nullptr;
+    if (p.offset < r->heap(p.segment).user_base()) return nullptr;  // hgas's own objects
     // sim memory is reachable through hgas calls only; cuda memory gives a device pointer.
     if (ps->kind == mem::kind::sim) return nullptr;
     if (ps->kind == mem::kind::cuda) return ps->dev ? ps->dev + p.offset : nullptr;
@@ -167,18 +183,20 @@ void *hgas_local_addr(hgas_gptr_t p) {
 // --- memory kinds ----------------------------------------------------------------------
 namespace {
 // HGAS_KIND_DEFAULT -> the rank's default; anything not a kind -> invalid_arg.
-result<mem::kind> kind_arg(core::rank &r, const char *op, hgas_kind_t k) {
+result<mem::kind> kind_arg(core::rank &r, const char *op, hgas_kind_t kind) {
+    const int k = enum_arg(kind);
     if (k == HGAS_KIND_DEFAULT) return r.default_kind();
     if (k != HGAS_KIND_HOST && k != HGAS_KIND_CUDA && k != HGAS_KIND_SIM)
         return fail(status::invalid_arg, "%s: %d is not an hgas_kind_t (HGAS_KIND_HOST, HGAS_KIND_CUDA, HGAS_KIND_SIM)",
-                    op, static_cast<int>(k));
+                    op, k);
     return static_cast<mem::kind>(k);
 }
 }  // namespace
 
-int hgas_kind_available(hgas_kind_t k) {
+int hgas_kind_available(hgas_kind_t kind) {
     auto *r = core::current();
     if (!r) return 0;
+    const int k = enum_arg(kind);
     if (k == HGAS_KIND_HOST) return 1;
     if (k != HGAS_KIND_CUDA && k != HGAS_KIND_SIM) return 0;
     return r->device(static_cast<mem::kind>(k)) ? 1 : 0;
@@ -212,7 +230,8 @@ hgas_kind_t hgas_ptr_kind(const void *p) {
     if (!r || !p) return HGAS_KIND_HOST;
     return static_cast<hgas_kind_t>(r->kind_of(p, 1));
 }
-const char *hgas_kind_name(hgas_kind_t k) {
+const char *hgas_kind_name(hgas_kind_t kind) {
+    const int k = enum_arg(kind);
     if (k != HGAS_KIND_HOST && k != HGAS_KIND_CUDA && k != HGAS_KIND_SIM) return "?";
     return mem::kind_name(static_cast<mem::kind>(k));
 }
@@ -274,10 +293,11 @@ hgas_status_t hgas_array_ptr(const hgas_array_t *a, uint64_t byte_index, hgas_gp
     if (!a || !out) return to_c(fail(status::invalid_arg, "hgas_array_ptr: NULL array or result pointer"));
     if (a->block_bytes == 0 || a->nranks == 0)
         return to_c(fail(status::invalid_arg, "hgas_array_ptr: the array is not allocated (freed?)"));
-    if (byte_index >= a->nblocks * a->block_bytes)
-        return to_c(fail(status::out_of_bounds, "hgas_array_ptr: byte %llu is past the end of the array (%llu bytes)",
-                         (unsigned long long)byte_index, (unsigned long long)(a->nblocks * a->block_bytes)));
     const uint64_t block = byte_index / a->block_bytes, within = byte_index % a->block_bytes;
+    if (block >= a->nblocks)  // not byte_index >= nblocks * block_bytes: that product may overflow
+        return to_c(fail(status::out_of_bounds, "hgas_array_ptr: byte %llu is past the end of the array (%llu blocks of "
+                         "%llu bytes)", (unsigned long long)byte_index, (unsigned long long)a->nblocks,
+                         (unsigned long long)a->block_bytes));
     *out = mem::make_gptr(static_cast<int>(block % a->nranks), a->segment,
                           a->base + (block / a->nranks) * a->block_bytes + within);
     return HGAS_OK;
@@ -382,11 +402,11 @@ hgas_status_t hgas_put_signal_nbi(hgas_gptr_t dst, const void *src, size_t bytes
 }
 hgas_status_t hgas_signal_wait_until(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, uint64_t *observed) {
     HGASI_RANK(r);
-    return to_c(sync::signal_wait_until(*r, sig, cmp, value, observed));
+    return to_c(sync::signal_wait_until(*r, sig, enum_arg(cmp), value, observed));
 }
 hgas_status_t hgas_signal_test(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, int *satisfied) {
     HGASI_RANK(r);
-    return to_c(sync::signal_test(*r, sig, cmp, value, satisfied));
+    return to_c(sync::signal_test(*r, sig, enum_arg(cmp), value, satisfied));
 }
 hgas_status_t hgas_signal_fetch(const uint64_t *sig, uint64_t *value) {
     HGASI_RANK(r);

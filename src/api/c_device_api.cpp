@@ -1,6 +1,7 @@
 // The C API of the device layer (include/hgas/hgas_device.h): argument plumbing to src/device.
 #include <hgas/hgas_device.h>
 
+#include "api/enum_arg.hpp"
 #include "core/rank.hpp"
 #include "device/device.hpp"
 
@@ -48,7 +49,7 @@ hgas_status_t hgas_put_signal_on_stream(void *dst, const void *src, size_t bytes
 
 hgas_status_t hgas_signal_wait_on_stream(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
-    return to_c(device::signal_wait_on_stream(*r, sig, cmp, value, s));
+    return to_c(device::signal_wait_on_stream(*r, sig, api::enum_arg(cmp), value, s));
 }
 
 hgas_status_t hgas_barrier_on_stream(cudaStream_t s) {

@@ -3,7 +3,9 @@
 #include "coll/coll.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "rma/rma.hpp"
 
@@ -16,13 +18,16 @@ namespace {
 inline uint64_t load_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 }  // namespace
 
-session::session(core::rank &rk) : r(rk) {
+session::session(core::rank &rk, uint32_t fp, const char *args_text) : r(rk), desc(fp & desc_mask), args(args_text) {
     auto &in = r.internal();
     epoch = ++in.coll_epoch;
     for (int w = 1; w < 64; ++w) base[w] = load_acquire(word(w));
     // Release: the snapshot above is taken before any peer can write for this collective,
     // because peers write only after they have read this value (wait_entered).
-    __atomic_store_n(word(w_entered), epoch, __ATOMIC_RELEASE);
+    // The history first: a reader that finds w_entered past its epoch looks there.
+    __atomic_store_n(word(w_history + static_cast<int>(epoch % history_len)), epoch << desc_bits | desc,
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(word(w_entered), epoch << desc_bits | desc, __ATOMIC_RELEASE);
 }
 
 uint64_t *session::word(int w) const {
@@ -36,21 +41,51 @@ hgas_gptr_t session::peer_word(int peer, int w) const {
     return mem::make_gptr(peer, mem::seg_symmetric, r.internal().coll_flags + 64 * static_cast<uint64_t>(w));
 }
 
-status session::wait_entered(int peer, const char *what) const {
+status session::wait_entered(int peer, const char *what, bool *agrees) const {
     const hgas_gptr_t g = peer_word(peer, w_entered);
     status st = status::ok;
     uint64_t v = 0;
     HGAS_TRY(r.wait(what, [&] {
-        st = rma::atomic(r, g, HGAS_AMO_FETCH, HGAS_UINT64, nullptr, nullptr, &v);
-        return st != status::ok || v >= epoch;
+        st = rma::atomic(r, g, HGAS_AMO_FETCH, HGAS_UINT64, nullptr, nullptr, &v, rma::issuer::runtime);
+        return st != status::ok || v >> desc_bits >= epoch;
     }));
-    return st;
+    HGAS_TRY(st);
+    if (v >> desc_bits > epoch) {
+        // Already past this collective (a rank that failed its own checks leaves at once): its
+        // entry for this one is in its history, unless it has run history_len collectives ahead.
+        HGAS_TRY(rma::atomic(r, peer_word(peer, w_history + static_cast<int>(epoch % history_len)), HGAS_AMO_FETCH,
+                             HGAS_UINT64, nullptr, nullptr, &v, rma::issuer::runtime));
+    }
+    const uint32_t theirs = static_cast<uint32_t>(v & desc_mask);
+    if (agrees) *agrees = v >> desc_bits == epoch && theirs == desc;
+    if (v >> desc_bits != epoch || theirs == desc) return status::ok;
+    if (theirs == desc_failed)
+        return fail(status::invalid_arg, "%s: rank %d failed this collective with a bad argument of its own (its "
+                    "hgas_last_error() says which); rank %d stops here instead of waiting for it", what, peer, r.me());
+    if (desc == desc_failed)
+        return fail(status::invalid_arg, "%s: this rank failed its own argument checks", what);
+    return fail(status::invalid_arg, "%s: rank %d called this collective with other arguments than rank %d (%s): a "
+                "different root, size, type or op, or another collective; every rank must call the same collectives in "
+                "the same order with the same arguments", what, peer, r.me(), args);
 }
 
 status session::wait_count(int w, uint64_t count, const char *what) const {
     const uint64_t *p = word(w);
     const uint64_t target = base[w] + count;
     return r.wait(what, [&] { return load_acquire(p) >= target; });
+}
+
+uint32_t fingerprint(uint64_t call, uint64_t a, uint64_t b, uint64_t c) {
+    // splitmix64 over the arguments: any difference changes the 24 bits but for 1 in 2^24.
+    uint64_t h = 0x9e3779b97f4a7c15ull * (call + 1);
+    for (uint64_t x : {a, b, c}) {
+        h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+        h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+        h ^= h >> 31;
+    }
+    const uint32_t fp = static_cast<uint32_t>(h) & desc_mask;
+    return fp == desc_failed ? fp - 1 : fp;  // desc_failed is reserved
 }
 
 status check_buf(const char *op, const void *p, size_t bytes, const char *what) {
@@ -74,9 +109,16 @@ status check_symmetric(core::rank &r, const char *op, const void *p, size_t byte
         return fail(status::invalid_pointer, "%s: %s [%p, +%zu) is not inside the symmetric heap or the program's "
                     "static data; allocate it with hgas_malloc so that it lies at the same offset on every rank", op,
                     what, p, bytes);
+    const uint16_t sg = static_cast<uint16_t>(seg);
+    const uint64_t off = static_cast<uint64_t>(static_cast<const char *>(p) - r.own_base(sg));
+    // The user's buffer: not hgas's own objects, and in checked mode inside one allocation.
+    if (off < r.heap(sg).user_base())
+        return fail(status::invalid_pointer, "%s: %s [%p, +%zu) lies in hgas's own objects at the start of the "
+                    "symmetric heap, not in an allocation of the program", op, what, p, bytes);
+    HGAS_TRY(rma::check_live(r, op, mem::make_gptr(r.me(), sg, off), bytes));
     if (ref) {
-        ref->seg = static_cast<uint16_t>(seg);
-        ref->off = static_cast<uint64_t>(static_cast<const char *>(p) - r.own_base(static_cast<uint16_t>(seg)));
+        ref->seg = sg;
+        ref->off = off;
     }
     return status::ok;
 }
@@ -113,19 +155,97 @@ status total_bytes(const char *op, int n, size_t bytes, size_t &out) {
 }
 }  // namespace
 
+namespace {
+// A large add into a broadcast child's chunk counter: "your parent failed, stop waiting".
+// It satisfies any wait for a chunk, and the child tells it from chunks by its size.
+constexpr uint64_t bcast_poison = uint64_t{1} << 40;
+
+// A rank whose own arguments are bad: with peers, it enters the collective under desc_failed,
+// so that the ranks that read its w_entered word (to write to it, or because they wait for
+// its data) fail at once instead of waiting for it, and returns its error.
+status fail_entered(core::rank &r, status err) {
+    if (r.n() > 1) {
+        const std::string why = last_error();
+        { session s(r, desc_failed, ""); }
+        return fail(err, "%s", why.c_str());
+    }
+    return err;
+}
+
+// Checked mode (HGAS_CHECK=1): the arguments of a collective must be the same on every rank,
+// verified by an allreduce of (x, ~x) with MIN before any byte moves, so that a mismatch, or a
+// bad argument on any rank, fails the call on every rank with the same message.
+status agree_args(core::rank &r, const char *op, status local, const uint64_t *vals, const char *const *names,
+                  int k) {
+    uint64_t v[2 * 4 + 2], out[2 * 4 + 2];
+    const std::string why = local == status::ok ? std::string() : last_error();
+    v[0] = local == status::ok ? 0 : 1;
+    v[1] = ~v[0];
+    for (int i = 0; i < k; ++i) {
+        v[2 + 2 * i] = vals[i];
+        v[3 + 2 * i] = ~vals[i];
+    }
+    HGAS_TRY(allreduce(r, out, v, static_cast<size_t>(2 + 2 * k), HGAS_UINT64, HGAS_OP_MIN));
+    if (local != status::ok) return fail(local, "%s", why.c_str());
+    if (~out[1] != 0)
+        return fail(status::invalid_arg, "%s: another rank passed a bad argument (its hgas_last_error() says which); "
+                    "nothing was moved on any rank (HGAS_CHECK=1)", op);
+    for (int i = 0; i < k; ++i)
+        if (out[2 + 2 * i] != ~out[3 + 2 * i])
+            return fail(status::invalid_arg, "%s: the ranks passed different %s (from %llu to %llu); every rank must "
+                        "pass the same; nothing was moved on any rank (HGAS_CHECK=1)", op, names[i],
+                        (unsigned long long)out[2 + 2 * i], (unsigned long long)~out[3 + 2 * i]);
+    return status::ok;
+}
+
+status broadcast_local_checks(core::rank &r, const char *op, void *dst, const void *src, size_t bytes, int root,
+                              sym_ref &dref) {
+    HGAS_TRY(check_root(r, op, root));
+    HGAS_TRY(check_symmetric(r, op, dst, bytes, "dst", &dref));
+    if (r.me() == root) HGAS_TRY(check_host_buf(r, op, src, bytes, "src"));
+    return status::ok;
+}
+
+// Ends a broadcast that failed after entry. If our parent is in it with our arguments, it
+// sends every chunk (or the poison), and none may arrive after we return (a later collective
+// would count it): wait for them first (`drain`: the number of chunks). Then the children that
+// agree with us wait for our chunks: each gets the poison (after the chunks already sent:
+// fence) and fails too.
+status end_failed_broadcast(const session &s, uint64_t drain, const int *children, int nchildren, status err) {
+    const std::string why = last_error();
+    if (drain) (void)s.wait_count(w_bcast, drain, "hgas_broadcast");
+    (void)rma::fence(s.r);
+    for (int i = 0; i < nchildren; ++i) {
+        bool agrees = false;  // only a child in this broadcast with our arguments waits for us
+        if (s.wait_entered(children[i], "hgas_broadcast", &agrees) != status::ok || !agrees) continue;
+        (void)rma::signal_update(s.r, s.peer_word(children[i], w_bcast), HGAS_SIGNAL_ADD, bcast_poison,
+                                 rma::issuer::runtime);
+    }
+    return fail(err, "%s", why.c_str());
+}
+}  // namespace
+
 status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int root) {
     const char *op = "hgas_broadcast";
-    HGAS_TRY(check_root(r, op, root));
-    if (bytes == 0) return status::ok;
-    sym_ref dref;
-    HGAS_TRY(check_symmetric(r, op, dst, bytes, "dst", &dref));
+    if (bytes == 0) return check_root(r, op, root);
     const int n = r.n(), me = r.me();
-    if (me == root) HGAS_TRY(check_host_buf(r, op, src, bytes, "src"));
+    sym_ref dref;
+    const status local = broadcast_local_checks(r, op, dst, src, bytes, root, dref);
+    if (n > 1 && r.cfg().flag(setting::check)) {
+        const uint64_t vals[2] = {static_cast<uint64_t>(static_cast<int64_t>(root)), bytes};
+        const char *const names[2] = {"roots", "sizes"};
+        HGAS_TRY(agree_args(r, op, local, vals, names, 2));
+    }
+    if (local != status::ok) return fail_entered(r, local);
     char *d = static_cast<char *>(dst);
-    if (me == root && src != dst) std::memmove(d, src, bytes);
-    if (n == 1) return status::ok;
+    if (n == 1) {
+        if (src != dst) std::memmove(d, src, bytes);
+        return status::ok;
+    }
 
-    session s(r);
+    char args[64];
+    std::snprintf(args, sizeof args, "root %d, %zu bytes", root, bytes);
+    session s(r, fingerprint(c_broadcast, static_cast<uint64_t>(root), bytes), args);
     const int v = (me - root + n) % n;  // rank relative to the root
     // Children in the binomial tree: v + mask for every mask below v's lowest set bit (below
     // n for the root), the largest subtree first so that it starts forwarding earliest.
@@ -135,22 +255,39 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
     int children[32], nchildren = 0;
     for (int mask = lim >> 1; mask >= 1; mask >>= 1)
         if (v + mask < n) children[nchildren++] = (v + mask + root) % n;
+    // The parent must be in this broadcast with our arguments, or nobody sends us anything.
+    const int parent = v == 0 ? -1 : (v - (v & -v) + root) % n;
+    const size_t nchunks = (bytes + bcast_chunk - 1) / bcast_chunk;
+    if (parent >= 0)
+        if (status e = s.wait_entered(parent, op); e != status::ok)
+            return end_failed_broadcast(s, 0, children, nchildren, e);  // it sends us nothing
+    const uint64_t drain = parent >= 0 ? nchunks : 0;
 
     const uint64_t off = dref.off;
     const char *from = me == root ? static_cast<const char *>(src) : d;
-    const size_t nchunks = (bytes + bcast_chunk - 1) / bcast_chunk;
     for (size_t c = 0; c < nchunks; ++c) {
         const size_t at = c * bcast_chunk, len = std::min(bcast_chunk, bytes - at);
-        if (me != root) HGAS_TRY(s.wait_count(w_bcast, c + 1, op));
+        if (me != root) {
+            HGAS_TRY(s.wait_count(w_bcast, c + 1, op));
+            if (s.load(w_bcast) - s.base[w_bcast] >= bcast_poison)
+                return end_failed_broadcast(s, 0, children, nchildren,
+                                       fail(status::invalid_arg, "%s: rank %d, this rank's parent in the broadcast tree "
+                                            "(%s), failed it: some rank passed a bad argument or other arguments "
+                                            "(hgas_last_error() on the ranks says which)", op, parent, args));
+        }
         for (int i = 0; i < nchildren; ++i) {
             const int ch = children[i];
-            if (c == 0) HGAS_TRY(s.wait_entered(ch, op));  // its dst is free for this broadcast
+            if (c == 0)  // its dst is free for this broadcast, and it expects our chunks
+                if (status e = s.wait_entered(ch, op); e != status::ok)
+                    return end_failed_broadcast(s, drain, children, nchildren, e);
             HGAS_TRY(rma::put_signal(r, mem::make_gptr(ch, dref.seg, off + at), from + at, len,
-                                     s.peer_word(ch, w_bcast), 1, HGAS_SIGNAL_ADD, false));
+                                     s.peer_word(ch, w_bcast), 1, HGAS_SIGNAL_ADD, false, rma::issuer::runtime));
         }
         // The child counts chunks: chunk c+1's signal must not overtake chunk c's data.
         if (nchildren && c + 1 < nchunks) HGAS_TRY(rma::fence(r));
     }
+    // The root's own copy last: a broadcast that fails (other arguments elsewhere) writes nothing.
+    if (me == root && src != dst) std::memmove(d, src, bytes);
     return status::ok;
 }
 
@@ -158,21 +295,27 @@ status fcollect(core::rank &r, void *dst, const void *src, size_t bytes) {
     const char *op = "hgas_fcollect";
     if (bytes == 0) return status::ok;
     const int n = r.n(), me = r.me();
-    size_t total;
-    HGAS_TRY(total_bytes(op, n, bytes, total));
+    size_t total = 0;
     sym_ref dref;
-    HGAS_TRY(check_symmetric(r, op, dst, total, "dst", &dref));
-    HGAS_TRY(check_host_buf(r, op, src, bytes, "src"));
+    status local = total_bytes(op, n, bytes, total);
+    if (local == status::ok) local = check_symmetric(r, op, dst, total, "dst", &dref);
+    if (local == status::ok) local = check_host_buf(r, op, src, bytes, "src");
+    if (local != status::ok) return fail_entered(r, local);
     char *d = static_cast<char *>(dst);
     const uint64_t off = dref.off + bytes * me;
     if (n > 1) {
-        session s(r);
+        char args[48];
+        std::snprintf(args, sizeof args, "%zu bytes", bytes);
+        session s(r, fingerprint(c_fcollect, bytes), args);
+        // Every peer first: if any passed other arguments, every rank finds a mismatch (it
+        // differs from one of the two) before it writes anywhere.
+        for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, op));
         // Start at me+1 so that the ranks do not all write to rank 0 first.
         for (int k = 1; k < n; ++k) {
             const int peer = (me + k) % n;
-            HGAS_TRY(s.wait_entered(peer, op));
             HGAS_TRY(rma::put_signal(r, mem::make_gptr(peer, dref.seg, off), src, bytes,
-                                     s.peer_word(peer, w_fcollect), 1, HGAS_SIGNAL_ADD, false));
+                                     s.peer_word(peer, w_fcollect), 1, HGAS_SIGNAL_ADD, false,
+                                     rma::issuer::runtime));
         }
         if (d + bytes * me != src) std::memmove(d + bytes * me, src, bytes);
         return s.wait_count(w_fcollect, static_cast<uint64_t>(n - 1), op);
@@ -185,23 +328,27 @@ status alltoall(core::rank &r, void *dst, const void *src, size_t bytes) {
     const char *op = "hgas_alltoall";
     if (bytes == 0) return status::ok;
     const int n = r.n(), me = r.me();
-    size_t total;
-    HGAS_TRY(total_bytes(op, n, bytes, total));
+    size_t total = 0;
     sym_ref dref;
-    HGAS_TRY(check_symmetric(r, op, dst, total, "dst", &dref));
-    HGAS_TRY(check_host_buf(r, op, src, total, "src"));
+    status local = total_bytes(op, n, bytes, total);
+    if (local == status::ok) local = check_symmetric(r, op, dst, total, "dst", &dref);
+    if (local == status::ok) local = check_host_buf(r, op, src, total, "src");
     char *d = static_cast<char *>(dst);
     const char *sp = static_cast<const char *>(src);
-    if (sp < d + total && d < sp + total)
-        return fail(status::invalid_arg, "%s: src and dst overlap; alltoall cannot run in place", op);
+    if (local == status::ok && sp < d + total && d < sp + total)
+        local = fail(status::invalid_arg, "%s: src and dst overlap; alltoall cannot run in place", op);
+    if (local != status::ok) return fail_entered(r, local);
     const uint64_t off = dref.off + bytes * me;
     if (n > 1) {
-        session s(r);
+        char args[48];
+        std::snprintf(args, sizeof args, "%zu bytes", bytes);
+        session s(r, fingerprint(c_alltoall, bytes), args);
+        for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, op));  // as in fcollect
         for (int k = 1; k < n; ++k) {
             const int peer = (me + k) % n;
-            HGAS_TRY(s.wait_entered(peer, op));
             HGAS_TRY(rma::put_signal(r, mem::make_gptr(peer, dref.seg, off), sp + bytes * peer, bytes,
-                                     s.peer_word(peer, w_alltoall), 1, HGAS_SIGNAL_ADD, false));
+                                     s.peer_word(peer, w_alltoall), 1, HGAS_SIGNAL_ADD, false,
+                                     rma::issuer::runtime));
         }
         std::memcpy(d + bytes * me, sp + bytes * me, bytes);
         return s.wait_count(w_alltoall, static_cast<uint64_t>(n - 1), op);

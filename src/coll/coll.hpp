@@ -58,27 +58,47 @@ enum word : int {
     w_bcast = 1,     // broadcast: chunks received from the tree parent
     w_fcollect = 2,  // fcollect: blocks received
     w_alltoall = 3,  // alltoall: blocks received
+    w_history = 8,   // written by the owner only: w_history + (epoch % history_len) holds its
+    history_len = 8, // w_entered value of that collective (see wait_entered)
     w_data = 16,     // reduce/allreduce: w_data + s counts chunks that arrived in scratch slot s
     w_credit = 40,   // reduce/allreduce: w_credit + s counts chunks the receiver of my slot-s
                      // channel has consumed (so the next may overwrite it)
     max_slots = 24,
 };
 
+// What a rank announces in its w_entered word: (epoch << 24) | a 24-bit fingerprint of the
+// collective and its arguments (which call, root, sizes, type, op). A peer that is about to
+// write for this collective, or waits for data from this rank, compares the fingerprint with
+// its own: a mismatch (ranks that passed different roots or sizes, or called different
+// collectives) fails at once with a message instead of a hang or a wrong result.
+constexpr unsigned desc_bits = 24;
+constexpr uint32_t desc_mask = (1u << desc_bits) - 1;
+// The fingerprint of a rank that found one of its own arguments bad: it enters the collective
+// only to tell the ranks that read its word (they fail too), and returns its error.
+constexpr uint32_t desc_failed = desc_mask;
+enum call_id : uint64_t { c_broadcast = 1, c_reduce, c_allreduce, c_fcollect, c_alltoall };
+uint32_t fingerprint(uint64_t call, uint64_t a, uint64_t b = 0, uint64_t c = 0);
+
 // One collective in progress on this rank: its epoch and the values of the signal words at
 // entry (nothing writes to them for this collective until w_entered says so).
 struct session {
     core::rank &r;
     uint64_t epoch = 0;
+    uint32_t desc = 0;
+    const char *args = "";  // this rank's arguments in words, for messages ("root 2, 100 bytes")
     uint64_t base[64] = {};
 
-    explicit session(core::rank &rk);
+    session(core::rank &rk, uint32_t fingerprint, const char *args_text);
     uint64_t *word(int w) const;
     uint64_t load(int w) const;
     // Global pointer to word `w` / to symmetric byte offset `off` on `peer`.
     hgas_gptr_t peer_word(int peer, int w) const;
     // Waits until `peer` has entered this collective, so its signal words, dst and scratch
-    // are ours to write for it.
-    status wait_entered(int peer, const char *what) const;
+    // are ours to write for it. Fails (invalid_arg, naming the peer) if the peer entered it
+    // with other arguments or failed its own checks (a peer already past it is compared from
+    // its history, if it is fewer than history_len collectives ahead). `*agrees` (if given)
+    // is set when the peer is in this collective with our arguments.
+    status wait_entered(int peer, const char *what, bool *agrees = nullptr) const;
     // Waits until word `w` has grown by `count` since entry.
     status wait_count(int w, uint64_t count, const char *what) const;
 };

@@ -4,6 +4,7 @@
 // receiver's scratch (signal w_data + slot), and the receiver returns a credit (w_credit +
 // slot at the sender) once it has consumed it, so the next chunk may overwrite the slot.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -152,7 +153,7 @@ status send_chunk(const session &ss, const scratch_plan &p, const char *op, int 
     // seq + 1's signal must not overtake chunk seq's data.
     if (seq >= 1) HGAS_TRY(rma::fence(ss.r));
     return rma::put_signal(ss.r, p.peer_slot(peer, s, seq), data, len, ss.peer_word(peer, w_data + s), 1,
-                           HGAS_SIGNAL_ADD, false);
+                           HGAS_SIGNAL_ADD, false, rma::issuer::runtime);
 }
 
 // Waits for chunk `seq` in my slot `s`.
@@ -165,7 +166,7 @@ status recv_chunk(const session &ss, const char *op, int s, uint64_t seq) {
 // collective.
 status release_chunk(const session &ss, int peer, int s, uint64_t seq, uint64_t nchunks) {
     if (seq + 2 >= nchunks) return status::ok;
-    return rma::signal_update(ss.r, ss.peer_word(peer, w_credit + s), HGAS_SIGNAL_ADD, 1);
+    return rma::signal_update(ss.r, ss.peer_word(peer, w_credit + s), HGAS_SIGNAL_ADD, 1, rma::issuer::runtime);
 }
 
 int log2_floor(int x) {
@@ -221,7 +222,10 @@ status reduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtyp
         }
     }
 
-    session ss(r);
+    char args[80];
+    std::snprintf(args, sizeof args, "root %d, %zu elements of type %d, op %d", root, count, static_cast<int>(type),
+                  static_cast<int>(op));
+    session ss(r, fingerprint(c_reduce, static_cast<uint64_t>(root), count, static_cast<uint64_t>(type) << 8 | op), args);
     const char *s = static_cast<const char *>(src);
     char *d = static_cast<char *>(dst);
     std::vector<char> acc_buf;
@@ -276,7 +280,10 @@ status allreduce(core::rank &r, void *dst, const void *src, size_t count, hgas_d
     const bool extra = me >= p2;
     const int partner_extra = me < n - p2 ? me + p2 : -1;
 
-    session ss(r);
+    char args[64];
+    std::snprintf(args, sizeof args, "%zu elements of type %d, op %d", count, static_cast<int>(type),
+                  static_cast<int>(op));
+    session ss(r, fingerprint(c_allreduce, count, static_cast<uint64_t>(type) << 8 | op), args);
     char *d = static_cast<char *>(dst);
     const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
     for (uint64_t c = 0; c < nchunks; ++c) {

@@ -131,6 +131,8 @@ status rank::init() {
             return fail(status::no_memory, "HGAS_CUDA_HEAP_SIZE is too small for hgas's device barrier words");
         internal_.device_sync = *off;
     }
+    // What was allocated so far is hgas's own: no user free, put or get reaches it.
+    for (auto &h : heaps_) h.seal_runtime_prefix();
     if (cfg_.flag(setting::progress_thread))
         engine_.start_helper(static_cast<unsigned>(cfg_.integer(setting::progress_interval_us)), job_.rank);
     if (log_enabled(log_level::info, "core")) log_init_summary();

@@ -16,6 +16,7 @@
 #include "base/clock.hpp"
 #include "base/settings.hpp"
 #include "boot/boot.hpp"
+#include "core/handles.hpp"
 #include "gpu/reg_cache.hpp"
 #include "gpu/reg_policy.hpp"
 #include "mem/allocator.hpp"
@@ -122,6 +123,8 @@ public:
     status cache_user_range(const void *p, size_t n);
     const gpu::reg_policy &reg_policy() const { return reg_policy_; }
     internal_objects &internal() { return internal_; }
+    // Explicit non-blocking operations in flight (hgas_put_nb / hgas_get_nb handles).
+    handle_table &handles() { return handles_; }
     boot::client &store() { return *store_; }
     progress::engine &engine() { return engine_; }
     std::unique_ptr<rank_extension> &device_extension() { return device_ext_; }
@@ -188,6 +191,7 @@ private:
     proto::router router_;
     progress::engine engine_;
     internal_objects internal_;
+    handle_table handles_;
     std::unique_ptr<rank_extension> device_ext_;
     std::recursive_mutex api_mu_;
     std::atomic<bool> serialized_{false};

@@ -18,7 +18,8 @@ status stream_sync(core::rank &r, cudaStream_t s);
 status put_on_stream(core::rank &r, void *dst, const void *src, size_t bytes, int rank, cudaStream_t s);
 status put_signal_on_stream(core::rank &r, void *dst, const void *src, size_t bytes, uint64_t *sig, uint64_t value,
                             hgas_signal_op_t op, int rank, cudaStream_t s);
-status signal_wait_on_stream(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, cudaStream_t s);
+// `cmp`: the caller's int, validated here before it becomes an hgas_cmp_t (sync/sync.hpp says why).
+status signal_wait_on_stream(core::rank &r, const uint64_t *sig, int cmp, uint64_t value, cudaStream_t s);
 status barrier_on_stream(core::rank &r, cudaStream_t s);
 status quiet_on_stream(core::rank &r, cudaStream_t s);
 

@@ -444,11 +444,12 @@ status put_signal_on_stream(core::rank &r, void *dst, const void *src, size_t by
                     cu::launch_put_signal(s->ctx(), nullptr, nullptr, 0, sig, value, sop, rank, strm));
 }
 
-status signal_wait_on_stream(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, cudaStream_t strm) {
+status signal_wait_on_stream(core::rank &r, const uint64_t *sig, int cmp_arg, uint64_t value, cudaStream_t strm) {
     const char *op = "hgas_signal_wait_on_stream";
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
-    if (cmp < HGAS_CMP_EQ || cmp > HGAS_CMP_LE)
-        return fail(status::invalid_arg, "%s: comparison %d is not an hgas_cmp_t", op, cmp);
+    if (cmp_arg < HGAS_CMP_EQ || cmp_arg > HGAS_CMP_LE)
+        return fail(status::invalid_arg, "%s: comparison %d is not an hgas_cmp_t", op, cmp_arg);
+    const auto cmp = static_cast<hgas_cmp_t>(cmp_arg);
     HGAS_TRY_ASSIGN(located g, s->locate(op, sig, 8, r.me(), "signal word"));
     if (g.off % 8) return fail(status::misaligned, "%s: the signal word %p is not 8-byte aligned", op, (const void *)sig);
     if (g.win == 0 && s->memops() && (cmp == HGAS_CMP_EQ || cmp == HGAS_CMP_GE)) {

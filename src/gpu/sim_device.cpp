@@ -70,8 +70,8 @@ public:
         const uint64_t now = now_ns();
         while (!q_.empty() && q_.front().second <= now) {
             const op &o = q_.front().first;
-            if (o.what == op::copy) std::memmove(o.dst, o.src, o.n);
-            else *o.result = host_amo(o.dst, o.aop, o.width, o.operand, o.compare);
+            if (o.what != op::copy) *o.result = host_amo(o.dst, o.aop, o.width, o.operand, o.compare);
+            else if (o.n) std::memmove(o.dst, o.src, o.n);  // a zero-length copy may name NULL
             completed_ = o.seq;
             q_.pop_front();
         }
@@ -87,8 +87,8 @@ public:
         std::lock_guard<std::mutex> g(mu_);
         if (q_.empty() || q_.front().second > now) return;
         const op &o = q_.front().first;
-        if (o.what == op::copy) std::memmove(o.dst, o.src, o.n);
-        else *o.result = host_amo(o.dst, o.aop, o.width, o.operand, o.compare);
+        if (o.what != op::copy) *o.result = host_amo(o.dst, o.aop, o.width, o.operand, o.compare);
+        else if (o.n) std::memmove(o.dst, o.src, o.n);
         completed_ = o.seq;
         q_.pop_front();
     }

@@ -24,7 +24,7 @@ result<uint64_t> allocator::allocate(uint64_t bytes, uint64_t align) {
         if (pad) free_[start] = pad;  // the gap before stays free
         const uint64_t rest = flen - pad - len;
         if (rest) free_[aligned + len] = rest;
-        live_[aligned] = len;
+        live_[aligned] = block{len, bytes};
         used_ += len;
         return aligned;
     }
@@ -32,9 +32,10 @@ result<uint64_t> allocator::allocate(uint64_t bytes, uint64_t align) {
 }
 
 status allocator::release(uint64_t offset) {
+    if (offset < user_base_) return status::invalid_pointer;  // the runtime's own objects
     auto it = live_.find(offset);
     if (it == live_.end()) return status::invalid_pointer;
-    uint64_t start = offset, len = it->second;
+    uint64_t start = offset, len = it->second.len;
     live_.erase(it);
     used_ -= len;
     // Coalesce with the neighbours so that a freed heap returns to one block.
@@ -56,18 +57,37 @@ status allocator::release(uint64_t offset) {
 }
 
 uint64_t allocator::block_size(uint64_t offset) const {
+    if (offset < user_base_) return 0;
     auto it = live_.find(offset);
-    return it == live_.end() ? 0 : it->second;
+    return it == live_.end() ? 0 : it->second.len;
 }
 
 bool allocator::find_block(uint64_t offset, uint64_t &start, uint64_t &size) const {
+    return block_before(offset, start, size) && offset < start + size;
+}
+
+bool allocator::block_before(uint64_t offset, uint64_t &start, uint64_t &size) const {
     auto it = live_.upper_bound(offset);
     if (it == live_.begin()) return false;
     --it;
-    if (offset >= it->first + it->second) return false;
+    if (it->first < user_base_) return false;
     start = it->first;
-    size = it->second;
+    size = it->second.bytes;
     return true;
+}
+
+bool allocator::block_after(uint64_t offset, uint64_t &start, uint64_t &size) const {
+    auto it = live_.lower_bound(offset < user_base_ ? user_base_ : offset);
+    if (it == live_.end()) return false;
+    start = it->first;
+    size = it->second.bytes;
+    return true;
+}
+
+void allocator::seal_runtime_prefix() {
+    user_base_ = live_.empty() ? 0 : live_.rbegin()->first + live_.rbegin()->second.len;
+    // Free gaps between the runtime's blocks (alignment) stay unused: user blocks start above.
+    while (!free_.empty() && free_.begin()->first < user_base_) free_.erase(free_.begin());
 }
 
 uint64_t allocator::largest_free() const {

@@ -19,19 +19,33 @@ public:
     result<uint64_t> allocate(uint64_t bytes, uint64_t align);
     // Frees the block that starts at `offset`; invalid_pointer if no live block starts there.
     status release(uint64_t offset);
-    // Size of the live block at `offset`, or 0.
+    // Size of the live block at `offset` as reserved, or 0 (also for the runtime's own blocks).
     uint64_t block_size(uint64_t offset) const;
-    // The live block containing `offset`: its start and size, false if none.
+    // The live block containing `offset`: its start and size as asked for, false if none.
+    // The runtime's own blocks (below user_base) are not reported.
     bool find_block(uint64_t offset, uint64_t &start, uint64_t &size) const;
+    // The nearest live block below / at or above `offset` (user blocks only), false if none.
+    bool block_before(uint64_t offset, uint64_t &start, uint64_t &size) const;
+    bool block_after(uint64_t offset, uint64_t &start, uint64_t &size) const;
+
+    // Ends the runtime's allocations: every block allocated so far is the runtime's own (its
+    // internal objects, allocated first at init), and [0, user_base()) is never released,
+    // reported or reachable by a user operation. Later blocks are the user's.
+    void seal_runtime_prefix();
+    uint64_t user_base() const { return user_base_; }
 
     uint64_t capacity() const { return size_; }
     uint64_t in_use() const { return used_; }
     uint64_t largest_free() const;
 
 private:
-    uint64_t size_ = 0, min_align_ = 64, used_ = 0;
+    uint64_t size_ = 0, min_align_ = 64, used_ = 0, user_base_ = 0;
     std::map<uint64_t, uint64_t> free_;  // offset -> length, coalesced
-    std::map<uint64_t, uint64_t> live_;  // offset -> length as reserved (incl. alignment pad)
+    struct block {
+        uint64_t len;    // as reserved (rounded up to min_align)
+        uint64_t bytes;  // as asked for: the extent a checked access must stay inside
+    };
+    std::map<uint64_t, block> live_;  // offset -> block
     std::map<uint64_t, uint64_t> pad_;   // offset -> bytes of padding before it
 };
 

@@ -2,12 +2,6 @@
 
 #include <cstring>
 
-// The handle behind hgas_handle_t for an operation that did not complete at issue.
-struct hgas_handle_s {
-    hgas::transport::transport *t;
-    hgas::transport::pending p;
-};
-
 namespace hgas::rma {
 
 using transport::remote;
@@ -16,8 +10,20 @@ namespace {
 
 remote to_remote(hgas_gptr_t p) { return remote{static_cast<int>(p.rank), p.segment, p.offset}; }
 
-status check_local(const char *op, const void *buf, size_t n, const char *what) {
+status check_local(core::rank &r, const char *op, const void *buf, size_t n, const char *what,
+                   issuer by = issuer::user) {
     if (n && !buf) return fail(status::invalid_arg, "%s: %s buffer is NULL but %zu bytes were asked for", op, what, n);
+    // Checked mode: a local buffer in this rank's heaps must lie inside one allocation too.
+    if (n && by == issuer::user && r.cfg().flag(setting::check)) {
+        const int seg = r.own_segment_of(buf, 1);
+        if (seg >= 0 && seg != mem::seg_static) {
+            const uint16_t sg = static_cast<uint16_t>(seg);
+            const auto off = static_cast<uint64_t>(static_cast<const char *>(buf) - r.own_base(sg));
+            if (off < r.heap(sg).user_base())
+                return fail(status::invalid_arg, "%s: the %s buffer %p lies in hgas's own objects", op, what, buf);
+            return check_live(r, op, mem::make_gptr(r.me(), sg, off), n);
+        }
+    }
     return status::ok;
 }
 
@@ -36,9 +42,26 @@ uint64_t read_word(const void *p, unsigned width) {
 }  // namespace
 
 
-result<const core::peer_segment *> target(core::rank &r, const char *op, hgas_gptr_t p, uint64_t n) {
+status check_live(core::rank &r, const char *op, hgas_gptr_t p, uint64_t n) {
+    if (!r.cfg().flag(setting::check) || n == 0 || p.segment >= mem::seg_count) return status::ok;
+    const mem::kind k = mem::segment_kind(p.segment);
+    const bool symmetric = mem::symmetric_segment(k) == p.segment;
+    // Another rank's local heap: its allocations are its own (checked against its bounds only).
+    if (!symmetric && (p.segment != mem::local_segment(k) || p.rank != static_cast<uint32_t>(r.me())))
+        return status::ok;
+    return mem::check_allocation(op, p, n, r.heap(p.segment), r.own_base(p.segment));
+}
+
+result<const core::peer_segment *> target(core::rank &r, const char *op, hgas_gptr_t p, uint64_t n, issuer by) {
     const core::peer_segment *ps = r.segment(p.rank, p.segment);
-    HGAS_TRY(mem::check_range(op, p, n, r.n(), ps ? ps->size : 0));
+    if (by == issuer::runtime) {
+        HGAS_TRY(mem::check_range(op, p, n, r.n(), ps ? ps->size : 0));
+        return ps;
+    }
+    // hgas's own objects sit below the user base at the same offsets on every rank, so this
+    // rank's heap of the segment tells where the target's user part starts.
+    HGAS_TRY(mem::check_range(op, p, n, r.n(), ps ? ps->size : 0, ps ? r.heap(p.segment).user_base() : 0));
+    HGAS_TRY(check_live(r, op, p, n));
     return ps;
 }
 
@@ -102,8 +125,9 @@ status device_put_signal(core::rank &r, const char *name, hgas_gptr_t dst, const
 
 status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) {
     const char *op = nbi ? "hgas_put_nbi" : "hgas_put";
-    HGAS_TRY(check_local(op, src, n, "source"));
+    HGAS_TRY(check_local(r, op, src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, dst, n));
+    if (n == 0) return status::ok;  // checked; nothing to move (the buffer may be NULL)
     const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
     if (sk != mem::kind::host || ps->kind != mem::kind::host) return device_put(r, op, dst, *ps, src, sk, n, nullptr, nbi);
     if (ps->direct) {
@@ -115,8 +139,9 @@ status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) 
 
 status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi) {
     const char *op = nbi ? "hgas_get_nbi" : "hgas_get";
-    HGAS_TRY(check_local(op, dst, n, "destination"));
+    HGAS_TRY(check_local(r, op, dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, src, n));
+    if (n == 0) return status::ok;  // checked; nothing to move (the buffer may be NULL)
     const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
     if (dk != mem::kind::host || ps->kind != mem::kind::host) return device_get(r, op, dst, dk, src, *ps, n, nbi);
     if (ps->direct) {
@@ -128,8 +153,12 @@ status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi) {
 
 status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_handle_t *h) {
     if (!h) return fail(status::invalid_arg, "hgas_put_nb: the handle pointer is NULL");
-    HGAS_TRY(check_local("hgas_put_nb", src, n, "source"));
+    HGAS_TRY(check_local(r, "hgas_put_nb", src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_put_nb", dst, n));
+    if (n == 0) {
+        *h = HGAS_HANDLE_DONE;
+        return status::ok;
+    }
     const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
     if (sk != mem::kind::host || ps->kind != mem::kind::host) {
         *h = HGAS_HANDLE_DONE;
@@ -140,17 +169,25 @@ status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_ha
         *h = HGAS_HANDLE_DONE;  // a store to mapped memory is remotely complete once done
         return status::ok;
     }
-    auto hs = std::make_unique<hgas_handle_s>();
-    hs->t = r.route(dst.rank);
-    HGAS_TRY(hs->t->put_nb(to_remote(dst), src, n, hs->p));
-    *h = hs.release();
+    core::handle_table::op *o;
+    const hgas_handle_t nh = r.handles().issue(&o);
+    o->t = r.route(dst.rank);
+    if (status s = o->t->put_nb(to_remote(dst), src, n, o->p); s != status::ok) {
+        r.handles().release(nh);
+        return s;
+    }
+    *h = nh;
     return status::ok;
 }
 
 status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t *h) {
     if (!h) return fail(status::invalid_arg, "hgas_get_nb: the handle pointer is NULL");
-    HGAS_TRY(check_local("hgas_get_nb", dst, n, "destination"));
+    HGAS_TRY(check_local(r, "hgas_get_nb", dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_get_nb", src, n));
+    if (n == 0) {
+        *h = HGAS_HANDLE_DONE;
+        return status::ok;
+    }
     const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
     if (dk != mem::kind::host || ps->kind != mem::kind::host) {
         *h = HGAS_HANDLE_DONE;
@@ -161,54 +198,78 @@ status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t
         *h = HGAS_HANDLE_DONE;
         return status::ok;
     }
-    auto hs = std::make_unique<hgas_handle_s>();
-    hs->t = r.route(src.rank);
-    HGAS_TRY(hs->t->get_nb(dst, to_remote(src), n, hs->p));
-    *h = hs.release();
+    core::handle_table::op *o;
+    const hgas_handle_t nh = r.handles().issue(&o);
+    o->t = r.route(src.rank);
+    if (status s = o->t->get_nb(dst, to_remote(src), n, o->p); s != status::ok) {
+        r.handles().release(nh);
+        return s;
+    }
+    *h = nh;
     return status::ok;
 }
 
+namespace {
+// The live operation behind `h`; nullptr for HGAS_HANDLE_DONE and for a handle already waited
+// or tested to completion (done: both return at once, like MPI_Wait on MPI_REQUEST_NULL);
+// invalid_arg for a value this rank never issued.
+result<core::handle_table::op *> find_handle(core::rank &r, const char *op, hgas_handle_t h) {
+    core::handle_table::op *o = nullptr;
+    if (h == HGAS_HANDLE_DONE) return o;
+    switch (r.handles().find(h, &o)) {
+    case core::handle_table::lookup::live: return o;
+    case core::handle_table::lookup::consumed: return static_cast<core::handle_table::op *>(nullptr);
+    case core::handle_table::lookup::foreign: break;
+    }
+    return fail(status::invalid_arg, "%s: %p is not a handle of rank %d (not from hgas_put_nb/hgas_get_nb of this "
+                "rank, or corrupt)", op, static_cast<void *>(h), r.me());
+}
+}  // namespace
+
 status test(core::rank &r, hgas_handle_t h, int *done) {
     if (!done) return fail(status::invalid_arg, "hgas_test: the done pointer is NULL");
-    if (h == HGAS_HANDLE_DONE) {
+    HGAS_TRY_ASSIGN(core::handle_table::op *o, find_handle(r, "hgas_test", h));
+    if (!o) {
         *done = 1;
         return status::ok;
     }
     bool d = false;
-    status s = h->t->test(h->p, d);
+    status s = o->t->test(o->p, d);
     if (s != status::ok) {
-        delete h;  // a failed operation is finished too; its error is reported once, here
+        r.handles().release(h);  // a failed operation is finished too; its error is reported once, here
         return s;
     }
     if (!d) HGAS_TRY(r.poll());
-    if (d) delete h;
+    if (d) r.handles().release(h);
     *done = d ? 1 : 0;
     return status::ok;
 }
 
 status wait(core::rank &r, hgas_handle_t h) {
-    if (h == HGAS_HANDLE_DONE) return status::ok;
+    HGAS_TRY_ASSIGN(core::handle_table::op *o, find_handle(r, "hgas_wait", h));
+    if (!o) return status::ok;
     bool d = false;
     status err = status::ok;
     status s = r.wait("hgas_wait", [&] {
-        err = h->t->test(h->p, d);
+        err = o->t->test(o->p, d);
         return d || err != status::ok;
     });
-    delete h;
+    if (s == status::timeout && !d && err == status::ok) return s;  // still in flight: the handle stays live
+    r.handles().release(h);
     return err != status::ok ? err : s;
 }
 
 status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_gptr_t sig, uint64_t value,
-                  hgas_signal_op_t op, bool nbi) {
+                  hgas_signal_op_t op, bool nbi, issuer by) {
     const char *name = nbi ? "hgas_put_signal_nbi" : "hgas_put_signal";
     if (op != HGAS_SIGNAL_SET && op != HGAS_SIGNAL_ADD)
         return fail(status::invalid_arg, "%s: signal op %d is neither HGAS_SIGNAL_SET nor HGAS_SIGNAL_ADD", name, op);
-    HGAS_TRY(check_local(name, src, n, "source"));
+    HGAS_TRY(check_local(r, name, src, n, "source", by));
     if (sig.rank != dst.rank)
         return fail(status::invalid_arg, "%s: the signal (rank %u) must be on the same rank as the data (rank %u)",
                     name, sig.rank, dst.rank);
-    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, name, dst, n));
-    HGAS_TRY_ASSIGN(const core::peer_segment *ss, target(r, name, sig, 8));
+    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, name, dst, n, by));
+    HGAS_TRY_ASSIGN(const core::peer_segment *ss, target(r, name, sig, 8, by));
     HGAS_TRY(mem::check_aligned(name, sig, 8));
     const auto sop = op == HGAS_SIGNAL_SET ? transport::signal_op::set : transport::signal_op::add;
     const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
@@ -264,12 +325,12 @@ status device_put_signal(core::rank &r, const char *name, hgas_gptr_t dst, const
     return r.route(sig.rank)->put_signal(to_remote(sig), nullptr, 0, to_remote(sig), sop, value, false);
 }
 
-status signal_update(core::rank &r, hgas_gptr_t sig, hgas_signal_op_t op, uint64_t value) {
-    return put_signal(r, sig, nullptr, 0, sig, value, op, false);
+status signal_update(core::rank &r, hgas_gptr_t sig, hgas_signal_op_t op, uint64_t value, issuer by) {
+    return put_signal(r, sig, nullptr, 0, sig, value, op, false, by);
 }
 
 status atomic(core::rank &r, hgas_gptr_t t, hgas_amo_t op, hgas_dtype_t type, const void *operand,
-              const void *compare, void *result) {
+              const void *compare, void *result, issuer by) {
     const char *name = "hgas_atomic";
     unsigned width;
     switch (type) {
@@ -311,7 +372,7 @@ status atomic(core::rank &r, hgas_gptr_t t, hgas_amo_t op, hgas_dtype_t type, co
     }
     const bool fetches = transport::amo_fetches(aop);
     if (fetches && !result) return fail(status::invalid_arg, "%s: this op returns the old value but result is NULL", name);
-    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, name, t, width));
+    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, name, t, width, by));
     HGAS_TRY(mem::check_aligned(name, t, width));
     uint64_t old = 0;
     if (ps->direct) {

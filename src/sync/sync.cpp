@@ -21,7 +21,7 @@ bool compare(uint64_t v, hgas_cmp_t cmp, uint64_t value) {
 }
 
 namespace {
-status check_sig(core::rank &r, const char *op, const uint64_t *sig, hgas_cmp_t cmp) {
+status check_sig(core::rank &r, const char *op, const uint64_t *sig, int cmp) {
     if (!sig) return fail(status::invalid_arg, "%s: the signal pointer is NULL", op);
     if (cmp < HGAS_CMP_EQ || cmp > HGAS_CMP_LE)
         return fail(status::invalid_arg, "%s: comparison %d is not an hgas_cmp_t", op, cmp);
@@ -68,8 +68,9 @@ private:
 };
 }  // namespace
 
-status signal_wait_until(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, uint64_t *observed) {
-    HGAS_TRY(check_sig(r, "hgas_signal_wait_until", sig, cmp));
+status signal_wait_until(core::rank &r, const uint64_t *sig, int cmp_arg, uint64_t value, uint64_t *observed) {
+    HGAS_TRY(check_sig(r, "hgas_signal_wait_until", sig, cmp_arg));
+    const auto cmp = static_cast<hgas_cmp_t>(cmp_arg);
     sig_reader rd(r, sig);
     uint64_t v = 0;
     core::safe_point sp(r);  // e.g. a local kernel's proxied put_signal may be what we wait for
@@ -79,8 +80,9 @@ status signal_wait_until(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uin
     return status::ok;
 }
 
-status signal_test(core::rank &r, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, int *satisfied) {
-    HGAS_TRY(check_sig(r, "hgas_signal_test", sig, cmp));
+status signal_test(core::rank &r, const uint64_t *sig, int cmp_arg, uint64_t value, int *satisfied) {
+    HGAS_TRY(check_sig(r, "hgas_signal_test", sig, cmp_arg));
+    const auto cmp = static_cast<hgas_cmp_t>(cmp_arg);
     if (!satisfied) return fail(status::invalid_arg, "hgas_signal_test: the result pointer is NULL");
     sig_reader rd(r, sig);
     bool ok = compare(rd(), cmp, value);
@@ -160,7 +162,7 @@ status barrier(core::rank &r) {
     for (int k = 0, dist = 1; dist < n; ++k, dist <<= 1) {
         const uint64_t off = in.barrier_flags + 64 * static_cast<uint64_t>(k);
         hgas_gptr_t peer = mem::make_gptr((me + dist) % n, mem::seg_symmetric, off);
-        HGAS_TRY(rma::signal_update(r, peer, HGAS_SIGNAL_ADD, 1));
+        HGAS_TRY(rma::signal_update(r, peer, HGAS_SIGNAL_ADD, 1, rma::issuer::runtime));
         // Each barrier adds exactly one per round from one peer, so after `epoch` barriers the
         // word holds at least `epoch` (a faster peer may already be one ahead).
         const uint64_t *mine = reinterpret_cast<const uint64_t *>(r.own_base(mem::seg_symmetric) + off);

@@ -60,6 +60,29 @@ int main(int argc, char **argv) {
         shmem_int_wait_until((int *)sym, 42, 0);
     } else if (!strcmp(c, "bad_free")) {
         shmem_free(sym + 1);
+    } else if (!strcmp(c, "double_free")) {
+        long *p = shmem_malloc(256);
+        shmem_free(p);
+        shmem_free(p);
+    } else if (!strcmp(c, "huge_malloc")) {
+        /* Too large for the heap (or for size_t arithmetic): NULL on every PE, with a message,
+         * and the heap still works. */
+        if (shmem_malloc((size_t)-1) != NULL || shmem_malloc((size_t)-1 / 2) != NULL ||
+            shmem_calloc((size_t)-1 / 2, 4) != NULL || shmem_align((size_t)1 << 62, 64) != NULL)
+            shmem_global_exit(3);
+        long *p = shmem_malloc(64);
+        if (p == NULL) shmem_global_exit(4);
+        shmem_free(p);
+        shmem_finalize();
+        return 0;
+    } else if (!strcmp(c, "put_past_end")) {
+        /* 16 longs, 24 put at the next PE (run with HGAS_CHECK=1): past the allocation's end. */
+        long src[24] = {0};
+        shmem_long_put(sym, src, 24, (me + 1) % n);
+    } else if (!strcmp(c, "put_before_heap")) {
+        /* Far before the first allocation: hgas's own objects, in any mode. */
+        long src[2] = {0};
+        shmem_long_put(pSync - 4096, src, 2, (me + 1) % n);
     } else if (!strcmp(c, "invalid_ctx")) {
         shmem_ctx_long_put(SHMEM_CTX_INVALID, sym, sym + 8, 1, 0);
     } else if (!strcmp(c, "clear_unheld")) {

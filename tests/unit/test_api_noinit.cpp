@@ -64,3 +64,26 @@ TEST(ApiBeforeInit, AbortNamesTheProcessNotRankMinusOne) {
     EXPECT_EXIT(hgas_abort(3, "no config file"), testing::ExitedWithCode(3),
                 "hgas: process [0-9]+ on .* called hgas_abort\\(3\\) outside hgas_init..hgas_finalize: no config file");
 }
+
+// hgas_init after hgas_finalize used to try to join the (closed) job again and fail only
+// after HGAS_BOOT_TIMEOUT with a message about the bootstrap store.
+TEST(ApiSingleton, InitAfterFinalizeSaysReinitIsNotSupported) {
+    ASSERT_EQ(hgas_initialized(), 0);
+    unsetenv("HGAS_RANK");
+    unsetenv("HGAS_SIZE");
+    unsetenv("HGAS_BOOT_ADDR");
+    setenv("HGAS_TRANSPORTS", "self,shm", 1);
+    setenv("HGAS_HEAP_SIZE", "4M", 1);
+    setenv("HGAS_BOOT_TIMEOUT", "20", 1);
+    // Run alone (a filter), this process has not joined yet: join and leave once first.
+    const hgas_status_t first = hgas_init();
+    if (first == HGAS_OK) {
+        ASSERT_EQ(hgas_finalize(), HGAS_OK);
+    }
+    EXPECT_EQ(hgas_init(), HGAS_ERR_UNSUPPORTED);
+    EXPECT_NE(std::strstr(hgas_last_error(), "re-initialization is not supported"), nullptr) << hgas_last_error();
+    EXPECT_EQ(hgas_initialized(), 0);
+    EXPECT_EQ(hgas_barrier(), HGAS_ERR_NOT_INITIALIZED);
+    unsetenv("HGAS_BOOT_TIMEOUT");
+    unsetenv("HGAS_HEAP_SIZE");
+}

@@ -81,6 +81,50 @@ TEST(GlobalPointer, RangeChecks) {
     EXPECT_FALSE(in_bounds(1001, 0, 1000));
 }
 
+// The runtime's own blocks (allocated first) are sealed below the user base: a user free of
+// them used to succeed (a double hgas_all_free released offset 0, the barrier words).
+TEST(Allocator, RuntimePrefixIsNeitherFreedNorReported) {
+    allocator a(1 << 16);
+    auto r1 = a.allocate(100, 64), r2 = a.allocate(4000, 64);
+    ASSERT_TRUE(r1.ok() && r2.ok());
+    a.seal_runtime_prefix();
+    EXPECT_EQ(a.user_base(), 128u + 4032u);
+    EXPECT_EQ(a.release(*r1), status::invalid_pointer);
+    EXPECT_EQ(a.block_size(*r2), 0u);
+    uint64_t start, size;
+    EXPECT_FALSE(a.find_block(*r1 + 8, start, size));
+    auto u = a.allocate(10, 64);
+    ASSERT_TRUE(u.ok());
+    EXPECT_GE(*u, a.user_base());
+    ASSERT_TRUE(a.find_block(*u + 9, start, size));
+    EXPECT_EQ(size, 10u);  // as asked for, not rounded: what checked mode holds accesses to
+    EXPECT_FALSE(a.block_before(*u - 1, start, size));  // nothing of the user's below it
+    ASSERT_TRUE(a.block_after(0, start, size));
+    EXPECT_EQ(start, *u);
+    EXPECT_EQ(a.release(*u), status::ok);
+    EXPECT_EQ(a.largest_free(), (1u << 16) - a.user_base());
+}
+
+TEST(GlobalPointer, UserBaseReservedFlagsAndCheckedAllocations) {
+    hgas_gptr_t p = make_gptr(1, seg_symmetric, 100);
+    EXPECT_EQ(check_range("t", p, 8, 4, 1000, 64), status::ok);
+    EXPECT_EQ(check_range("t", make_gptr(1, seg_symmetric, 48), 8, 4, 1000, 64), status::out_of_bounds);
+    EXPECT_NE(last_error().find("hgas's own objects"), std::string::npos) << last_error();
+    p.flags = 2;
+    EXPECT_EQ(check_range("t", p, 8, 4, 1000), status::invalid_arg);
+    EXPECT_NE(last_error().find("reserved flag bits"), std::string::npos) << last_error();
+    allocator a(1 << 16);
+    auto x = a.allocate(64, 64), y = a.allocate(64, 64);
+    ASSERT_TRUE(x.ok() && y.ok());
+    ASSERT_EQ(a.release(*y), status::ok);
+    EXPECT_EQ(check_allocation("t", make_gptr(2, seg_symmetric, *x), 64, a, nullptr), status::ok);
+    EXPECT_EQ(check_allocation("t", make_gptr(2, seg_symmetric, *x), 512, a, nullptr), status::out_of_bounds);
+    EXPECT_NE(last_error().find("run 448 bytes past the end"), std::string::npos) << last_error();
+    EXPECT_NE(last_error().find("rank 2"), std::string::npos) << last_error();
+    EXPECT_EQ(check_allocation("t", make_gptr(2, seg_symmetric, *y + 8), 8, a, nullptr), status::out_of_bounds);
+    EXPECT_NE(last_error().find("not inside a live allocation"), std::string::npos) << last_error();
+}
+
 TEST(Segment, CreateAttachShareAndUnlink) {
     const std::string prefix = shm_name("unittest" + std::to_string(getpid()), 0, 0);
     auto a = host_mapping::create(prefix, 1 << 16);
