@@ -11,6 +11,7 @@
 #include "coll/symmetric.hpp"
 #include "core/rank.hpp"
 #include "mem/static_data.hpp"
+#include "msg/msg.hpp"
 #include "rma/rma.hpp"
 #include "sync/sync.hpp"
 
@@ -42,6 +43,7 @@ hgas_status_t hgas_init(void) {
                          "hgas_finalize() before initializing again"));
     auto r = core::rank::create();
     if (!r.ok()) return to_c(r.error());
+    msg::attach(*r.value());  // the message layer's state
     core::set_current(r.value().release());
     return HGAS_OK;
 }

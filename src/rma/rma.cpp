@@ -6,6 +6,9 @@
 struct hgas_handle_s {
     hgas::transport::transport *t;
     hgas::transport::pending p;
+    hgas::rma::completion *c = nullptr;  // owned; set instead of t for non-transport operations
+
+    ~hgas_handle_s() { delete c; }
 };
 
 namespace hgas::rma {
@@ -168,6 +171,12 @@ status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t
     return status::ok;
 }
 
+hgas_handle_t make_handle(completion *c) {
+    auto *h = new hgas_handle_s{};
+    h->c = c;
+    return h;
+}
+
 status test(core::rank &r, hgas_handle_t h, int *done) {
     if (!done) return fail(status::invalid_arg, "hgas_test: the done pointer is NULL");
     if (h == HGAS_HANDLE_DONE) {
@@ -175,7 +184,7 @@ status test(core::rank &r, hgas_handle_t h, int *done) {
         return status::ok;
     }
     bool d = false;
-    status s = h->t->test(h->p, d);
+    status s = h->c ? h->c->test(r, d) : h->t->test(h->p, d);
     if (s != status::ok) {
         delete h;  // a failed operation is finished too; its error is reported once, here
         return s;
@@ -191,7 +200,7 @@ status wait(core::rank &r, hgas_handle_t h) {
     bool d = false;
     status err = status::ok;
     status s = r.wait("hgas_wait", [&] {
-        err = h->t->test(h->p, d);
+        err = h->c ? h->c->test(r, d) : h->t->test(h->p, d);
         return d || err != status::ok;
     });
     delete h;

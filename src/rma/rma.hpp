@@ -13,6 +13,14 @@ status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi);
 status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_handle_t *h);
 status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t *h);
 status wait(core::rank &r, hgas_handle_t h);
+// An operation behind a handle that is not a transport request (a tagged message, src/msg):
+// hgas_test/hgas_wait call its test() until done, then delete it with the handle.
+struct completion {
+    virtual ~completion() = default;
+    // Advances the operation; done = true once it is finished. A failure finishes it too.
+    virtual status test(core::rank &r, bool &done) = 0;
+};
+hgas_handle_t make_handle(completion *c);
 status test(core::rank &r, hgas_handle_t h, int *done);
 status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_gptr_t sig, uint64_t value,
                   hgas_signal_op_t op, bool nbi);
