@@ -608,6 +608,9 @@ status state::irecv(const recv_args &a, hgas_handle_t *h, bool blocking) {
 }
 
 status state::iprobe(uint32_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info) {
+    // A probe loop is a wait of the program's: serve the transports too (UCX peers' requests
+    // may need this rank's CPU), and notice a dead job.
+    HGAS_TRY(r_.poll());
     HGAS_TRY(progress());
     request probe;
     probe.ctx = ctx;
