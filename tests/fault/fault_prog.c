@@ -4,6 +4,8 @@
  *   fault_prog late R S     rank R sleeps S seconds before hgas_init (a rank that never joins
  *                           in time)
  *   fault_prog abort R      rank R calls hgas_abort while the others wait in a barrier
+ *   fault_prog die_recv R   rank R kills itself with SIGKILL; the others wait in a blocking
+ *                           hgas_recv from it (one of them from any rank)
  * Every rank prints "rank X: <status>: <message>" when a call fails and exits 1. */
 #include <hgas/hgas.h>
 #include <signal.h>
@@ -20,7 +22,7 @@ static int report(const char *what, hgas_status_t s) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: fault_prog die|late|abort RANK [SECONDS]\n");
+        fprintf(stderr, "usage: fault_prog die|die_recv|late|abort RANK [SECONDS]\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -35,8 +37,16 @@ int main(int argc, char **argv) {
     }
     if ((s = hgas_barrier()) != HGAS_OK) return report("first barrier", s);
     if (hgas_rank_me() == victim) {
-        if (!strcmp(mode, "die")) raise(SIGKILL);
+        if (!strcmp(mode, "die") || !strcmp(mode, "die_recv")) raise(SIGKILL);
         if (!strcmp(mode, "abort")) hgas_abort(3, "the test asked for it");
+    }
+    if (!strcmp(mode, "die_recv")) {
+        /* A receive from the dead rank (rank 0: from any rank) must end, naming it. */
+        char buf[64];
+        int src = hgas_rank_me() == 0 ? HGAS_ANY_RANK : victim;
+        if ((s = hgas_recv(buf, sizeof buf, src, 5, NULL)) != HGAS_OK) return report("recv", s);
+        printf("rank %d: received a message from a dead rank\n", hgas_rank_me());
+        return 1;
     }
     /* The others wait here for a rank that will never come. */
     if ((s = hgas_barrier()) != HGAS_OK) return report("second barrier", s);

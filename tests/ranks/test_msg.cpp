@@ -111,6 +111,13 @@ TEST(Msg, RingEverySizeEveryKindPair) {
             HGAS_OK_OR_FAIL(hgas_barrier());
         }
     }
+    // Both rendezvous protocols ran: program buffers at both ends (chunks through the ring),
+    // a buffer in hgas's heap at one end (one-sided get or put into the posted buffer).
+    hgasi_msg_stats_t st;
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&st));
+    EXPECT_GT(st.rndv_chunked, 0u);
+    EXPECT_GT(st.rndv_one_sided, 0u);
+    EXPECT_GT(st.eager_sent, 0u);
 }
 
 // Blocking receive first, then the send arrives (and the other way round: unexpected).
