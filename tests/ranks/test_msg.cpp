@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <hgas/hgas.hpp>
+
 #include "api/testing_msg.h"
 #include "rank_test.hpp"
 
@@ -414,6 +416,39 @@ TEST(Msg, BadArgumentsFailClearlyAndLoseNothing) {
     HGAS_OK_OR_FAIL(hgas_barrier());
     HGAS_OK_OR_FAIL(hgas_iprobe(HGAS_ANY_RANK, HGAS_ANY_TAG, &flag, nullptr));
     EXPECT_EQ(flag, 0);
+}
+
+// The C++ API: typed counts, RAII scope and persistent requests.
+TEST(Msg, CxxApi) {
+    std::vector<double> out(3000), in(3000, -1.0);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = me() * 1e4 + static_cast<double>(i);
+    hgas::msg_info info{};
+    hgas::handle r = hgas::irecv(in.data(), in.size(), hgas::any_rank, 21, &info);
+    ASSERT_TRUE(hgas::send(out.data(), out.size(), right(), 21)) << hgas_last_error();
+    ASSERT_TRUE(r.wait()) << hgas_last_error();
+    EXPECT_EQ(info.bytes, out.size() * sizeof(double));
+    EXPECT_EQ(in[2999], left() * 1e4 + 2999);
+    {
+        hgas::msg_scope lib;
+        int a = me(), b = -1;
+        hgas::handle rs = lib.irecv(&b, 1, hgas::any_rank, hgas::any_tag);
+        hgas::handle ss = lib.isend(&a, 1, right(), 0);
+        ASSERT_TRUE(rs.wait()) << hgas_last_error();
+        ASSERT_TRUE(ss.wait()) << hgas_last_error();
+        EXPECT_EQ(b, left());
+        ASSERT_TRUE(hgas::barrier());
+    }
+    int v = 0, w = 0;
+    auto ps = hgas::persistent::send(&v, 1, right(), 22);
+    auto pr = hgas::persistent::recv(&w, 1, left(), 22);
+    for (v = 0; v < 50; ++v) {
+        hgas::handle hr = pr.start(), hs = ps.start();
+        ASSERT_TRUE(hr.wait()) << hgas_last_error();
+        ASSERT_TRUE(hs.wait()) << hgas_last_error();
+        ASSERT_EQ(w, v);
+    }
+    EXPECT_THROW(hgas::persistent::send(&v, 1, n(), 0), hgas::error);
+    ASSERT_TRUE(hgas::barrier());
 }
 
 // With HGAS_TEST_MSG_UNRECEIVED=1 only (ctest checks hgas_finalize's report in the output).
