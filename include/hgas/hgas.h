@@ -427,6 +427,27 @@ hgas_status_t hgas_start_all(hgas_msg_req_t *reqs, size_t n, hgas_handle_t *hs);
 /** Frees a request whose last round completed. */
 hgas_status_t hgas_msg_req_free(hgas_msg_req_t req);
 
+/** Layouts for typed messages: which bytes of a buffer a message carries (vector: `count`
+ *  blocks of `block_bytes`, `stride_bytes` apart; indexed: blocks of given lengths at given
+ *  displacements; 3-D subarray in C order: dimension 2 varies fastest). The sender packs, the
+ *  message carries the packed bytes, the receiver unpacks: on the CPU for host buffers, by the
+ *  device's copy engine (one gather of all blocks) for device memory. Blocks may not overlap. */
+typedef struct hgas_layout_s *hgas_layout_t;
+hgas_status_t hgas_layout_vector(size_t count, size_t block_bytes, size_t stride_bytes, hgas_layout_t *out);
+hgas_status_t hgas_layout_indexed(size_t count, const size_t *block_bytes, const size_t *displ_bytes,
+                                  hgas_layout_t *out);
+hgas_status_t hgas_layout_subarray3d(const size_t sizes[3], const size_t subsizes[3], const size_t starts[3],
+                                     size_t elem_bytes, hgas_layout_t *out);
+/** Bytes a message of this layout carries, and bytes of buffer it spans from the buffer's start. */
+hgas_status_t hgas_layout_bytes(hgas_layout_t l, size_t *packed, size_t *extent);
+hgas_status_t hgas_layout_free(hgas_layout_t l);
+/** Typed send/receive: as hgas_isend/hgas_irecv with the layout's bytes of `buf`. A typed
+ *  message matches any receive of as many bytes (typed or not). */
+hgas_status_t hgas_isend_typed(const void *buf, hgas_layout_t l, int dest, int tag, hgas_handle_t *h);
+hgas_status_t hgas_irecv_typed(void *buf, hgas_layout_t l, int src, int tag, hgas_msg_info_t *info, hgas_handle_t *h);
+hgas_status_t hgas_send_typed(const void *buf, hgas_layout_t l, int dest, int tag);
+hgas_status_t hgas_recv_typed(void *buf, hgas_layout_t l, int src, int tag, hgas_msg_info_t *info);
+
 #ifdef __cplusplus
 }
 #endif

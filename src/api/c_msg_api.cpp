@@ -5,10 +5,21 @@
 
 #include "api/testing_msg.h"
 #include "core/rank.hpp"
+#include "msg/layout.hpp"
 #include "msg/msg.hpp"
 #include "rma/rma.hpp"
 
 using namespace hgas;
+
+#define HGAS_TRY_C(expr)                          \
+    do {                                          \
+        if (status s_ = (expr); s_ != status::ok) \
+            return to_c(s_);                      \
+    } while (0)
+
+struct hgas_layout_s {
+    msg::layout l;
+};
 
 // A persistent request: the arguments of one send or receive, started many times.
 struct hgas_msg_req_s {
@@ -175,6 +186,66 @@ hgas_status_t hgas_msg_req_free(hgas_msg_req_t req) {
     HGASI_RANK(r);
     delete req;
     return HGAS_OK;
+}
+
+namespace {
+hgas_status_t make_layout(result<msg::layout> l, hgas_layout_t *out, const char *op) {
+    if (!out) return to_c(fail(status::invalid_arg, "%s: out is NULL", op));
+    if (!l.ok()) return to_c(l.error());
+    *out = new hgas_layout_s{std::move(*l)};
+    return HGAS_OK;
+}
+status layout_arg(const char *op, hgas_layout_t l) {
+    if (!l) return fail(status::invalid_arg, "%s: the layout is NULL (create one with hgas_layout_vector, "
+                        "hgas_layout_indexed or hgas_layout_subarray3d)", op);
+    return status::ok;
+}
+}  // namespace
+
+hgas_status_t hgas_layout_vector(size_t count, size_t block_bytes, size_t stride_bytes, hgas_layout_t *out) {
+    return make_layout(msg::make_vector(count, block_bytes, stride_bytes), out, "hgas_layout_vector");
+}
+hgas_status_t hgas_layout_indexed(size_t count, const size_t *block_bytes, const size_t *displ_bytes,
+                                  hgas_layout_t *out) {
+    return make_layout(msg::make_indexed(count, block_bytes, displ_bytes), out, "hgas_layout_indexed");
+}
+hgas_status_t hgas_layout_subarray3d(const size_t sizes[3], const size_t subsizes[3], const size_t starts[3],
+                                     size_t elem_bytes, hgas_layout_t *out) {
+    return make_layout(msg::make_subarray3d(sizes, subsizes, starts, elem_bytes), out, "hgas_layout_subarray3d");
+}
+hgas_status_t hgas_layout_bytes(hgas_layout_t l, size_t *packed, size_t *extent) {
+    HGAS_TRY_C(layout_arg("hgas_layout_bytes", l));
+    if (packed) *packed = l->l.packed;
+    if (extent) *extent = l->l.extent;
+    return HGAS_OK;
+}
+hgas_status_t hgas_layout_free(hgas_layout_t l) {
+    delete l;
+    return HGAS_OK;
+}
+hgas_status_t hgas_isend_typed(const void *buf, hgas_layout_t l, int dest, int tag, hgas_handle_t *h) {
+    HGASI_RANK(r);
+    HGAS_TRY_C(layout_arg("hgas_isend_typed", l));
+    return to_c(msg::isend_layout(*r, "hgas_isend_typed", l->l, buf, dest, tag, h));
+}
+hgas_status_t hgas_irecv_typed(void *buf, hgas_layout_t l, int src, int tag, hgas_msg_info_t *info, hgas_handle_t *h) {
+    HGASI_RANK(r);
+    HGAS_TRY_C(layout_arg("hgas_irecv_typed", l));
+    return to_c(msg::irecv_layout(*r, "hgas_irecv_typed", l->l, buf, src, tag, info, h));
+}
+hgas_status_t hgas_send_typed(const void *buf, hgas_layout_t l, int dest, int tag) {
+    HGASI_RANK(r);
+    HGAS_TRY_C(layout_arg("hgas_send_typed", l));
+    hgas_handle_t h;
+    HGAS_TRY_C(msg::isend_layout(*r, "hgas_send_typed", l->l, buf, dest, tag, &h));
+    return to_c(rma::wait(*r, h));
+}
+hgas_status_t hgas_recv_typed(void *buf, hgas_layout_t l, int src, int tag, hgas_msg_info_t *info) {
+    HGASI_RANK(r);
+    HGAS_TRY_C(layout_arg("hgas_recv_typed", l));
+    hgas_handle_t h;
+    HGAS_TRY_C(msg::irecv_layout(*r, "hgas_recv_typed", l->l, buf, src, tag, info, &h));
+    return to_c(rma::wait(*r, h));
 }
 
 hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out) {
