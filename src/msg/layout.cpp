@@ -118,10 +118,27 @@ static status device_gather(core::rank &r, gpu::device *d, const layout &l, char
     return terr;
 }
 
+static uint64_t block_count(const layout &l) {
+    return l.blocks.empty() ? l.n[0] * l.n[1] * l.n[2] : l.blocks.size();
+}
+
 status pack(core::rank &r, const layout &l, const void *buf, char *out) {
     const mem::kind k = r.kind_of(buf, l.extent);
-    if (k != mem::kind::host) return device_gather(r, r.device(k), l, out, static_cast<const char *>(buf), true);
     const char *b = static_cast<const char *>(buf);
+    std::vector<char> whole;
+    if (k != mem::kind::host) {
+        // Few blocks: the copy engine gathers them. Many small ones (a strided face): one copy
+        // of the span they lie in, then the CPU gathers; a copy per block would cost more than
+        // the span (unpacking always copies block by block: bytes between blocks are not ours
+        // to write back).
+        if (block_count(l) <= 256 || l.extent > 8 * l.packed + (1 << 20))
+            return device_gather(r, r.device(k), l, out, b, true);
+        whole.resize(l.extent);
+        proto::staging *st = r.staging();
+        if (!st) return fail(status::internal, "packing a device layout without the staging area");
+        HGAS_TRY(st->copy(whole.data(), mem::kind::host, b, k, l.extent));
+        b = whole.data();
+    }
     uint64_t o = 0;
     l.each([&](uint64_t off, uint64_t len) {
         std::memcpy(out + o, b + off, len);

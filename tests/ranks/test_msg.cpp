@@ -490,6 +490,26 @@ TEST(Msg, TypedLayoutsEveryKindPair) {
             HGAS_OK_OR_FAIL(hgas_barrier());
         }
     }
+    // A face of many small blocks (400 rows of one float): packed from the span it lies in.
+    {
+        const size_t d2[3] = {20, 20, 4}, f2[3] = {20, 20, 1}, at2[3] = {0, 0, 2}, bytes2 = 20 * 20 * 4 * E;
+        hgas_layout_t lf;
+        HGAS_OK_OR_FAIL(hgas_layout_subarray3d(d2, f2, at2, E, &lf));
+        for (where sw : kinds()) {
+            buffer sb(sw, bytes2);
+            sb.fill(me(), right(), 6);
+            std::vector<unsigned char> flat(20 * 20 * E, 0);
+            hgas_handle_t h;
+            HGAS_OK_OR_FAIL(hgas_irecv(flat.data(), flat.size(), left(), 64, nullptr, &h));
+            HGAS_OK_OR_FAIL(hgas_send_typed(sb.p, lf, right(), 64));
+            HGAS_OK_OR_FAIL(hgas_wait(h));
+            for (size_t row = 0; row < 400; ++row)
+                for (size_t b = 0; b < E; ++b)
+                    ASSERT_EQ(flat[row * E + b], pat(left(), me(), (row * 4 + 2) * E + b, 6)) << where_name(sw) << row;
+            HGAS_OK_OR_FAIL(hgas_barrier());
+        }
+        HGAS_OK_OR_FAIL(hgas_layout_free(lf));
+    }
     // bad layouts
     hgas_layout_t bad;
     EXPECT_ERR(hgas_layout_vector(4, 8, 4, &bad), HGAS_ERR_INVALID_ARG, "overlap");
