@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
     }
     memset(sbuf, 1, o.max_size);
     memset(rbuf, 0, cap);
-    for (size_t s = o.min_size; s <= o.max_size; s = bench_next_size(&o, s)) {
+    for (size_t s = o.min_size; s; s = bench_next_size(&o, s)) {
         if (bench_selected(&o, "msg_lat")) msg_lat(&o, s);
         if (bench_selected(&o, "msg_bw")) msg_bw(&o, "msg_bw", s, 0);
         if (bench_selected(&o, "msg_bibw")) msg_bw(&o, "msg_bibw", s, 1);
