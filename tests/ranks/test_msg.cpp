@@ -31,15 +31,22 @@ size_t env_size(const char *name, size_t dflt) {
     return v;
 }
 size_t eager_max() { return env_size("HGAS_MSG_SLOT", 16 << 10) - 64; }
-bool have_sim() { return hgas_kind_available(HGAS_KIND_SIM); }
+// The device kind under test: HGAS_TEST_KIND (sim, the default, or cuda on a GPU machine).
+hgas_kind_t dev_kind() {
+    const char *e = std::getenv("HGAS_TEST_KIND");
+    return e && std::strcmp(e, "cuda") == 0 ? HGAS_KIND_CUDA : HGAS_KIND_SIM;
+}
+bool have_sim() { return hgas_kind_available(dev_kind()); }
 
 unsigned char pat(int from, int to, size_t i, int salt) { return pattern(from, to, i + salt * 7919); }
 
 // A buffer of one kind: host memory of the program (not hgas's: the chunked rendezvous), host
-// in hgas's heap (the one-sided rendezvous), or sim device memory (hgas's sim heap, filled and
-// read through hgas_put/hgas_get: the CPU must not touch it).
+// in hgas's heap (the one-sided rendezvous), or device memory of the kind under test (its
+// symmetric heap, filled and read through hgas_put/hgas_get: the CPU must not touch it).
 enum class where { user_host, heap_host, sim };
-const char *where_name(where w) { return w == where::user_host ? "user host" : w == where::heap_host ? "heap host" : "sim"; }
+const char *where_name(where w) {
+    return w == where::user_host ? "user host" : w == where::heap_host ? "heap host" : hgas_kind_name(dev_kind());
+}
 
 struct buffer {
     where w;
@@ -52,7 +59,7 @@ struct buffer {
             p = host.data();
         } else {
             // collective: every rank allocates the same buffers in the same order
-            EXPECT_EQ(hgas_malloc_kind(bytes ? bytes : 1, w == where::sim ? HGAS_KIND_SIM : HGAS_KIND_HOST, &p),
+            EXPECT_EQ(hgas_malloc_kind(bytes ? bytes : 1, w == where::sim ? dev_kind() : HGAS_KIND_HOST, &p),
                       HGAS_OK) << hgas_last_error();
         }
     }
