@@ -363,6 +363,102 @@ hgas_status_t hgas_fcollect(void *dst, const void *src, size_t bytes);
  *  `dst`. `dst` symmetric, both rank_n * bytes. */
 hgas_status_t hgas_alltoall(void *dst, const void *src, size_t bytes);
 
+/* ------------------------------------------------------------------------------------------
+ * Tagged messages (two-sided, MPI semantics; docs/messaging.md). Buffers may be any memory
+ * of the calling rank: host, or device memory of kind cuda or sim (hgas's heaps or the
+ * program's own allocations), and the two ends may differ. A message matches the first posted
+ * receive with the same scope whose source and tag equal the message's (or are wildcards);
+ * messages from one rank with the same tag and scope are received in the order they were sent.
+ * Non-blocking forms give a handle completed by hgas_wait / hgas_test (and the _all / _any
+ * forms below). Messages that are never received are reported by hgas_finalize.
+ * ---------------------------------------------------------------------------------------- */
+#define HGAS_ANY_RANK (-1)
+#define HGAS_ANY_TAG (-1)
+/** Largest tag (tags are 0..HGAS_TAG_MAX). */
+#define HGAS_TAG_MAX 0x7fffffff
+
+/** What a receive got (or a probe found). */
+typedef struct hgas_msg_info {
+    int source;   /* the sending rank */
+    int tag;
+    size_t bytes; /* the bytes of the message: what was received, or what a probe found */
+} hgas_msg_info_t;
+
+/** Sends `bytes` from `buf` to rank `dest` with `tag` (0..HGAS_TAG_MAX). Returns once `buf` may
+ *  be reused: a small message (up to HGAS_MSG_SLOT less 64 bytes) once it is in the receiver's
+ *  ring, a larger one once the receiver has taken it. */
+hgas_status_t hgas_send(const void *buf, size_t bytes, int dest, int tag);
+/** Receives into `buf` (capacity `bytes`) the first message from `src` (or HGAS_ANY_RANK) with
+ *  `tag` (or HGAS_ANY_TAG). A message longer than `bytes` fails with HGAS_ERR_TRUNCATED; it is
+ *  consumed (and `info` says its size), nothing else is lost. `info` may be NULL. */
+hgas_status_t hgas_recv(void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info);
+/** Non-blocking forms: `buf` must stay valid (and, for isend, unchanged) until the handle
+ *  completes; `info` (may be NULL) is written when the receive completes. */
+hgas_status_t hgas_isend(const void *buf, size_t bytes, int dest, int tag, hgas_handle_t *h);
+hgas_status_t hgas_irecv(void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info, hgas_handle_t *h);
+/** Whether a message that a receive with (src, tag) would match has arrived: *flag 1 and `info`
+ *  (may be NULL) describes it, without receiving it. hgas_probe waits for one. */
+hgas_status_t hgas_iprobe(int src, int tag, int *flag, hgas_msg_info_t *info);
+hgas_status_t hgas_probe(int src, int tag, hgas_msg_info_t *info);
+
+/** Completes every handle of hs[0..n) (any non-blocking hgas operation); each entry becomes
+ *  HGAS_HANDLE_DONE. Returns the first failure after waiting for all. */
+hgas_status_t hgas_wait_all(hgas_handle_t *hs, size_t n);
+/** Tests hs[0..n) once each: *index is the first that completed (now HGAS_HANDLE_DONE) and
+ *  *done 1, or *done 0 and *index -1 when none did. Entries already HGAS_HANDLE_DONE are
+ *  skipped; if all are, *done is 1 and *index -1. */
+hgas_status_t hgas_test_any(hgas_handle_t *hs, size_t n, int *index, int *done);
+
+/** A communication scope: messages sent in one scope only match receives of the same scope,
+ *  so a library's messages never match the application's. HGAS_MSG_CTX_WORLD is the scope of
+ *  the calls above. */
+typedef uint32_t hgas_msg_ctx_t;
+#define HGAS_MSG_CTX_WORLD ((hgas_msg_ctx_t)0)
+/** Creates a new scope. Collective: every rank calls it in the same order and gets the same
+ *  scope (checked). */
+hgas_status_t hgas_msg_ctx_create(hgas_msg_ctx_t *ctx);
+/** Ends a scope on this rank; messages of it that are still unreceived are reported. */
+hgas_status_t hgas_msg_ctx_destroy(hgas_msg_ctx_t ctx);
+hgas_status_t hgas_isend_ctx(hgas_msg_ctx_t ctx, const void *buf, size_t bytes, int dest, int tag, hgas_handle_t *h);
+hgas_status_t hgas_irecv_ctx(hgas_msg_ctx_t ctx, void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info,
+                             hgas_handle_t *h);
+hgas_status_t hgas_iprobe_ctx(hgas_msg_ctx_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info);
+
+/** Persistent requests: the arguments of a send or receive fixed once, started many times
+ *  (each start gives a handle for that round). A request must not be started again before
+ *  the previous round's handle completed. */
+typedef struct hgas_msg_req_s *hgas_msg_req_t;
+hgas_status_t hgas_send_init(hgas_msg_ctx_t ctx, const void *buf, size_t bytes, int dest, int tag,
+                             hgas_msg_req_t *req);
+hgas_status_t hgas_recv_init(hgas_msg_ctx_t ctx, void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info,
+                             hgas_msg_req_t *req);
+hgas_status_t hgas_start(hgas_msg_req_t req, hgas_handle_t *h);
+/** Starts reqs[0..n) in order, handles into hs[0..n). */
+hgas_status_t hgas_start_all(hgas_msg_req_t *reqs, size_t n, hgas_handle_t *hs);
+/** Frees a request whose last round completed. */
+hgas_status_t hgas_msg_req_free(hgas_msg_req_t req);
+
+/** Layouts for typed messages: which bytes of a buffer a message carries (vector: `count`
+ *  blocks of `block_bytes`, `stride_bytes` apart; indexed: blocks of given lengths at given
+ *  displacements; 3-D subarray in C order: dimension 2 varies fastest). The sender packs, the
+ *  message carries the packed bytes, the receiver unpacks: on the CPU for host buffers, by the
+ *  device's copy engine (one gather of all blocks) for device memory. Blocks may not overlap. */
+typedef struct hgas_layout_s *hgas_layout_t;
+hgas_status_t hgas_layout_vector(size_t count, size_t block_bytes, size_t stride_bytes, hgas_layout_t *out);
+hgas_status_t hgas_layout_indexed(size_t count, const size_t *block_bytes, const size_t *displ_bytes,
+                                  hgas_layout_t *out);
+hgas_status_t hgas_layout_subarray3d(const size_t sizes[3], const size_t subsizes[3], const size_t starts[3],
+                                     size_t elem_bytes, hgas_layout_t *out);
+/** Bytes a message of this layout carries, and bytes of buffer it spans from the buffer's start. */
+hgas_status_t hgas_layout_bytes(hgas_layout_t l, size_t *packed, size_t *extent);
+hgas_status_t hgas_layout_free(hgas_layout_t l);
+/** Typed send/receive: as hgas_isend/hgas_irecv with the layout's bytes of `buf`. A typed
+ *  message matches any receive of as many bytes (typed or not). */
+hgas_status_t hgas_isend_typed(const void *buf, hgas_layout_t l, int dest, int tag, hgas_handle_t *h);
+hgas_status_t hgas_irecv_typed(void *buf, hgas_layout_t l, int src, int tag, hgas_msg_info_t *info, hgas_handle_t *h);
+hgas_status_t hgas_send_typed(const void *buf, hgas_layout_t l, int dest, int tag);
+hgas_status_t hgas_recv_typed(void *buf, hgas_layout_t l, int src, int tag, hgas_msg_info_t *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -369,4 +369,98 @@ template <class T>
 void alltoall(T *dst, const T *src, size_t count) { check(hgas::alltoall(dst, src, count)); }
 }  // namespace checked
 
+// --- tagged messages (docs/messaging.md) ------------------------------------------------
+// Buffers of any memory kind; counts are in elements of T.
+using msg_info = hgas_msg_info_t;
+inline constexpr int any_rank = HGAS_ANY_RANK;
+inline constexpr int any_tag = HGAS_ANY_TAG;
+
+template <class T>
+code send(const T *buf, size_t count, int dest, int tag) {
+    return hgas_send(buf, count * sizeof(T), dest, tag);
+}
+template <class T>
+code recv(T *buf, size_t count, int src, int tag, msg_info *info = nullptr) {
+    return hgas_recv(buf, count * sizeof(T), src, tag, info);
+}
+template <class T>
+handle isend(const T *buf, size_t count, int dest, int tag, code *c = nullptr) {
+    hgas_handle_t h = HGAS_HANDLE_DONE;
+    code r = hgas_isend(buf, count * sizeof(T), dest, tag, &h);
+    if (c) *c = r;
+    return r ? handle(h) : handle();
+}
+template <class T>
+handle irecv(T *buf, size_t count, int src, int tag, msg_info *info = nullptr, code *c = nullptr) {
+    hgas_handle_t h = HGAS_HANDLE_DONE;
+    code r = hgas_irecv(buf, count * sizeof(T), src, tag, info, &h);
+    if (c) *c = r;
+    return r ? handle(h) : handle();
+}
+
+/// A communication scope of its own (a library's): created collectively (throws on failure),
+/// destroyed with the object. Its messages never match the world's or another scope's.
+class msg_scope {
+public:
+    msg_scope() { check(hgas_msg_ctx_create(&ctx_)); }
+    ~msg_scope() { (void)hgas_msg_ctx_destroy(ctx_); }
+    msg_scope(const msg_scope &) = delete;
+    msg_scope &operator=(const msg_scope &) = delete;
+    hgas_msg_ctx_t raw() const { return ctx_; }
+    template <class T>
+    handle isend(const T *buf, size_t count, int dest, int tag, code *c = nullptr) const {
+        hgas_handle_t h = HGAS_HANDLE_DONE;
+        code r = hgas_isend_ctx(ctx_, buf, count * sizeof(T), dest, tag, &h);
+        if (c) *c = r;
+        return r ? handle(h) : handle();
+    }
+    template <class T>
+    handle irecv(T *buf, size_t count, int src, int tag, msg_info *info = nullptr, code *c = nullptr) const {
+        hgas_handle_t h = HGAS_HANDLE_DONE;
+        code r = hgas_irecv_ctx(ctx_, buf, count * sizeof(T), src, tag, info, &h);
+        if (c) *c = r;
+        return r ? handle(h) : handle();
+    }
+
+private:
+    hgas_msg_ctx_t ctx_ = HGAS_MSG_CTX_WORLD;
+};
+
+/// A persistent send or receive (throws on bad arguments), freed with the object. start()
+/// begins one round; its handle must complete before the next start().
+class persistent {
+public:
+    template <class T>
+    static persistent send(const T *buf, size_t count, int dest, int tag, hgas_msg_ctx_t ctx = HGAS_MSG_CTX_WORLD) {
+        hgas_msg_req_t q;
+        check(hgas_send_init(ctx, buf, count * sizeof(T), dest, tag, &q));
+        return persistent(q);
+    }
+    template <class T>
+    static persistent recv(T *buf, size_t count, int src, int tag, msg_info *info = nullptr,
+                           hgas_msg_ctx_t ctx = HGAS_MSG_CTX_WORLD) {
+        hgas_msg_req_t q;
+        check(hgas_recv_init(ctx, buf, count * sizeof(T), src, tag, info, &q));
+        return persistent(q);
+    }
+    persistent(persistent &&o) noexcept : q_(o.q_) { o.q_ = nullptr; }
+    persistent &operator=(persistent &&o) noexcept {
+        std::swap(q_, o.q_);
+        return *this;
+    }
+    ~persistent() {
+        if (q_) (void)hgas_msg_req_free(q_);
+    }
+    handle start(code *c = nullptr) {
+        hgas_handle_t h = HGAS_HANDLE_DONE;
+        code r = hgas_start(q_, &h);
+        if (c) *c = r;
+        return r ? handle(h) : handle();
+    }
+
+private:
+    explicit persistent(hgas_msg_req_t q) : q_(q) {}
+    hgas_msg_req_t q_ = nullptr;
+};
+
 }  // namespace hgas

@@ -25,7 +25,8 @@ typedef enum hgas_status {
     HGAS_ERR_ALREADY_INITIALIZED = 11, /**< hgas_init called twice on the same rank */
     HGAS_ERR_INVALID_SETTING = 12, /**< an HGAS_* environment variable holds a bad value */
     HGAS_ERR_INVALID_POINTER = 13, /**< a pointer is not symmetric / not hgas memory / freed */
-    HGAS_ERR_INTERNAL = 14         /**< a bug in hgas: please report with the message */
+    HGAS_ERR_INTERNAL = 14,        /**< a bug in hgas: please report with the message */
+    HGAS_ERR_TRUNCATED = 15        /**< a message is longer than the receive buffer (hgas_recv) */
 } hgas_status_t;
 
 /** Short constant name of a status code ("HGAS_ERR_TIMEOUT"); never NULL. Thread safe. */

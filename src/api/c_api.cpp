@@ -14,6 +14,7 @@
 #include "coll/symmetric.hpp"
 #include "core/rank.hpp"
 #include "mem/static_data.hpp"
+#include "msg/msg.hpp"
 #include "rma/rma.hpp"
 #include "sync/sync.hpp"
 
@@ -56,6 +57,7 @@ hgas_status_t hgas_init(void) {
                          "hgas_finalize once at its end"));
     auto r = core::rank::create();
     if (!r.ok()) return to_c(r.error());
+    msg::attach(*r.value());  // the message layer's state
     core::set_current(r.value().release());
     return HGAS_OK;
 }

@@ -24,6 +24,7 @@ const char *status_name(status s) {
     case status::invalid_setting: return "HGAS_ERR_INVALID_SETTING";
     case status::invalid_pointer: return "HGAS_ERR_INVALID_POINTER";
     case status::internal: return "HGAS_ERR_INTERNAL";
+    case status::truncated: return "HGAS_ERR_TRUNCATED";
     }
     return "HGAS_ERR_UNKNOWN";
 }

@@ -24,6 +24,7 @@ enum class status : int {
     invalid_setting = HGAS_ERR_INVALID_SETTING,
     invalid_pointer = HGAS_ERR_INVALID_POINTER,
     internal = HGAS_ERR_INTERNAL,
+    truncated = HGAS_ERR_TRUNCATED,
 };
 
 inline hgas_status_t to_c(status s) { return static_cast<hgas_status_t>(s); }

@@ -4,6 +4,8 @@
 // the generation, so a handle that was already waited or tested to completion is recognised
 // as consumed (and reported done at once, as MPI does for MPI_REQUEST_NULL), and a value that
 // this rank never issued is recognised as foreign instead of being dereferenced.
+// An operation is either a transport's request (t, p) or an object that tests itself
+// (completion: a tagged message, src/msg), owned by its slot until the handle completes.
 #pragma once
 #include <hgas/hgas.h>
 
@@ -15,11 +17,22 @@
 
 namespace hgas::core {
 
+class rank;
+
+// An operation behind a handle that is not a transport request: hgas_test/hgas_wait call its
+// test() until done, then the slot deletes it.
+struct completion {
+    virtual ~completion() = default;
+    // Advances the operation; done = true once it is finished. A failure finishes it too.
+    virtual status test(rank &r, bool &done) = 0;
+};
+
 class handle_table {
 public:
     struct op {
         transport::transport *t = nullptr;
         transport::pending p;  // transports may keep its address until it completes: slots do not move
+        std::unique_ptr<completion> c;  // set instead of t for operations that test themselves
     };
     enum class lookup { live, consumed, foreign };
 
@@ -59,6 +72,7 @@ public:
         const uint32_t i = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(h) & 0xffffffffu) - 1;
         slot_t &s = *slots_[i];
         s.live = false;
+        s.o.c.reset();
         ++s.gen;
         free_.push_back(i);
     }

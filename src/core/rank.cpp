@@ -123,6 +123,12 @@ status rank::init() {
     if (internal_.coll_scratch_size < 4096) internal_.coll_scratch_size = 4096;
     HGAS_TRY(alloc(internal_.coll_scratch_size, internal_.coll_scratch));
     HGAS_TRY(create_staging());
+    internal_.msg_slot = cfg_.bytes(setting::msg_slot);
+    internal_.msg_slots = static_cast<uint64_t>(cfg_.integer(setting::msg_slots));
+    if (internal_.msg_slot < 256 || internal_.msg_slot % 64)
+        return fail(status::invalid_setting, "HGAS_MSG_SLOT=%llu: use at least 256, a multiple of 64",
+                    (unsigned long long)internal_.msg_slot);
+    HGAS_TRY(alloc(msg_area_bytes(job_.size, internal_.msg_slot, internal_.msg_slots), internal_.msg));
     // The device barrier's words, before any user allocation of the cuda heap (zeroed with the
     // segment); every rank with the cuda kind reserves the same offset.
     if (own_size(mem::seg_cuda_symmetric)) {
@@ -562,6 +568,10 @@ status rank::finalize() {
         b = fail(status::timeout, "%s", why.c_str());
     }
     if (s == status::ok) s = b;
+    if (msg_ext_ && b == status::ok) {
+        status m = msg_ext_->finalize();
+        if (s == status::ok) s = m;
+    }
     engine_.stop_helper();
     staging_.reset();
     unregister_host_segments();

@@ -50,8 +50,17 @@ struct internal_objects {
     uint64_t coll_scratch_size = 0;
     uint64_t staging = 0;                     // proto::staging's rings, credits and replies (0: none)
     uint64_t device_sync = 0;                 // in the cuda symmetric heap: the device barrier's words
+    uint64_t msg = 0;                         // msg/'s rings and credit words (msg_area_bytes)
+    uint64_t msg_slot = 0;                    // HGAS_MSG_SLOT
+    uint64_t msg_slots = 0;                   // HGAS_MSG_SLOTS
     static constexpr uint64_t device_sync_bytes = max_rounds * 64;
 };
+
+// Bytes of the message area (src/msg/msg.hpp has its layout): a ring of `slots` slots of
+// `slot` bytes from every rank, then one 64-byte credit word per rank.
+inline uint64_t msg_area_bytes(int n, uint64_t slot, uint64_t slots) {
+    return static_cast<uint64_t>(n) * (slots * slot + 64);
+}
 
 // State a layer above core keeps per rank (the device layer's context and proxy), owned by the
 // rank so that it lives and dies with it. finalize() runs first in rank::finalize.
@@ -128,6 +137,9 @@ public:
     boot::client &store() { return *store_; }
     progress::engine &engine() { return engine_; }
     std::unique_ptr<rank_extension> &device_extension() { return device_ext_; }
+    // The tagged-message layer's state (src/msg); its finalize() runs after the final barrier,
+    // when every message sent to this rank has arrived, to report what was never received.
+    std::unique_ptr<rank_extension> &msg_extension() { return msg_ext_; }
 
     // Serialization of API calls with the rank's internal threads that act for it (the device
     // proxy): once serialized, every API call holds api_mutex() (recursive) for its duration.
@@ -193,6 +205,7 @@ private:
     internal_objects internal_;
     handle_table handles_;
     std::unique_ptr<rank_extension> device_ext_;
+    std::unique_ptr<rank_extension> msg_ext_;
     std::recursive_mutex api_mu_;
     std::atomic<bool> serialized_{false};
     int safe_points_ = 0;  // touched only by the thread that holds the API mutex (or the only thread)

@@ -226,6 +226,13 @@ result<core::handle_table::op *> find_handle(core::rank &r, const char *op, hgas
 }
 }  // namespace
 
+hgas_handle_t make_handle(core::rank &r, std::unique_ptr<completion> c) {
+    core::handle_table::op *o = nullptr;
+    hgas_handle_t h = r.handles().issue(&o);
+    o->c = std::move(c);
+    return h;
+}
+
 status test(core::rank &r, hgas_handle_t h, int *done) {
     if (!done) return fail(status::invalid_arg, "hgas_test: the done pointer is NULL");
     HGAS_TRY_ASSIGN(core::handle_table::op *o, find_handle(r, "hgas_test", h));
@@ -234,7 +241,7 @@ status test(core::rank &r, hgas_handle_t h, int *done) {
         return status::ok;
     }
     bool d = false;
-    status s = o->t->test(o->p, d);
+    status s = o->c ? o->c->test(r, d) : o->t->test(o->p, d);
     if (s != status::ok) {
         r.handles().release(h);  // a failed operation is finished too; its error is reported once, here
         return s;
@@ -251,7 +258,7 @@ status wait(core::rank &r, hgas_handle_t h) {
     bool d = false;
     status err = status::ok;
     status s = r.wait("hgas_wait", [&] {
-        err = o->t->test(o->p, d);
+        err = o->c ? o->c->test(r, d) : o->t->test(o->p, d);
         return d || err != status::ok;
     });
     if (s == status::timeout && !d && err == status::ok) return s;  // still in flight: the handle stays live

@@ -20,6 +20,11 @@ status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi);
 status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_handle_t *h);
 status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t *h);
 status wait(core::rank &r, hgas_handle_t h);
+// An operation behind a handle that is not a transport request (a tagged message, src/msg):
+// hgas_test/hgas_wait call its test() until done, then delete it with the handle.
+using completion = core::completion;
+// A handle of rank r for `c`, which the handle owns from here on.
+hgas_handle_t make_handle(core::rank &r, std::unique_ptr<completion> c);
 status test(core::rank &r, hgas_handle_t h, int *done);
 status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_gptr_t sig, uint64_t value,
                   hgas_signal_op_t op, bool nbi, issuer by = issuer::user);

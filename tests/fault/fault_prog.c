@@ -8,6 +8,8 @@
  *   fault_prog late R S         rank R sleeps S seconds before hgas_init (a rank that never joins
  *                               in time)
  *   fault_prog abort R          rank R calls hgas_abort while the others wait in a barrier
+ *   fault_prog die_recv R       rank R kills itself with SIGKILL; the others wait in a blocking
+ *                               hgas_recv from it (one of them from any rank)
  *   fault_prog ok -             no fault: a barrier and hgas_finalize (store_flood.sh)
  * WHERE (default barrier): barrier, quiet (non-blocking puts to rank R, then hgas_quiet), wait
  * (a handle of a put to rank R), signal (hgas_signal_wait_until for a signal from rank R),
@@ -72,7 +74,7 @@ static hgas_status_t wait_in(const char *where, int victim, uint64_t *buf, uint6
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: fault_prog die|hang|late|abort RANK [WHERE|SECONDS] [ignore]\n");
+        fprintf(stderr, "usage: fault_prog die|die_recv|hang|late|abort RANK [WHERE|SECONDS] [ignore]\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -99,10 +101,18 @@ int main(int argc, char **argv) {
     if (hgas_rank_me() == victim) {
         printf("rank %d: pid %d, at %.6f\n", victim, (int)getpid(), wall());
         fflush(stdout);
-        if (!strcmp(mode, "die")) raise(SIGKILL);
+        if (!strcmp(mode, "die") || !strcmp(mode, "die_recv")) raise(SIGKILL);
         if (!strcmp(mode, "abort")) hgas_abort(3, "the test asked for it");
         if (!strcmp(mode, "hang"))
             for (;;) pause(); /* alive, never calls hgas again */
+    }
+    if (!strcmp(mode, "die_recv")) {
+        /* A receive from the dead rank (rank 0: from any rank) must end, naming it. */
+        char msg[64];
+        int src = hgas_rank_me() == 0 ? HGAS_ANY_RANK : victim;
+        if ((s = hgas_recv(msg, sizeof msg, src, 5, NULL)) != HGAS_OK) return report("recv", s);
+        printf("rank %d: received a message from a dead rank\n", hgas_rank_me());
+        return 1;
     }
     if (!strcmp(where, "exit")) return 0; /* a program that ends without hgas_finalize */
     /* The others wait here for a rank that will never come. */

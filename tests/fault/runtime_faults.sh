@@ -3,6 +3,7 @@
 #   runtime_faults.sh <hgasrun> <fault_prog>
 # - kill -9 of one rank mid-job: the launcher and every other rank end within 10 s, the
 #   launcher names the dead rank, the waiting ranks report that the job is ending;
+# - the same while the others wait in a blocking hgas_recv from the dead rank (or any rank);
 # - hgas_abort on one rank: the same, with the rank's reason;
 # - a rank that never joins: the others' hgas_init fails with the bootstrap timeout naming it.
 # Each case also checks that no /dev/shm/hgas-* file and no job directory is left.
@@ -46,6 +47,10 @@ run() {  # run CASE LIMIT_S env... -- args...
 run kill9 10 -- -n 4 "$PROG" die 2
 has "$WORK/$CASE.log" "rank 2 \(pid [0-9]+\) was killed by signal 9"
 count "$WORK/$CASE.log" "rank [013]: second barrier: HGAS_ERR_PEER_FAILED: the job is ending: .*rank 2" 1
+
+run kill9_recv 10 -- -n 4 "$PROG" die_recv 2
+has "$WORK/$CASE.log" "rank 2 \(pid [0-9]+\) was killed by signal 9"
+count "$WORK/$CASE.log" "rank [013]: recv: HGAS_ERR_PEER_FAILED: the job is ending: .*rank 2" 1
 
 run abort 10 -- -n 3 "$PROG" abort 1
 has "$WORK/$CASE.log" "rank 1 called hgas_abort\(3\): the test asked for it"

@@ -130,6 +130,21 @@ int main(int argc, char **argv) {
                 (ag ? "copy agent up to " + amax + " B for page-locked ones where the rank has its GPU alone, else "
                     : std::string())
                     .c_str());
+    // Tagged messages (src/msg, docs/messaging.md): the rings and the protocol per size.
+    {
+        const uint64_t slot = cfg->bytes(setting::msg_slot), slots = static_cast<uint64_t>(cfg->integer(setting::msg_slots));
+        std::printf("\ntagged messages (hgas_send/hgas_recv; docs/messaging.md):\n");
+        std::printf("  rings: %llu slots x %s B per pair of ranks in the receiver's host heap = %llu KiB per peer\n",
+                    (unsigned long long)slots, cfg->value_text(setting::msg_slot).c_str(),
+                    (unsigned long long)(slots * slot / 1024));
+        std::printf("  eager up to %llu B: one slot (device data copied straight into a mapped slot, else "
+                    "assembled and put with a signal)\n", (unsigned long long)(slot > 64 ? slot - 64 : 0));
+        std::printf("  larger: rendezvous, one-sided get/put into the posted buffer when either buffer is in an hgas "
+                    "heap the other side reaches, else chunks of %llu B through the ring\n",
+                    (unsigned long long)(slot > 64 ? slot - 64 : 0));
+        std::printf("  unexpected messages held up to %s B, then senders wait (flow control)\n",
+                    cfg->value_text(setting::msg_unexpected_max).c_str());
+    }
     std::printf("\nregistration cache: %s\n", gpu::reg_cache_plan(*cfg).c_str());
     std::printf("\nprogress: %s\n", cfg->flag(setting::progress_thread)
                                         ? "helper thread per rank serves remote requests while the rank computes"

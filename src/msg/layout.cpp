@@ -1,0 +1,241 @@
+#include "msg/layout.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "msg/msg.hpp"
+#include "rma/rma.hpp"
+
+namespace hgas::msg {
+
+namespace {
+constexpr uint64_t max_bytes = 1ull << 48;
+
+bool mul_ok(uint64_t a, uint64_t b, uint64_t &out) {
+    if (a && b > max_bytes / a) return false;
+    out = a * b;
+    return true;
+}
+}  // namespace
+
+result<layout> make_vector(size_t count, size_t block, size_t stride) {
+    const char *op = "hgas_layout_vector";
+    if (count == 0 || block == 0)
+        return fail(status::invalid_arg, "%s: count %zu and block %zu bytes must both be positive", op, count, block);
+    if (stride < block)
+        return fail(status::invalid_arg, "%s: stride %zu is smaller than the block (%zu bytes): blocks would overlap",
+                    op, stride, block);
+    layout l;
+    l.n[0] = count;
+    l.s[0] = stride;
+    l.block = block;
+    uint64_t span;
+    if (!mul_ok(count - 1, stride, span) || !mul_ok(count, block, l.packed) || span + block > max_bytes)
+        return fail(status::invalid_arg, "%s: %zu blocks of stride %zu bytes is not a plausible size", op, count, stride);
+    l.extent = span + block;
+    return l;
+}
+
+result<layout> make_indexed(size_t count, const size_t *len, const size_t *displ) {
+    const char *op = "hgas_layout_indexed";
+    if (count == 0) return fail(status::invalid_arg, "%s: count is 0 (a layout needs at least one block)", op);
+    if (!len || !displ) return fail(status::invalid_arg, "%s: the block lengths or displacements array is NULL", op);
+    layout l;
+    std::vector<std::pair<uint64_t, uint64_t>> sorted;
+    for (size_t i = 0; i < count; ++i) {
+        if (len[i] > max_bytes || displ[i] > max_bytes)
+            return fail(status::invalid_arg, "%s: block %zu (%zu bytes at %zu) is not a plausible size", op, i, len[i],
+                        displ[i]);
+        if (!len[i]) continue;
+        l.blocks.emplace_back(displ[i], len[i]);
+        l.packed += len[i];
+        l.extent = std::max<uint64_t>(l.extent, displ[i] + len[i]);
+    }
+    if (l.blocks.empty()) return fail(status::invalid_arg, "%s: every block has length 0", op);
+    sorted = l.blocks;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 1; i < sorted.size(); ++i)
+        if (sorted[i].first < sorted[i - 1].first + sorted[i - 1].second)
+            return fail(status::invalid_arg, "%s: blocks [%llu, +%llu) and [%llu, +%llu) overlap", op,
+                        (unsigned long long)sorted[i - 1].first, (unsigned long long)sorted[i - 1].second,
+                        (unsigned long long)sorted[i].first, (unsigned long long)sorted[i].second);
+    return l;
+}
+
+result<layout> make_subarray3d(const size_t sizes[3], const size_t sub[3], const size_t starts[3], size_t elem) {
+    const char *op = "hgas_layout_subarray3d";
+    if (!sizes || !sub || !starts) return fail(status::invalid_arg, "%s: sizes, subsizes or starts is NULL", op);
+    if (!elem) return fail(status::invalid_arg, "%s: the element size is 0", op);
+    for (int d = 0; d < 3; ++d) {
+        if (!sizes[d] || !sub[d])
+            return fail(status::invalid_arg, "%s: dimension %d has size %zu and subsize %zu; both must be positive", op, d,
+                        sizes[d], sub[d]);
+        if (starts[d] > sizes[d] || sub[d] > sizes[d] - starts[d])
+            return fail(status::invalid_arg, "%s: dimension %d: start %zu + subsize %zu exceeds its size %zu", op, d,
+                        starts[d], sub[d], sizes[d]);
+    }
+    uint64_t total;
+    if (!mul_ok(sizes[0], sizes[1], total) || !mul_ok(total, sizes[2], total) || !mul_ok(total, elem, total))
+        return fail(status::invalid_arg, "%s: %zu x %zu x %zu elements of %zu bytes is not a plausible size", op, sizes[0],
+                    sizes[1], sizes[2], elem);
+    layout l;  // C order: dimension 2 varies fastest; each row of the subarray is one block
+    const uint64_t row = sizes[2] * elem, plane = sizes[1] * row;
+    l.base = starts[0] * plane + starts[1] * row + starts[2] * elem;
+    l.n[2] = sub[0];
+    l.s[2] = plane;
+    l.n[1] = sub[1];
+    l.s[1] = row;
+    l.block = sub[2] * elem;
+    l.packed = sub[0] * sub[1] * l.block;
+    l.extent = total;
+    return l;
+}
+
+// Device buffers: every block is one copy on the device's stream 0, all submitted before one
+// wait, so the copy engine gathers (scatters) the whole layout in one go.
+static status device_gather(core::rank &r, gpu::device *d, const layout &l, char *dst, const char *src, bool pack) {
+    uint64_t packed_off = 0;
+    status err = status::ok;
+    l.each([&](uint64_t off, uint64_t len) {
+        if (err != status::ok) return;
+        auto t = pack ? d->copy_async(dst + packed_off, src + off, len, 0, false)
+                      : d->copy_async(dst + off, src + packed_off, len, 0, false);
+        if (!t.ok()) err = t.error();
+        packed_off += len;
+    });
+    HGAS_TRY(err);
+    HGAS_TRY_ASSIGN(gpu::ticket t, d->mark(0));
+    status terr = status::ok;
+    HGAS_TRY(r.wait(pack ? "packing a device layout" : "unpacking a device layout", [&] {
+        auto done = d->test(t);
+        if (!done.ok()) {
+            terr = done.error();
+            return true;
+        }
+        return *done;
+    }));
+    return terr;
+}
+
+static uint64_t block_count(const layout &l) {
+    return l.blocks.empty() ? l.n[0] * l.n[1] * l.n[2] : l.blocks.size();
+}
+
+status pack(core::rank &r, const layout &l, const void *buf, char *out) {
+    const mem::kind k = r.kind_of(buf, l.extent);
+    const char *b = static_cast<const char *>(buf);
+    std::vector<char> whole;
+    if (k != mem::kind::host) {
+        // Few blocks: the copy engine gathers them. Many small ones (a strided face): one copy
+        // of the span they lie in, then the CPU gathers; a copy per block would cost more than
+        // the span (unpacking always copies block by block: bytes between blocks are not ours
+        // to write back).
+        if (block_count(l) <= 256 || l.extent > 8 * l.packed + (1 << 20))
+            return device_gather(r, r.device(k), l, out, b, true);
+        whole.resize(l.extent);
+        proto::staging *st = r.staging();
+        if (!st) return fail(status::internal, "packing a device layout without the staging area");
+        HGAS_TRY(st->copy(whole.data(), mem::kind::host, b, k, l.extent));
+        b = whole.data();
+    }
+    uint64_t o = 0;
+    l.each([&](uint64_t off, uint64_t len) {
+        std::memcpy(out + o, b + off, len);
+        o += len;
+    });
+    return status::ok;
+}
+
+status unpack(core::rank &r, const layout &l, const char *in, void *buf) {
+    const mem::kind k = r.kind_of(buf, l.extent);
+    if (k != mem::kind::host) return device_gather(r, r.device(k), l, static_cast<char *>(buf), in, false);
+    char *b = static_cast<char *>(buf);
+    uint64_t o = 0;
+    l.each([&](uint64_t off, uint64_t len) {
+        std::memcpy(b + off, in + o, len);
+        o += len;
+    });
+    return status::ok;
+}
+
+namespace {
+
+// A typed message in flight: the packed bytes and the contiguous message's handle.
+struct typed final : rma::completion {
+    std::vector<char> packed;
+    hgas_handle_t inner = HGAS_HANDLE_DONE;
+    bool recv = false, unpacked = false;
+    layout l;
+    void *buf = nullptr;
+
+    status test(core::rank &r, bool &done) override {
+        done = false;
+        if (inner != HGAS_HANDLE_DONE) {
+            int d = 0;
+            status s = rma::test(r, inner, &d);
+            if (s != status::ok) {
+                inner = HGAS_HANDLE_DONE;  // freed by the failed test
+                return s;
+            }
+            if (!d) return status::ok;
+            inner = HGAS_HANDLE_DONE;
+        }
+        if (recv && !unpacked) {
+            unpacked = true;
+            HGAS_TRY(unpack(r, l, packed.data(), buf));
+        }
+        done = true;
+        return status::ok;
+    }
+    ~typed() override {
+        // A handle dropped before completion: its message still needs the packed bytes.
+        if (inner != HGAS_HANDLE_DONE)
+            if (core::rank *r = core::current()) (void)rma::wait(*r, inner);
+    }
+};
+
+status check_buf(const char *op, const void *buf, const layout &l) {
+    if (!buf) return fail(status::invalid_arg, "%s: the buffer is NULL", op);
+    return status::ok;
+}
+
+}  // namespace
+
+status isend_layout(core::rank &r, const char *op, const layout &l, const void *buf, int dest, int tag,
+                    hgas_handle_t *h) {
+    if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
+    HGAS_TRY(check_buf(op, buf, l));
+    auto t = std::make_unique<typed>();
+    t->packed.resize(l.packed);
+    HGAS_TRY(pack(r, l, buf, t->packed.data()));
+    HGAS_TRY(isend(r, op, send_args{0, t->packed.data(), t->packed.size(), dest, tag}, &t->inner));
+    if (t->inner == HGAS_HANDLE_DONE) {
+        *h = HGAS_HANDLE_DONE;  // eager: the bytes are in the receiver's ring already
+        return status::ok;
+    }
+    *h = rma::make_handle(r, std::move(t));
+    return status::ok;
+}
+
+status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, int src, int tag,
+                    hgas_msg_info_t *info, hgas_handle_t *h) {
+    if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
+    HGAS_TRY(check_buf(op, buf, l));
+    auto t = std::make_unique<typed>();
+    t->packed.resize(l.packed);
+    t->recv = true;
+    t->l = l;
+    t->buf = buf;
+    HGAS_TRY(irecv(r, op, recv_args{0, t->packed.data(), t->packed.size(), src, tag, info}, &t->inner));
+    bool done = false;
+    HGAS_TRY(t->test(r, done));
+    if (done) {
+        *h = HGAS_HANDLE_DONE;
+        return status::ok;
+    }
+    *h = rma::make_handle(r, std::move(t));
+    return status::ok;
+}
+
+}  // namespace hgas::msg

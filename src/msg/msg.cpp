@@ -1,0 +1,799 @@
+// Tagged messages: rings with credits, matching, eager and rendezvous (README.md).
+#include "msg/msg.hpp"
+
+#include <cstring>
+#include <deque>
+#include <list>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/log.hpp"
+#include "coll/coll.hpp"
+#include "rma/rma.hpp"
+
+namespace hgas::msg {
+namespace {
+
+enum msg_type : uint32_t {
+    t_eager = 1,     // the whole message in the slot
+    t_rts = 2,       // rendezvous: a large message is ready (seg/offset: its buffer, if in a segment)
+    t_cts = 3,       // to the sender: send the data (seg/offset: the posted buffer, if in a segment)
+    t_data = 4,      // to the receiver: `len` bytes of message rreq at `offset`
+    t_fin_send = 5,  // to the sender: the receiver got the message by itself (get)
+    t_fin_recv = 6,  // to the receiver: the sender put the whole message into the posted buffer
+};
+constexpr uint16_t no_seg = 0xffff;
+constexpr uint16_t f_discard = 1;  // cts: the receive was too small; the sender just completes
+
+// The first 64 bytes of a slot. `seq` is written last: the slot holds message `seq` of its
+// ring once the word equals it (sequence numbers start at 1, so a zeroed ring holds none).
+struct hdr {
+    uint64_t seq;
+    uint32_t type;
+    int32_t tag;
+    uint32_t ctx;
+    uint32_t len;     // payload bytes in this slot
+    uint64_t bytes;   // the message's size
+    uint64_t sreq;    // the send request's id at the sender
+    uint64_t rreq;    // the receive request's id at the receiver
+    uint64_t offset;  // data: offset in the message; rts/cts: offset of the buffer in `seg`
+    uint16_t seg;
+    uint16_t flags;
+    uint32_t pad;
+};
+static_assert(sizeof(hdr) == 64);
+
+class state;
+
+// One send or receive that did not complete at once; owned by its handle (or by the blocking
+// call's stack). The state refers to it while it is in flight and forgets it when it dies.
+struct request final : rma::completion {
+    state *st = nullptr;
+    bool is_send = false;
+    bool done = false;
+    status err = status::ok;
+    std::string err_msg;
+    uint64_t id = 0;
+    uint32_t ctx = 0;
+    int peer = 0;  // send: dest; recv: src or HGAS_ANY_RANK
+    int tag = 0;
+    const void *sbuf = nullptr;
+    void *rbuf = nullptr;
+    size_t bytes = 0;  // send: message size; recv: capacity
+    mem::kind kind = mem::kind::host;
+    hgas_msg_info_t *info = nullptr;
+    size_t arrived = 0, expected = 0;  // recv, chunked rendezvous
+
+    status test(core::rank &r, bool &d) override;
+    ~request() override;
+};
+
+struct out_item {
+    hdr h{};
+    request *req = nullptr;  // eager, rts, data: the send
+    size_t off = 0;          // data: next byte to send
+};
+
+struct unexpected_msg {
+    int src;
+    hdr h;
+    std::vector<char> payload;  // eager
+};
+
+struct peer_state {
+    uint64_t next_in = 1;  // next sequence number expected in the ring from this peer
+    uint64_t consumed = 0, returned = 0;
+    uint64_t sent = 0;     // slots sent to this peer
+    std::deque<out_item> out;
+};
+
+class state final : public core::rank_extension {
+public:
+    explicit state(core::rank &r) : r_(r) {
+        const auto &io = r.internal();
+        area_ = io.msg;
+        slot_ = io.msg_slot;
+        slots_ = io.msg_slots;
+        payload_max_ = slot_ - sizeof(hdr);
+        unexpected_max_ = r.cfg().bytes(setting::msg_unexpected_max);
+        peers_.resize(r.n());
+        bounce_.resize(slot_);
+        ctxs_.insert(0);
+    }
+
+    status finalize() override;
+
+    core::rank &rank() { return r_; }
+    const stats &counters() const { return stats_; }
+
+    // --- checks ---
+    status check_ctx(const char *op, uint32_t ctx) const {
+        if (!ctxs_.count(ctx))
+            return fail(status::invalid_arg, "%s: message scope %u does not exist on rank %d (create it with "
+                        "hgas_msg_ctx_create; HGAS_MSG_CTX_WORLD is 0)", op, ctx, r_.me());
+        return status::ok;
+    }
+    result<uint32_t> ctx_create() {
+        const uint32_t id = next_ctx_++;
+        uint64_t mine[2] = {id, ~uint64_t(id)}, agreed[2];
+        // max of id and of ~id: equal to (id, ~id) only if every rank has the same id.
+        HGAS_TRY(coll::allreduce(r_, agreed, mine, 2, HGAS_UINT64, HGAS_OP_MAX));
+        if (agreed[0] != id || agreed[1] != ~uint64_t(id))
+            return fail(status::invalid_arg, "hgas_msg_ctx_create: ranks disagree on the scope (rank %d would create "
+                        "scope %u, another rank a later one): every rank must create scopes in the same order", r_.me(),
+                        id);
+        ctxs_.insert(id);
+        return id;
+    }
+    status ctx_destroy(uint32_t ctx) {
+        if (ctx == 0) return fail(status::invalid_arg, "hgas_msg_ctx_destroy: HGAS_MSG_CTX_WORLD cannot be destroyed");
+        HGAS_TRY(check_ctx("hgas_msg_ctx_destroy", ctx));
+        HGAS_TRY(progress());
+        report_unreceived("hgas_msg_ctx_destroy", ctx, false);
+        ctxs_.erase(ctx);
+        return status::ok;
+    }
+
+    // --- operations ---
+    status isend(const send_args &a, hgas_handle_t *h, bool blocking);
+    status irecv(const recv_args &a, hgas_handle_t *h, bool blocking);
+    status iprobe(uint32_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info);
+    status progress();
+    void forget(request *q);
+    // Waits (a safe point) until q is done; its error, or the wait's (timeout, a dead peer).
+    status wait_done(const char *what, request &q) {
+        core::safe_point sp(r_);
+        status err = status::ok;
+        HGAS_TRY(r_.wait(what, [&] {
+            err = progress();
+            return err != status::ok || q.done;
+        }));
+        HGAS_TRY(err);
+        return q.err == status::ok ? status::ok : fail(q.err, "%s", q.err_msg.c_str());
+    }
+
+private:
+    // Ring geometry.
+    uint64_t ring_offset(int src, uint64_t seq) const {  // in any rank's symmetric heap
+        return area_ + static_cast<uint64_t>(src) * slots_ * slot_ + ((seq - 1) % slots_) * slot_;
+    }
+    uint64_t credit_offset(int t) const { return area_ + static_cast<uint64_t>(r_.n()) * slots_ * slot_ + t * 64ull; }
+    char *own(uint64_t off) const { return r_.own_base(mem::seg_symmetric) + off; }
+    uint64_t credit(int t) const {
+        return __atomic_load_n(reinterpret_cast<const uint64_t *>(own(credit_offset(t))), __ATOMIC_ACQUIRE);
+    }
+    bool has_credit(int t) const { return peers_[t].sent - credit(t) < slots_; }
+
+    status copy(void *dst, mem::kind dk, const void *src, mem::kind sk, size_t n);
+    status post(int t, hdr &h, const void *payload, mem::kind pk, size_t len);
+    status flush(int t);
+    status flush_all();
+    status poll_rings();
+    result<bool> take(int src, const hdr &h, const char *payload);
+    status deliver(request *q, int src, const hdr &h, const char *payload);
+    status on_cts(int src, const hdr &h);
+    status return_credits(int src);
+    bool matches(const request *q, int src, const hdr &h) const {
+        return q->ctx == h.ctx && (q->peer == HGAS_ANY_RANK || q->peer == src) &&
+               (q->tag == HGAS_ANY_TAG || q->tag == h.tag);
+    }
+    void complete(request *q, status s = status::ok) {
+        if (q->done) return;
+        q->done = true;
+        q->err = s;
+        if (s != status::ok) q->err_msg = last_error();
+        live_.erase(q->id);
+    }
+    void set_info(request *q, int src, int tag, size_t bytes) {
+        if (q->info) {
+            q->info->source = src;
+            q->info->tag = tag;
+            q->info->bytes = bytes;
+        }
+    }
+    status truncated(request *q, int src, const hdr &h) {
+        set_info(q, src, h.tag, h.bytes);
+        return fail(status::truncated, "hgas_recv: the message from rank %d with tag %d has %llu bytes but the receive "
+                    "buffer holds only %zu; the message was consumed, nothing was written (post a larger buffer, or "
+                    "hgas_probe first for the size)", src, h.tag, (unsigned long long)h.bytes, q->bytes);
+    }
+    void report_unreceived(const char *where, int64_t ctx, bool all);
+
+    core::rank &r_;
+    uint64_t area_ = 0, slot_ = 0, slots_ = 0, payload_max_ = 0, unexpected_max_ = 0;
+    std::vector<peer_state> peers_;
+    std::vector<char> bounce_;  // a slot assembled here for peers whose heap is not mapped
+    std::list<request *> posted_;
+    std::deque<unexpected_msg> unexpected_;
+    uint64_t unexpected_bytes_ = 0;
+    std::unordered_map<uint64_t, request *> live_;  // rendezvous in flight, by id
+    uint64_t next_id_ = 1;
+    std::set<uint32_t> ctxs_;
+    uint32_t next_ctx_ = 1;
+    int start_ = 0;      // ring to poll first (fairness)
+    bool busy_ = false;  // progress is running further up this thread's stack
+    bool finalizing_ = false;
+    size_t queued_ = 0;  // out items over all peers
+    stats stats_;
+};
+
+state *state_of(core::rank &r, const char *op) {
+    auto *s = static_cast<state *>(r.msg_extension().get());
+    if (!s) (void)fail(status::internal, "%s: the message layer was not set up at hgas_init", op);
+    return s;
+}
+
+// --- requests ------------------------------------------------------------------------------
+
+status request::test(core::rank &r, bool &d) {
+    if (!done) HGAS_TRY(st->progress());
+    d = done;
+    if (done && err != status::ok) return fail(err, "%s", err_msg.c_str());
+    return status::ok;
+}
+
+request::~request() {
+    if (!done && st) st->forget(this);
+}
+
+void state::forget(request *q) {
+    posted_.remove(q);
+    live_.erase(q->id);
+    for (auto &p : peers_)
+        for (auto it = p.out.begin(); it != p.out.end();)
+            if (it->req == q) {
+                it = p.out.erase(it);
+                --queued_;
+            } else {
+                ++it;
+            }
+}
+
+// --- moving bytes --------------------------------------------------------------------------
+
+status state::copy(void *dst, mem::kind dk, const void *src, mem::kind sk, size_t n) {
+    if (!n) return status::ok;
+    if (dk == mem::kind::host && sk == mem::kind::host) {
+        std::memcpy(dst, src, n);
+        return status::ok;
+    }
+    proto::staging *st = r_.staging();
+    if (!st) return fail(status::internal, "hgas messages: device memory without the staging area");
+    return st->copy(dst, dk, src, sk, n);
+}
+
+// Writes one slot into t's ring from this rank: header and payload, then the sequence word.
+// The caller checked the credit.
+status state::post(int t, hdr &h, const void *payload, mem::kind pk, size_t len) {
+    peer_state &p = peers_[t];
+    const uint64_t seq = p.sent + 1;
+    const uint64_t off = ring_offset(r_.me(), seq);
+    h.seq = seq;
+    h.len = static_cast<uint32_t>(len);
+    const core::peer_segment *ps = r_.segment(t, mem::seg_symmetric);
+    if (ps && ps->direct) {
+        char *s = ps->direct + off;
+        std::memcpy(s + 8, reinterpret_cast<const char *>(&h) + 8, sizeof(hdr) - 8);
+        HGAS_TRY(copy(s + sizeof(hdr), mem::kind::host, payload, pk, len));
+        transport::direct::store_fence();
+        __atomic_store_n(reinterpret_cast<uint64_t *>(s), seq, __ATOMIC_RELEASE);
+    } else {
+        char *b = bounce_.data();
+        std::memcpy(b + 8, reinterpret_cast<const char *>(&h) + 8, sizeof(hdr) - 8);
+        HGAS_TRY(copy(b + sizeof(hdr), mem::kind::host, payload, pk, len));
+        HGAS_TRY(rma::put_signal(r_, mem::make_gptr(t, mem::seg_symmetric, off + 8), b + 8, sizeof(hdr) - 8 + len,
+                                 mem::make_gptr(t, mem::seg_symmetric, off), seq, HGAS_SIGNAL_SET, false));
+    }
+    p.sent = seq;
+    return status::ok;
+}
+
+// Sends what is queued for t, in order, as far as credits allow.
+status state::flush(int t) {
+    peer_state &p = peers_[t];
+    while (!p.out.empty() && has_credit(t)) {
+        out_item &it = p.out.front();
+        request *q = it.req;
+        switch (it.h.type) {
+        case t_eager:
+            HGAS_TRY(post(t, it.h, q->sbuf, q->kind, q->bytes));
+            complete(q);
+            break;
+        case t_data: {
+            const size_t len = std::min<size_t>(payload_max_, q->bytes - it.off);
+            it.h.offset = it.off;
+            HGAS_TRY(post(t, it.h, static_cast<const char *>(q->sbuf) + it.off, q->kind, len));
+            it.off += len;
+            if (it.off < q->bytes) continue;
+            complete(q);
+            break;
+        }
+        default:  // rts and control messages: the header alone
+            HGAS_TRY(post(t, it.h, nullptr, mem::kind::host, 0));
+            break;
+        }
+        p.out.pop_front();
+        --queued_;
+    }
+    return status::ok;
+}
+
+status state::flush_all() {
+    if (!queued_) return status::ok;
+    for (int t = 0; t < r_.n(); ++t)
+        if (!peers_[t].out.empty()) HGAS_TRY(flush(t));
+    return status::ok;
+}
+
+status state::return_credits(int src) {
+    if (finalizing_) return status::ok;  // after the final barrier peers may be unmapping their heaps
+    peer_state &p = peers_[src];
+    const uint64_t owed = p.consumed - p.returned;
+    if (!owed || owed < std::max<uint64_t>(1, slots_ / 2)) return status::ok;
+    HGAS_TRY(rma::signal_update(r_, mem::make_gptr(src, mem::seg_symmetric, credit_offset(r_.me())),
+                                HGAS_SIGNAL_SET, p.consumed));
+    p.returned = p.consumed;
+    return status::ok;
+}
+
+status state::poll_rings() {
+    const int n = r_.n();
+    for (int i = 0; i < n; ++i) {
+        const int src = (start_ + i) % n;
+        peer_state &p = peers_[src];
+        for (;;) {
+            const char *s = own(ring_offset(src, p.next_in));
+            if (__atomic_load_n(reinterpret_cast<const uint64_t *>(s), __ATOMIC_ACQUIRE) != p.next_in) break;
+            hdr h;
+            std::memcpy(&h, s, sizeof h);
+            HGAS_TRY_ASSIGN(bool taken, take(src, h, s + sizeof(hdr)));
+            if (!taken) break;  // flow control: the unexpected queue is full; the sender waits
+            ++p.next_in;
+            ++p.consumed;
+            // Credits go back at the half-way mark: a sender that waits for one has the whole
+            // ring outstanding, so once it is consumed at least half is owed.
+            HGAS_TRY(return_credits(src));
+        }
+    }
+    start_ = (start_ + 1) % n;
+    return status::ok;
+}
+
+// One message from `src`'s ring; false: leave it there for now.
+result<bool> state::take(int src, const hdr &h, const char *payload) {
+    switch (h.type) {
+    case t_eager:
+    case t_rts: {
+        for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+            if (!matches(*it, src, h)) continue;
+            request *q = *it;
+            posted_.erase(it);
+            HGAS_TRY(deliver(q, src, h, payload));
+            return true;
+        }
+        const uint64_t len = h.type == t_eager ? h.len : 0;
+        if (len && !unexpected_.empty() && unexpected_bytes_ + len > unexpected_max_) {
+            ++stats_.flow_stalls;
+            return false;
+        }
+        unexpected_.push_back(unexpected_msg{src, h, std::vector<char>(payload, payload + len)});
+        unexpected_bytes_ += len;
+        ++stats_.unexpected;
+        stats_.unexpected_bytes_peak = std::max(stats_.unexpected_bytes_peak, unexpected_bytes_);
+        return true;
+    }
+    case t_cts: HGAS_TRY(on_cts(src, h)); return true;
+    case t_data: {
+        auto it = live_.find(h.rreq);
+        if (it == live_.end()) return true;  // the receive was abandoned (its handle died)
+        request *q = it->second;
+        HGAS_TRY(copy(static_cast<char *>(q->rbuf) + h.offset, q->kind, payload, mem::kind::host, h.len));
+        q->arrived += h.len;
+        if (q->arrived >= q->expected) complete(q);
+        return true;
+    }
+    case t_fin_send: {
+        auto it = live_.find(h.sreq);
+        if (it != live_.end()) complete(it->second);
+        return true;
+    }
+    case t_fin_recv: {
+        auto it = live_.find(h.rreq);
+        if (it != live_.end()) complete(it->second);
+        return true;
+    }
+    }
+    return fail(status::internal, "hgas messages: rank %d's ring from rank %d holds message type %u (corrupted?)",
+                r_.me(), src, h.type);
+}
+
+// Whether rank `peer`'s segment `seg` is reached by a one-sided get/put that writes the
+// other end's buffer once (mapped memory, or host memory the transport reaches).
+bool one_sided_ok(core::rank &r, int peer, uint16_t seg) {
+    const core::peer_segment *ps = r.segment(static_cast<uint32_t>(peer), seg);
+    if (!ps || !ps->size) return false;
+    return ps->kind == mem::kind::host || ps->dev;
+}
+
+// A matched message for receive q.
+status state::deliver(request *q, int src, const hdr &h, const char *payload) {
+    if (h.type == t_eager) {
+        if (h.bytes > q->bytes) {
+            complete(q, truncated(q, src, h));
+            return status::ok;
+        }
+        status s = copy(q->rbuf, q->kind, payload, mem::kind::host, h.len);
+        if (s == status::ok) set_info(q, src, h.tag, h.bytes);
+        complete(q, s);
+        return status::ok;
+    }
+    // Rendezvous.
+    hdr c{};
+    c.ctx = h.ctx;
+    c.tag = h.tag;
+    c.bytes = h.bytes;
+    c.sreq = h.sreq;
+    c.seg = no_seg;
+    if (h.bytes > q->bytes) {
+        c.type = t_cts;
+        c.flags = f_discard;
+        peers_[src].out.push_back(out_item{c, nullptr, 0});
+        ++queued_;
+        complete(q, truncated(q, src, h));
+        return status::ok;
+    }
+    set_info(q, src, h.tag, h.bytes);
+    if (h.seg != no_seg && one_sided_ok(r_, src, h.seg)) {
+        // The sender's buffer is in one of its segments: read it straight into the posted buffer.
+        ++stats_.rndv_one_sided;
+        status s = rma::get(r_, q->rbuf, mem::make_gptr(src, h.seg, h.offset), h.bytes, false);
+        c.type = t_fin_send;
+        peers_[src].out.push_back(out_item{c, nullptr, 0});
+        ++queued_;
+        complete(q, s);
+        return status::ok;
+    }
+    q->id = next_id_++;
+    q->expected = h.bytes;
+    q->arrived = 0;
+    live_[q->id] = q;
+    c.type = t_cts;
+    c.rreq = q->id;
+    const int seg = r_.own_segment_of(q->rbuf, q->bytes);
+    if (seg >= 0) {
+        c.seg = static_cast<uint16_t>(seg);
+        c.offset = static_cast<uint64_t>(static_cast<char *>(q->rbuf) - r_.own_base(static_cast<uint16_t>(seg)));
+    }
+    peers_[src].out.push_back(out_item{c, nullptr, 0});
+    ++queued_;
+    return status::ok;
+}
+
+// The receiver of send sreq is ready.
+status state::on_cts(int src, const hdr &h) {
+    auto it = live_.find(h.sreq);
+    if (it == live_.end()) return status::ok;
+    request *q = it->second;
+    if (h.flags & f_discard) {
+        complete(q);  // the receive failed with a truncation error; the send is over
+        return status::ok;
+    }
+    if (h.seg != no_seg && one_sided_ok(r_, src, h.seg)) {
+        ++stats_.rndv_one_sided;
+        status s = rma::put(r_, mem::make_gptr(src, h.seg, h.offset), q->sbuf, q->bytes, false);
+        if (s == status::ok) s = rma::fence(r_);  // the data before the notice
+        hdr f{};
+        f.type = t_fin_recv;
+        f.rreq = h.rreq;
+        peers_[src].out.push_back(out_item{f, nullptr, 0});
+        ++queued_;
+        complete(q, s);
+        return status::ok;
+    }
+    ++stats_.rndv_chunked;
+    hdr d{};
+    d.type = t_data;
+    d.rreq = h.rreq;
+    d.bytes = q->bytes;
+    peers_[src].out.push_back(out_item{d, q, 0});
+    ++queued_;
+    return status::ok;
+}
+
+status state::progress() {
+    if (busy_) return status::ok;
+    busy_ = true;
+    status s = flush_all();
+    if (s == status::ok) s = poll_rings();
+    if (s == status::ok) s = flush_all();  // answers (cts, fin) the poll queued
+    busy_ = false;
+    return s;
+}
+
+// --- the calls -----------------------------------------------------------------------------
+
+status state::isend(const send_args &a, hgas_handle_t *h, bool blocking) {
+    const mem::kind k = a.bytes ? r_.kind_of(a.buf, a.bytes) : mem::kind::host;
+    HGAS_TRY(progress());
+    peer_state &p = peers_[a.dest];
+    hdr m{};
+    m.tag = a.tag;
+    m.ctx = a.ctx;
+    m.bytes = a.bytes;
+    m.seg = no_seg;
+    const bool eager = a.bytes <= payload_max_;
+    if (eager && p.out.empty() && has_credit(a.dest)) {  // the common case: straight into the ring
+        m.type = t_eager;
+        busy_ = true;
+        status s = post(a.dest, m, a.buf, k, a.bytes);
+        busy_ = false;
+        HGAS_TRY(s);
+        ++stats_.eager_sent;
+        if (h) *h = HGAS_HANDLE_DONE;
+        return status::ok;
+    }
+    auto q = std::make_unique<request>();
+    q->st = this;
+    q->is_send = true;
+    q->ctx = a.ctx;
+    q->peer = a.dest;
+    q->tag = a.tag;
+    q->sbuf = a.buf;
+    q->bytes = a.bytes;
+    q->kind = k;
+    if (eager) {
+        m.type = t_eager;
+        ++stats_.eager_sent;
+    } else {
+        m.type = t_rts;
+        ++stats_.rndv_sent;
+        q->id = next_id_++;
+        m.sreq = q->id;
+        const int seg = r_.own_segment_of(a.buf, a.bytes);
+        if (seg >= 0) {
+            m.seg = static_cast<uint16_t>(seg);
+            m.offset = static_cast<uint64_t>(static_cast<const char *>(a.buf) - r_.own_base(static_cast<uint16_t>(seg)));
+        }
+        live_[q->id] = q.get();
+    }
+    p.out.push_back(out_item{m, eager ? q.get() : nullptr, 0});
+    ++queued_;
+    HGAS_TRY(progress());
+    if (blocking) {
+        return wait_done("hgas_send", *q);
+    }
+    if (q->done) {
+        *h = HGAS_HANDLE_DONE;
+        return q->err == status::ok ? status::ok : fail(q->err, "%s", q->err_msg.c_str());
+    }
+    *h = rma::make_handle(r_, std::move(q));
+    return status::ok;
+}
+
+status state::irecv(const recv_args &a, hgas_handle_t *h, bool blocking) {
+    auto q = std::make_unique<request>();
+    q->st = this;
+    q->ctx = a.ctx;
+    q->peer = a.src;
+    q->tag = a.tag;
+    q->rbuf = a.buf;
+    q->bytes = a.bytes;
+    q->kind = a.bytes ? r_.kind_of(a.buf, a.bytes) : mem::kind::host;
+    q->info = a.info;
+    HGAS_TRY(progress());
+    bool matched = false;
+    for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+        if (!matches(q.get(), it->src, it->h)) continue;
+        unexpected_msg m = std::move(*it);
+        unexpected_.erase(it);
+        unexpected_bytes_ -= m.payload.size();
+        busy_ = true;
+        status s = deliver(q.get(), m.src, m.h, m.payload.data());
+        busy_ = false;
+        HGAS_TRY(s);
+        matched = true;
+        break;
+    }
+    if (!matched) posted_.push_back(q.get());
+    HGAS_TRY(progress());
+    if (blocking) {
+        return wait_done("hgas_recv", *q);
+    }
+    if (q->done) {
+        *h = HGAS_HANDLE_DONE;
+        return q->err == status::ok ? status::ok : fail(q->err, "%s", q->err_msg.c_str());
+    }
+    *h = rma::make_handle(r_, std::move(q));
+    return status::ok;
+}
+
+status state::iprobe(uint32_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info) {
+    // A probe loop is a wait of the program's: serve the transports too (UCX peers' requests
+    // may need this rank's CPU), and notice a dead job.
+    HGAS_TRY(r_.poll());
+    HGAS_TRY(progress());
+    request probe;
+    probe.ctx = ctx;
+    probe.peer = src;
+    probe.tag = tag;
+    probe.done = true;  // never in flight
+    for (const auto &m : unexpected_) {
+        if (!matches(&probe, m.src, m.h)) continue;
+        if (info) *info = hgas_msg_info_t{m.src, m.h.tag, static_cast<size_t>(m.h.bytes)};
+        *flag = 1;
+        return status::ok;
+    }
+    *flag = 0;
+    return status::ok;
+}
+
+void state::report_unreceived(const char *where, int64_t ctx, bool all) {
+    std::string list;
+    size_t count = 0;
+    for (const auto &m : unexpected_) {
+        if (!all && m.h.ctx != ctx) continue;
+        if (++count <= 8) {
+            char one[128];
+            std::snprintf(one, sizeof one, "%sfrom rank %d tag %d (%llu bytes%s)", count > 1 ? ", " : "", m.src, m.h.tag,
+                          (unsigned long long)m.h.bytes, m.h.ctx ? ", a library scope" : "");
+            list += one;
+        }
+    }
+    if (count)
+        HGASI_WARN("api", "%s: rank %d: %zu message(s) sent to it were never received: %s%s", where, r_.me(), count,
+                   list.c_str(), count > 8 ? ", ..." : "");
+}
+
+status state::finalize() {
+    // After the final barrier every message sent to this rank is in its rings. Only read them:
+    // peers may be unmapping their heaps already, so nothing is matched, fetched or credited.
+    finalizing_ = true;
+    for (int src = 0; src < r_.n(); ++src) {
+        for (uint64_t seq = peers_[src].next_in;; ++seq) {
+            const char *sl = own(ring_offset(src, seq));
+            if (__atomic_load_n(reinterpret_cast<const uint64_t *>(sl), __ATOMIC_ACQUIRE) != seq) break;
+            hdr h;
+            std::memcpy(&h, sl, sizeof h);
+            if (h.type == t_eager || h.type == t_rts) unexpected_.push_back(unexpected_msg{src, h, {}});
+            if (seq - peers_[src].next_in >= slots_) break;
+        }
+    }
+    report_unreceived("hgas_finalize", 0, true);
+    size_t recvs = posted_.size(), sends = 0;
+    for (const auto &p : peers_)
+        for (const auto &it : p.out)
+            if (it.req) ++sends;
+    for (const auto &[id, q] : live_) (q->is_send ? sends : recvs) += 1;
+    if (recvs) HGASI_WARN("api", "hgas_finalize: rank %d: %zu receive(s) never completed", r_.me(), recvs);
+    if (sends) HGASI_WARN("api", "hgas_finalize: rank %d: %zu send(s) never completed", r_.me(), sends);
+    return status::ok;
+}
+
+// --- argument checks -----------------------------------------------------------------------
+
+status check_buf(core::rank &r, const char *op, const void *buf, size_t bytes) {
+    if (bytes && !buf) return fail(status::invalid_arg, "%s: the buffer is NULL but %zu bytes were given", op, bytes);
+    if (bytes > (1ull << 48))
+        return fail(status::invalid_arg, "%s: %zu bytes is not a plausible message size (a negative value cast to "
+                    "size_t?)", op, bytes);
+    return status::ok;
+}
+
+}  // namespace
+
+void attach(core::rank &r) {
+    auto st = std::make_unique<state>(r);
+    state *raw = st.get();
+    core::rank *rp = &r;
+    r.msg_extension() = std::move(st);
+    // Peers' messages are taken from the rings also while this rank waits in other hgas calls
+    // (barriers, signal waits): only at safe points, never inside an operation (README.md).
+    r.engine().add_poller([raw, rp](bool on_rank_thread) {
+        if (!on_rank_thread || !rp->at_safe_point()) return status::ok;
+        return raw->progress();
+    });
+}
+
+status isend(core::rank &r, const char *op, const send_args &a, hgas_handle_t *h) {
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
+    HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
+    if (a.dest < 0 || a.dest >= r.n())
+        return fail(status::invalid_arg, "%s: destination rank %d does not exist (the job has ranks 0..%d)", op, a.dest,
+                    r.n() - 1);
+    if (a.tag < 0)
+        return fail(status::invalid_arg, "%s: tag %d is negative (tags are 0..HGAS_TAG_MAX; HGAS_ANY_TAG is for "
+                    "receives only)", op, a.tag);
+    HGAS_TRY(st->check_ctx(op, a.ctx));
+    return st->isend(a, h, false);
+}
+
+status send(core::rank &r, const send_args &a) {
+    const char *op = "hgas_send";
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
+    if (a.dest < 0 || a.dest >= r.n())
+        return fail(status::invalid_arg, "%s: destination rank %d does not exist (the job has ranks 0..%d)", op, a.dest,
+                    r.n() - 1);
+    if (a.tag < 0)
+        return fail(status::invalid_arg, "%s: tag %d is negative (tags are 0..HGAS_TAG_MAX; HGAS_ANY_TAG is for "
+                    "receives only)", op, a.tag);
+    HGAS_TRY(st->check_ctx(op, a.ctx));
+    return st->isend(a, nullptr, true);
+}
+
+namespace {
+status check_recv(core::rank &r, state *st, const char *op, uint32_t ctx, int src, int tag) {
+    if (src != HGAS_ANY_RANK && (src < 0 || src >= r.n()))
+        return fail(status::invalid_arg, "%s: source rank %d does not exist (the job has ranks 0..%d; HGAS_ANY_RANK "
+                    "is -1)", op, src, r.n() - 1);
+    if (tag != HGAS_ANY_TAG && tag < 0)
+        return fail(status::invalid_arg, "%s: tag %d is negative (tags are 0..HGAS_TAG_MAX, or HGAS_ANY_TAG)", op, tag);
+    return st->check_ctx(op, ctx);
+}
+}  // namespace
+
+status irecv(core::rank &r, const char *op, const recv_args &a, hgas_handle_t *h) {
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
+    HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
+    HGAS_TRY(check_recv(r, st, op, a.ctx, a.src, a.tag));
+    return st->irecv(a, h, false);
+}
+
+status recv(core::rank &r, const recv_args &a) {
+    const char *op = "hgas_recv";
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
+    HGAS_TRY(check_recv(r, st, op, a.ctx, a.src, a.tag));
+    return st->irecv(a, nullptr, true);
+}
+
+status iprobe(core::rank &r, const char *op, uint32_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info) {
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    if (!flag) return fail(status::invalid_arg, "%s: the flag pointer is NULL", op);
+    HGAS_TRY(check_recv(r, st, op, ctx, src, tag));
+    return st->iprobe(ctx, src, tag, flag, info);
+}
+
+status probe(core::rank &r, int src, int tag, hgas_msg_info_t *info) {
+    const char *op = "hgas_probe";
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    HGAS_TRY(check_recv(r, st, op, 0, src, tag));
+    int flag = 0;
+    status err = status::ok;
+    core::safe_point sp(r);
+    HGAS_TRY(r.wait("hgas_probe", [&] {
+        err = st->iprobe(0, src, tag, &flag, info);
+        return err != status::ok || flag;
+    }));
+    return err;
+}
+
+result<uint32_t> ctx_create(core::rank &r) {
+    state *st = state_of(r, "hgas_msg_ctx_create");
+    if (!st) return status::internal;
+    return st->ctx_create();
+}
+
+status ctx_destroy(core::rank &r, uint32_t ctx) {
+    state *st = state_of(r, "hgas_msg_ctx_destroy");
+    if (!st) return status::internal;
+    return st->ctx_destroy(ctx);
+}
+
+result<stats> get_stats(core::rank &r) {
+    state *st = state_of(r, "hgasi_msg_stats");
+    if (!st) return status::internal;
+    return st->counters();
+}
+
+}  // namespace hgas::msg

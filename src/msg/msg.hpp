@@ -1,0 +1,56 @@
+// Tagged two-sided messages (hgas_send / hgas_recv and friends) with MPI matching semantics,
+// on any memory kind at either end. README.md has the protocol; docs/messaging.md the user's
+// view.
+//
+// Memory layout (the message area, allocated by core at init in every rank's symmetric host
+// heap at the same offset, core::msg_area_bytes): for each sending rank s a ring of `slots`
+// slots of `slot` bytes (ring s carries messages from s to the area's owner), then one 64-byte
+// credit word per rank t: how many slots of this rank's ring at t that t has consumed.
+#pragma once
+#include <hgas/hgas.h>
+
+#include "core/rank.hpp"
+
+namespace hgas::msg {
+
+struct send_args {
+    uint32_t ctx = 0;
+    const void *buf = nullptr;
+    size_t bytes = 0;
+    int dest = -1;
+    int tag = 0;
+};
+struct recv_args {
+    uint32_t ctx = 0;
+    void *buf = nullptr;
+    size_t bytes = 0;
+    int src = HGAS_ANY_RANK;
+    int tag = HGAS_ANY_TAG;
+    hgas_msg_info_t *info = nullptr;
+};
+
+// Creates the rank's message state (hgas_init, once the rank exists).
+void attach(core::rank &r);
+
+// `op` names the public call in error messages. Arguments are checked fully before anything
+// is sent or posted; *h is written only on success (HGAS_HANDLE_DONE when already complete).
+status isend(core::rank &r, const char *op, const send_args &a, hgas_handle_t *h);
+status irecv(core::rank &r, const char *op, const recv_args &a, hgas_handle_t *h);
+status send(core::rank &r, const send_args &a);
+status recv(core::rank &r, const recv_args &a);
+status iprobe(core::rank &r, const char *op, uint32_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info);
+status probe(core::rank &r, int src, int tag, hgas_msg_info_t *info);
+
+result<uint32_t> ctx_create(core::rank &r);
+status ctx_destroy(core::rank &r, uint32_t ctx);
+
+// Counters for tests and hgas-info.
+struct stats {
+    uint64_t eager_sent = 0, rndv_sent = 0, rndv_one_sided = 0, rndv_chunked = 0;
+    uint64_t unexpected = 0;            // messages that arrived before their receive
+    uint64_t unexpected_bytes_peak = 0; // most eager bytes held at once
+    uint64_t flow_stalls = 0;           // times a ring was left full because the queue was
+};
+result<stats> get_stats(core::rank &r);
+
+}  // namespace hgas::msg
