@@ -284,7 +284,8 @@ status state::post(int t, hdr &h, const void *payload, mem::kind pk, size_t len)
         std::memcpy(b + 8, reinterpret_cast<const char *>(&h) + 8, sizeof(hdr) - 8);
         HGAS_TRY(copy(b + sizeof(hdr), mem::kind::host, payload, pk, len));
         HGAS_TRY(rma::put_signal(r_, mem::make_gptr(t, mem::seg_symmetric, off + 8), b + 8, sizeof(hdr) - 8 + len,
-                                 mem::make_gptr(t, mem::seg_symmetric, off), seq, HGAS_SIGNAL_SET, false));
+                                 mem::make_gptr(t, mem::seg_symmetric, off), seq, HGAS_SIGNAL_SET, false,
+                                 rma::issuer::runtime));  // the rings are hgas's own objects
     }
     p.sent = seq;
     return status::ok;
@@ -333,7 +334,7 @@ status state::return_credits(int src) {
     const uint64_t owed = p.consumed - p.returned;
     if (!owed || owed < std::max<uint64_t>(1, slots_ / 2)) return status::ok;
     HGAS_TRY(rma::signal_update(r_, mem::make_gptr(src, mem::seg_symmetric, credit_offset(r_.me())),
-                                HGAS_SIGNAL_SET, p.consumed));
+                                HGAS_SIGNAL_SET, p.consumed, rma::issuer::runtime));
     p.returned = p.consumed;
     return status::ok;
 }
