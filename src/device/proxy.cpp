@@ -20,6 +20,17 @@ bool proxy::pending() const {
     return __atomic_load_n(&slot(t)->seq, __ATOMIC_ACQUIRE) == t + 1;
 }
 
+// The device barrier's words (internal_objects::device_sync in the cuda heap, at the same
+// offset on every rank) are hgas's own objects: a kernel's barrier signals them through the
+// proxy when it cannot store to the peer. Every other request is the user's and reaches only
+// the user part of a heap.
+rma::issuer proxy::issuer_of(const hgas_gptr_t &g) const {
+    const uint64_t lo = r_.internal().device_sync;
+    const bool sync_word = g.segment == mem::seg_cuda_symmetric && g.offset >= lo &&
+                           g.offset < lo + core::internal_objects::device_sync_bytes;
+    return sync_word ? rma::issuer::runtime : rma::issuer::user;
+}
+
 status proxy::execute(const hgasi_proxy_slot_t &q, uint64_t &result, bool &needs_quiet) {
     const hgas_gptr_t g = mem::make_gptr(static_cast<int>(q.rank), q.seg, q.off);
     const auto sop = static_cast<hgas_signal_op_t>(q.sig_op);
@@ -34,7 +45,7 @@ status proxy::execute(const hgasi_proxy_slot_t &q, uint64_t &result, bool &needs
                                q.value, sop, false);
     case HGASI_PX_SIGNAL:
         needs_quiet = true;
-        return rma::signal_update(r_, g, sop, q.value);
+        return rma::signal_update(r_, g, sop, q.value, issuer_of(g));
     case HGASI_PX_GET:
         return rma::get(r_, local, g, q.bytes, false);
     case HGASI_PX_P: {

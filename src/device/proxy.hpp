@@ -13,6 +13,7 @@
 #include <hgas/impl/device_types.h>
 
 #include "core/rank.hpp"
+#include "rma/rma.hpp"
 
 namespace hgas::device {
 
@@ -34,6 +35,7 @@ public:
 private:
     hgasi_proxy_slot_t *slot(uint64_t t) const;
     status execute(const hgasi_proxy_slot_t &q, uint64_t &result, bool &needs_quiet);
+    rma::issuer issuer_of(const hgas_gptr_t &g) const;
     void record(uint64_t t, const hgasi_proxy_slot_t &q);
 
     core::rank &r_;
