@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "api/enum_arg.hpp"
+#include "api/rank_guard.hpp"
 #include "api/testing.h"
 #include "base/log.hpp"
 #include "coll/coll.hpp"
@@ -28,19 +29,7 @@ std::atomic<bool> g_left_job{false};
 
 using api::enum_arg;
 
-status not_initialized(const char *fn) {
-    return fail(status::not_initialized, "%s called before hgas_init() or after hgas_finalize(); call hgas_init() "
-                "first", fn);
-}
 }  // namespace
-
-// Looks up the calling thread's rank or returns HGAS_ERR_NOT_INITIALIZED from the function;
-// holds the rank's API mutex for the call once a thread of the runtime acts for the rank too
-// (the device proxy: src/device).
-#define HGASI_RANK(r)                                                  \
-    core::rank *r = core::current();                                   \
-    if (!r) return to_c(not_initialized(__func__));                    \
-    core::api_guard hgasi_guard_(*r)
 
 extern "C" {
 

@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "api/rank_guard.hpp"
 #include "api/testing_msg.h"
 #include "core/rank.hpp"
 #include "msg/layout.hpp"
@@ -29,10 +30,6 @@ struct hgas_msg_req_s {
 };
 
 namespace {
-status not_initialized(const char *fn) {
-    return fail(status::not_initialized, "%s called before hgas_init() or after hgas_finalize(); call hgas_init() "
-                "first", fn);
-}
 
 status start(core::rank &r, const char *op, hgas_msg_req_t q, hgas_handle_t *h) {
     if (!q) return fail(status::invalid_arg, "%s: the request is NULL (create it with hgas_send_init/hgas_recv_init)", op);
@@ -41,10 +38,6 @@ status start(core::rank &r, const char *op, hgas_msg_req_t q, hgas_handle_t *h) 
 }
 }  // namespace
 
-#define HGASI_RANK(r)                                                  \
-    core::rank *r = core::current();                                   \
-    if (!r) return to_c(not_initialized(__func__));                    \
-    core::api_guard hgasi_guard_(*r)
 
 extern "C" {
 
