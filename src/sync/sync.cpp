@@ -1,9 +1,11 @@
 #include "sync/sync.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "base/clock.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::sync {
@@ -104,13 +106,20 @@ status signal_fetch(core::rank &r, const uint64_t *sig, uint64_t *value) {
 }
 
 namespace {
+// How long a rank whose barrier timed out waits for the others' reports through the store.
+// Ranks that entered the same barrier time out within about the spread of their arrivals.
+constexpr double k_report_window_s = 2.0;
+
 // After a barrier timed out: which ranks have not entered barrier `epoch`? Each rank records
 // the last barrier it entered in a symmetric word (a local store per barrier); only now are the
 // peers' words read: directly where mapped, with a get where the transport needs no help from
-// the target's CPU (a hung rank would not give it). "" if nobody could be read.
+// the target's CPU (a hung rank would not give it). The rest (routes through UCX's active
+// messages, which need the target's CPU) are asked through the bootstrap store: every rank
+// whose barrier timed out reports there which barrier it is in, and a rank that has not
+// reported within k_report_window_s is named as not arrived. "" if nobody could be asked.
 std::string who_has_not_arrived(core::rank &r, uint64_t epoch) {
     const uint64_t off = r.internal().barrier_entered;
-    std::vector<int> missing;
+    std::vector<int> missing, ask_store;
     std::string detail;
     int unknown = 0;
     for (int p = 0; p < r.n(); ++p) {
@@ -121,11 +130,11 @@ std::string who_has_not_arrived(core::rank &r, uint64_t epoch) {
             at = load(reinterpret_cast<const uint64_t *>(ps->direct + off));
         } else if (transport::transport *t = r.route(p); t && !t->capabilities().needs_target_progress) {
             if (rma::get(r, &at, mem::make_gptr(p, mem::seg_symmetric, off), sizeof at, false) != status::ok) {
-                ++unknown;
+                ask_store.push_back(p);
                 continue;
             }
         } else {
-            ++unknown;
+            ask_store.push_back(p);
             continue;
         }
         if (at >= epoch) continue;
@@ -133,6 +142,34 @@ std::string who_has_not_arrived(core::rank &r, uint64_t epoch) {
         if (missing.size() <= 4)
             detail += (detail.empty() ? "" : "; ") + std::string("rank ") + std::to_string(p) + " is at barrier #" +
                       std::to_string(at);
+    }
+    // Every rank whose barrier timed out reports, whether or not it needs the others' reports:
+    // a peer may reach it only through the store.
+    const std::string key = "hgas-barrier-timeout-" + std::to_string(epoch) + "-";
+    (void)r.store().put(key + std::to_string(r.me()), std::to_string(epoch));
+    if (!ask_store.empty()) {
+        // A report already in the store answers within a round trip, so once the window has
+        // passed, each remaining rank still gets a short ask (ranks are asked in order, and a
+        // hung one ahead of it used the window up); the whole search ends 2 s after the window.
+        const deadline until(k_report_window_s), hard(k_report_window_s + 2.0);
+        for (int p : ask_store) {
+            if (hard.expired()) {
+                ++unknown;
+                continue;
+            }
+            std::string v;
+            const double wait_s = std::max(until.remaining(), std::min(0.25, hard.remaining()));
+            const status s = r.store().get(key + std::to_string(p), v, wait_s);
+            if (s == status::ok) continue;  // it is in this barrier too, and timed out in it
+            if (s != status::timeout) {      // the store is gone or the job ended: nothing to learn
+                ++unknown;
+                continue;
+            }
+            missing.push_back(p);
+            if (missing.size() <= 4)
+                detail += (detail.empty() ? "" : "; ") + std::string("rank ") + std::to_string(p) +
+                          " did not report being in it";
+        }
     }
     if (missing.empty() && unknown == r.n() - 1) return "";
     std::string text;

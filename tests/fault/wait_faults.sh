@@ -96,6 +96,17 @@ if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then pass "exit status $RC"; else fail 
 count "$WORK/$CASE.log" "^rank [02]: second barrier: HGAS_ERR_(TIMEOUT|PEER_FAILED): .*hgas_barrier .*rank 1 has not arrived" 2
 count "$WORK/$CASE.log" "^hgasrun: .*rank 1 has not arrived .*; ending the job" 1
 
+# The same where the ranks reach each other only through UCX's active messages (a peer's
+# barrier word cannot be read without its CPU): the ranks whose barrier timed out report it
+# through the store, and the one that did not report is named.
+if [ "$WITH_UCX" = 1 ]; then
+    run_hgasrun hang-barrier-ucx HGAS_TRANSPORTS=self,ucx HGAS_UCX_MODE=am HGAS_TIMEOUT=2 -- -n 3 "$PROG" hang 1 barrier
+    within 40
+    if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then pass "exit status $RC"; else fail "exit status $RC"; fi
+    count "$WORK/$CASE.log" "^rank [02]: second barrier: HGAS_ERR_TIMEOUT: .*hgas_barrier .*rank 1 has not arrived \\(rank 1 did not report" 1
+    count "$WORK/$CASE.log" "^hgasrun: .*rank 1 has not arrived .*; ending the job" 1
+fi
+
 # The others exit 0 without hgas_finalize: nobody times out on the hung rank, so hgasrun must
 # name it itself once it outlives them by HGAS_TIMEOUT + 5 s (it used to wait forever).
 run_hgasrun hang-others-exit HGAS_TRANSPORTS=self,shm HGAS_TIMEOUT=2 -- -n 3 "$PROG" hang 2 exit
