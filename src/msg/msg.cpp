@@ -155,6 +155,19 @@ public:
     }
 
 private:
+    // The end of isend/irecv once the request is queued or posted: a blocking call waits for
+    // it; a non-blocking one that is already done returns HGAS_HANDLE_DONE (and its error),
+    // otherwise a handle that owns the request.
+    status finish(const char *what, std::unique_ptr<request> q, hgas_handle_t *h, bool blocking) {
+        if (blocking) return wait_done(what, *q);
+        if (q->done) {
+            *h = HGAS_HANDLE_DONE;
+            return q->err == status::ok ? status::ok : fail(q->err, "%s", q->err_msg.c_str());
+        }
+        *h = rma::make_handle(r_, std::move(q));
+        return status::ok;
+    }
+
     // Ring geometry.
     uint64_t ring_offset(int src, uint64_t seq) const {  // in any rank's symmetric heap
         return area_ + static_cast<uint64_t>(src) * slots_ * slot_ + ((seq - 1) % slots_) * slot_;
@@ -562,15 +575,7 @@ status state::isend(const send_args &a, hgas_handle_t *h, bool blocking) {
     p.out.push_back(out_item{m, eager ? q.get() : nullptr, 0});
     ++queued_;
     HGAS_TRY(progress());
-    if (blocking) {
-        return wait_done("hgas_send", *q);
-    }
-    if (q->done) {
-        *h = HGAS_HANDLE_DONE;
-        return q->err == status::ok ? status::ok : fail(q->err, "%s", q->err_msg.c_str());
-    }
-    *h = rma::make_handle(r_, std::move(q));
-    return status::ok;
+    return finish("hgas_send", std::move(q), h, blocking);
 }
 
 status state::irecv(const recv_args &a, hgas_handle_t *h, bool blocking) {
@@ -599,15 +604,7 @@ status state::irecv(const recv_args &a, hgas_handle_t *h, bool blocking) {
     }
     if (!matched) posted_.push_back(q.get());
     HGAS_TRY(progress());
-    if (blocking) {
-        return wait_done("hgas_recv", *q);
-    }
-    if (q->done) {
-        *h = HGAS_HANDLE_DONE;
-        return q->err == status::ok ? status::ok : fail(q->err, "%s", q->err_msg.c_str());
-    }
-    *h = rma::make_handle(r_, std::move(q));
-    return status::ok;
+    return finish("hgas_recv", std::move(q), h, blocking);
 }
 
 status state::iprobe(uint32_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info) {
