@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# verify.sh HGASRUN NAS_MG N CLASS KIND: nas-mg on N ranks must print "Verification = SUCCESSFUL"
+# with an L2 norm within NPB's tolerance (1e-8) of the class's reference, a JSON record saying
+# the same, and exit 0.
+set -u
+HGASRUN=$1 MG=$2 N=$3 CLASS=$4 KIND=$5
+out=$("$HGASRUN" -n "$N" --timeout 100 "$MG" --class "$CLASS" --kind "$KIND" 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" = 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+grep -Eq '^ Verification += +SUCCESSFUL$' <<<"$out" || { echo "FAIL: no 'Verification = SUCCESSFUL' line"; exit 1; }
+grep -Eq "^ Class += +$CLASS\$" <<<"$out" || { echo "FAIL: the report does not name class $CLASS"; exit 1; }
+grep -Eq "^ Total processes += +$N\$" <<<"$out" || { echo "FAIL: the report does not say $N processes"; exit 1; }
+err=$(sed -n 's/^ Error is *\([^ ]*\)$/\1/p' <<<"$out")
+[ -n "$err" ] || { echo "FAIL: no 'Error is' line"; exit 1; }
+awk -v e="$err" 'BEGIN { exit !(e + 0 <= 1e-8) }' || { echo "FAIL: relative error $err > 1e-8"; exit 1; }
+grep -q "^JSON {\"app\":\"nas-mg\",\"class\":\"$CLASS\".*\"kind\":\"$KIND\".*\"verified\":true" <<<"$out" \
+    || { echo "FAIL: no JSON record with verified true for class $CLASS, kind $KIND"; exit 1; }
+echo "ok: class $CLASS, $N rank(s), kind $KIND, relative error $err"
