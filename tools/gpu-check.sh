@@ -17,14 +17,18 @@
 #   himeno-sweep/ himeno's sweep on up to 2 GPUs: sizes M, L (XL when time allows) x modes
 #                 hybrid/stream/kernel/device x ranks 1, 2, strong and weak (L per GPU):
 #                 table.txt, results.jsonl, fig8/9/10 PNGs
+#   nas-mg.txt    NPB MG: class B on 1 rank with --kind cuda and on the CPU cores (--kind host,
+#                 one rank per core), the NPB report lines and the host/cuda time ratio
+#   nas-mg.jsonl  NPB MG: one JSON record per run (apps/nas/README.md)
 #
-# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device|himeno] [-h]
+# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device|himeno|nas-mg] [-h]
 #   --quick     fewer sizes (8:256M:16), 5 batches
 #   --no-build  use the build in $BUILD as it is
 #   --only X    only the tests, only the benchmarks, or only the device API (issue 4: builds just
 #               its targets, runs its GPU tests and examples, hgas-device-bench direct and with
 #               the proxy forced, and NVSHMEM's device and stream measurements), or only himeno
-#               (its GPU tests, L runs and sweep; about four minutes after the build)
+#               (its GPU tests, L runs and sweep; about four minutes after the build), or only
+#               NPB MG (its GPU tests and the class B runs)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -46,7 +50,7 @@ while [ $# -gt 0 ]; do
     --only)
         [ $# -ge 2 ] || { echo "gpu-check: --only wants tests, bench or himeno" >&2; exit 2; }
         ONLY=$2; shift
-        case "$ONLY" in tests|bench|device|himeno) ;; *) echo "gpu-check: --only wants tests, bench, device or himeno, not '$ONLY'" >&2; exit 2 ;; esac ;;
+        case "$ONLY" in tests|bench|device|himeno|nas-mg) ;; *) echo "gpu-check: --only wants tests, bench, device, himeno or nas-mg, not '$ONLY'" >&2; exit 2 ;; esac ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (tools/gpu-check.sh --help)" >&2; exit 2 ;;
     esac
@@ -162,6 +166,7 @@ if [ $DO_BUILD = 1 ]; then
                 && targets+=(hgas-nvshmem-peer)
         fi
         [ "$ONLY" = himeno ] && targets=(--target himeno hgasrun)  # what its step runs, no more
+        [ "$ONLY" = nas-mg ] && targets=(--target nas-mg hgasrun)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
@@ -380,6 +385,57 @@ if [ "$ONLY" = all ] || [ "$ONLY" = himeno ]; then
               grep -E 'skipped' "$OUT/himeno-sweep/sweep.log"; } | tee -a "$OUT/himeno.txt" | tee -a "$SUMMARY"
         fi
         say "himeno: done after $((SECONDS - t)) s"
+    fi
+fi
+
+# ---- NPB MG (apps/nas/mg) ------------------------------------------------------------------
+# Its GPU tests (nas.mg.gpu.*: class S verified with --kind cuda on 1 and 2 ranks) run in the
+# tests step (here with --only nas-mg). Then class B on 1 rank with --kind cuda (grids and
+# kernels on the GPU) and on the machine's cores with --kind host (one rank per core, the
+# largest power of two that fits), each verified, one JSON record per run.
+if [ "$ONLY" = all ] || [ "$ONLY" = nas-mg ]; then
+    : >"$OUT/nas-mg.txt"
+    MG=$BUILD/bin/nas-mg
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    if [ ! -x "$MG" ] || [ -z "$HGASRUN" ]; then
+        say "nas-mg: $MG or hgasrun was not built"
+        FAILED+=("nas-mg (not built)")
+    else
+        t=$SECONDS
+        if [ "$ONLY" = nas-mg ]; then
+            timeout "$(limit 120)" ctest --test-dir "$BUILD" -L '^gpu$' -R '^nas\.mg\.gpu\.' --output-on-failure \
+                --timeout 60 >"$OUT/nas-mg-tests.log" 2>&1
+            rc=$?
+            grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|No tests were found' "$OUT/nas-mg-tests.log" \
+                | sed 's/^/nas-mg tests: /' | tee -a "$OUT/nas-mg.txt" | tee -a "$SUMMARY"
+            [ $rc = 0 ] || FAILED+=("nas-mg tests")
+        fi
+        cores=$(nproc) hr=1
+        while [ $((hr * 2)) -le "$cores" ]; do hr=$((hr * 2)); done
+        declare -A mg_time=()
+        for run in "1 cuda" "$hr host"; do
+            set -- $run
+            l=$(limit 150)
+            if [ "$l" -lt 20 ]; then say "nas-mg: class B $2 NOT RUN: the deadline is near"; FAILED+=("nas-mg B $2 (not run)"); continue; fi
+            out=$(HGAS_CUDA_HEAP_SIZE=2G timeout -k 5 "$l" "$HGASRUN" -n "$1" --timeout "$l" "$MG" --class B --kind "$2" \
+                  --json "$OUT/nas-mg.jsonl" 2>&1)
+            rc=$?
+            { echo "== class B, kind $2, $1 rank(s): status $rc"
+              grep -E '^ (Kind|Time in seconds|Mop/s total|Verification|Phases|GPU energy|Number of processes)' <<<"$out"; } \
+                | tee -a "$OUT/nas-mg.txt" | tee -a "$SUMMARY"
+            if [ $rc != 0 ]; then
+                grep -vE '^JSON' <<<"$out" | tail -8 | sed 's/^/    /' | tee -a "$OUT/nas-mg.txt" | tee -a "$SUMMARY"
+                FAILED+=("nas-mg B $2")
+            else
+                mg_time[$2]=$(sed -n 's/^JSON .*"time_s":\([0-9.e+-]*\).*/\1/p' <<<"$out")
+            fi
+        done
+        if [ -n "${mg_time[cuda]:-}" ] && [ -n "${mg_time[host]:-}" ]; then
+            awk -v h="${mg_time[host]}" -v c="${mg_time[cuda]}" -v n="$hr" \
+                'BEGIN { if (c > 0) printf "nas-mg: class B: 1 GPU is %.2fx faster than %d CPU ranks (%.3f s vs %.3f s)\n", h / c, n, c, h }' \
+                | tee -a "$OUT/nas-mg.txt" | tee -a "$SUMMARY"
+        fi
+        say "nas-mg: done after $((SECONDS - t)) s"
     fi
 fi
 
