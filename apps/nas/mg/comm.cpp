@@ -54,8 +54,11 @@ double *exchange::recv_slot(int axis, int side, uint64_t seq) {
 
 void exchange::wait(int axis, int side, uint64_t value, phases &ph) {
     nas::phase_timer t(&ph.wait);
-    nas::check(hgas_signal_wait_until(&sig_[(axis * 2 + side) * 8], HGAS_CMP_GE, value, nullptr),
-               "hgas_signal_wait_until (halo)");
+    if (hgas_signal_wait_until(&sig_[(axis * 2 + side) * 8], HGAS_CMP_GE, value, nullptr) == HGAS_OK) return;
+    // Name the face that did not come (hgas's own message says why: timeout, dead peer).
+    nas::die(std::string(nas::program()) + ": rank " + std::to_string(d_.me) + ": the i" + std::to_string(axis + 1) +
+             " face from rank " + std::to_string(d_.neighbor(axis, side == 0 ? -1 : +1)) + " (exchange " +
+             std::to_string(value) + ") did not arrive: " + hgas_last_error());
 }
 
 void exchange::periodic(box b) {
