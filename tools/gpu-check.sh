@@ -389,8 +389,8 @@ if [ "$ONLY" = all ] || [ "$ONLY" = himeno ]; then
 fi
 
 # ---- NPB MG (apps/nas/mg) ------------------------------------------------------------------
-# Its GPU tests (nas.mg.gpu.*: class S verified with --kind cuda on 1 and 2 ranks) run in the
-# tests step (here with --only nas-mg). Then class B on 1 rank with --kind cuda (grids and
+# Its GPU tests (nas.mg.gpu.*: class S verified with --kind cuda on 1 and 2 ranks, and its
+# norm bitwise --kind host's) run in the tests step (here with --only nas-mg). Then class B on 1 rank with --kind cuda (grids and
 # kernels on the GPU) and on the machine's cores with --kind host (one rank per core, the
 # largest power of two that fits), each verified, one JSON record per run.
 if [ "$ONLY" = all ] || [ "$ONLY" = nas-mg ]; then

@@ -1,6 +1,6 @@
 // MG's operators on the GPU: one thread per point, each point computed with NPB's expression
 // in NPB's order (built with -fmad=false, so every product and sum rounds as on the CPU: the
-// grids are bitwise those of ops_host.cpp; only the order of norm2's sum differs). The grids
+// grids and the norm are bitwise those of ops_host.cpp on the same decomposition). The grids
 // live in hgas's symmetric cuda heap; faces are packed by kernels into device scratch buffers
 // that hgas puts from directly.
 #include <cuda_runtime.h>
@@ -131,32 +131,20 @@ __global__ void k_interp(const double *z, shape zs, double *u, shape us, int o1,
     u[p] = u[p] + val;
 }
 
-// Sum of squares and max |r| of each plane i3 (one block per plane, a fixed tree), so the
-// result does not depend on timing.
-constexpr int kNormThreads = 256;
-__global__ void k_norm(const double *r, shape s, double *sums, double *maxes) {
-    __shared__ double ss[kNormThreads], mm[kNormThreads];
-    const int i3 = blockIdx.x + 1;
+// Sum of squares and max |r| of each row (i2, i3), summed along i1 in order; the host adds the
+// rows and planes in order, as ops_host.cpp does, so the norm has the CPU version's bits.
+__global__ void k_norm_rows(const double *r, shape s, double *sums, double *maxes) {
+    const int i2 = blockIdx.x * blockDim.x + threadIdx.x + 1, i3 = blockIdx.y + 1;
+    if (i2 > s.n2) return;
     double sum = 0, mx = 0;
-    for (int t = threadIdx.x; t < s.n1 * s.n2; t += blockDim.x) {
-        const double v = r[s.at(t % s.n1 + 1, t / s.n1 + 1, i3)];
+    for (int i1 = 1; i1 <= s.n1; ++i1) {
+        const double v = r[s.at(i1, i2, i3)];
         sum += v * v;
         mx = fmax(mx, fabs(v));
     }
-    ss[threadIdx.x] = sum;
-    mm[threadIdx.x] = mx;
-    __syncthreads();
-    for (int w = blockDim.x / 2; w > 0; w /= 2) {
-        if (threadIdx.x < w) {
-            ss[threadIdx.x] += ss[threadIdx.x + w];
-            mm[threadIdx.x] = fmax(mm[threadIdx.x], mm[threadIdx.x + w]);
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        sums[blockIdx.x] = ss[0];
-        maxes[blockIdx.x] = mm[0];
-    }
+    const size_t row = size_t(i3 - 1) * s.n2 + (i2 - 1);
+    sums[row] = sum;
+    maxes[row] = mx;
 }
 
 // Region <-> contiguous buffer (i1 fastest), and region -> region of the same box.
@@ -246,21 +234,25 @@ public:
         LAUNCHED("k_interp");
     }
     void norm2(box r, double *sum, double *max) override {
-        if (norm_planes_ < r.n3) {
+        const size_t rows = size_t(r.n2) * r.n3;
+        if (norm_rows_ < rows) {
             cudaFree(norm_);
-            CK(cudaMalloc(&norm_, 2 * sizeof(double) * r.n3));
-            norm_planes_ = r.n3;
+            CK(cudaMalloc(&norm_, 2 * sizeof(double) * rows));
+            norm_rows_ = rows;
         }
-        k_norm<<<r.n3, kNormThreads, 0, stream_>>>(r.p, shape_of(r), norm_, norm_ + r.n3);
-        LAUNCHED("k_norm");
-        host_.resize(2 * size_t(r.n3));
-        CK(cudaMemcpyAsync(host_.data(), norm_, 2 * sizeof(double) * r.n3, cudaMemcpyDeviceToHost, stream_));
+        k_norm_rows<<<dim3(unsigned((r.n2 + 127) / 128), unsigned(r.n3)), 128, 0, stream_>>>(r.p, shape_of(r), norm_,
+                                                                                          norm_ + rows);
+        LAUNCHED("k_norm_rows");
+        host_.resize(2 * rows);
+        CK(cudaMemcpyAsync(host_.data(), norm_, 2 * sizeof(double) * rows, cudaMemcpyDeviceToHost, stream_));
         sync();
         double s = 0, m = 0;
-        for (int p = 0; p < r.n3; ++p) {
-            s += host_[p];
-            m = std::fmax(m, host_[r.n3 + p]);
+        for (int i3 = 0; i3 < r.n3; ++i3) {
+            double plane = 0;
+            for (int i2 = 0; i2 < r.n2; ++i2) plane += host_[size_t(i3) * r.n2 + i2];
+            s += plane;
         }
+        for (size_t p = 0; p < rows; ++p) m = std::fmax(m, host_[rows + p]);
         *sum = s;
         *max = m;
     }
@@ -306,7 +298,7 @@ private:
     cudaEvent_t done_ = nullptr;
     std::string bus_, name_;
     double *norm_ = nullptr;
-    int norm_planes_ = 0;
+    size_t norm_rows_ = 0;
     std::vector<double> host_;
 };
 

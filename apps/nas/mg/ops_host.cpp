@@ -138,16 +138,23 @@ public:
             }
     }
 
+    // Each row's squares summed along i1, the rows of a plane in order, the planes in order:
+    // the order ops_cuda.cu's norm uses too, so both give the same bits.
     void norm2(box r, double *sum, double *max) override {
         double s = 0, m = 0;
-        for (int i3 = 1; i3 <= r.n3; ++i3)
+        for (int i3 = 1; i3 <= r.n3; ++i3) {
+            double plane = 0;
             for (int i2 = 1; i2 <= r.n2; ++i2) {
                 const double *rr = &r.p[at(r, 0, i2, i3)];
+                double row = 0;
                 for (int i1 = 1; i1 <= r.n1; ++i1) {
-                    s += rr[i1] * rr[i1];
+                    row += rr[i1] * rr[i1];
                     m = std::max(m, std::fabs(rr[i1]));
                 }
+                plane += row;
             }
+            s += plane;
+        }
         *sum = s;
         *max = m;
     }
