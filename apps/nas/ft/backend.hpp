@@ -44,6 +44,12 @@ public:
     /// A marker for the work queued so far and a wait for it (pipelining; host: no-ops).
     virtual int mark() { return 0; }
     virtual void wait_mark(int) {}
+    /// GPU: seconds the GPU spent in the local transforms since the last reset (host: negative,
+    /// the driver times them on the clock).
+    virtual double device_fft_seconds(bool reset) {
+        (void)reset;
+        return -1;
+    }
     /// Seconds of a whole 3-D transform of the same grid by the library alone (the cuFFT peer),
     /// or negative when not measured.
     virtual double library_3d_seconds(int) { return -1; }
