@@ -17,18 +17,21 @@
 #   himeno-sweep/ himeno's sweep on up to 2 GPUs: sizes M, L (XL when time allows) x modes
 #                 hybrid/stream/kernel/device x ranks 1, 2, strong and weak (L per GPU):
 #                 table.txt, results.jsonl, fig8/9/10 PNGs
-#   nas-mg.txt    NPB MG: class B on 1 rank with --kind cuda and on the CPU cores (--kind host,
-#                 one rank per core), the NPB report lines and the host/cuda time ratio
-#   nas-mg.jsonl  NPB MG: one JSON record per run (apps/nas/README.md)
+#   nas.txt       NAS FT: its GPU tests' summary, class B and C on 1 rank with --kind cuda
+#                 (FFT time / cuFFT's own 3-D transform), class B on the CPU for the speedup
+#   nas.jsonl     NAS FT: one JSON record per run (apps/nas/README.md, "Output")
+#                 NAS MG (in nas.txt too): class B on 1 rank with --kind cuda and on the CPU cores
+#                 (--kind host, one rank per core), the NPB report lines, the host/cuda ratio
+#   nas-mg.jsonl  NAS MG: one JSON record per run
 #
-# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device|himeno|nas-mg] [-h]
+# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device|himeno|nas] [-h]
 #   --quick     fewer sizes (8:256M:16), 5 batches
 #   --no-build  use the build in $BUILD as it is
 #   --only X    only the tests, only the benchmarks, or only the device API (issue 4: builds just
 #               its targets, runs its GPU tests and examples, hgas-device-bench direct and with
 #               the proxy forced, and NVSHMEM's device and stream measurements), or only himeno
 #               (its GPU tests, L runs and sweep; about four minutes after the build), or only
-#               NPB MG (its GPU tests and the class B runs)
+#               the NAS programs (apps/nas: GPU tests, the FT class B and C runs, MG class B)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -48,9 +51,9 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1 ;;
     --no-build) DO_BUILD=0 ;;
     --only)
-        [ $# -ge 2 ] || { echo "gpu-check: --only wants tests, bench or himeno" >&2; exit 2; }
+        [ $# -ge 2 ] || { echo "gpu-check: --only wants tests, bench, device, himeno or nas" >&2; exit 2; }
         ONLY=$2; shift
-        case "$ONLY" in tests|bench|device|himeno|nas-mg) ;; *) echo "gpu-check: --only wants tests, bench, device, himeno or nas-mg, not '$ONLY'" >&2; exit 2 ;; esac ;;
+        case "$ONLY" in tests|bench|device|himeno|nas) ;; *) echo "gpu-check: --only wants tests, bench, device, himeno or nas, not '$ONLY'" >&2; exit 2 ;; esac ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (tools/gpu-check.sh --help)" >&2; exit 2 ;;
     esac
@@ -146,12 +149,12 @@ if [ $DO_BUILD = 1 ]; then
             && cmake --install "$BUILD/gtest-build" >>"$OUT/build.log" 2>&1; then
             args+=(-DCMAKE_PREFIX_PATH="$ROOT/$BUILD/gtest")
         else
-            args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON)
+            args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON)
             say "build: building the carried GoogleTest failed (build.log); tests are not built"
             FAILED+=("gtest")
         fi
     else
-        args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON)
+        args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON)
         say "build: NO GoogleTest here (carry .deps/googletest: docs/bench.md); tests are not built (himeno's are: they need none)"
     fi
     t=$SECONDS
@@ -166,7 +169,7 @@ if [ $DO_BUILD = 1 ]; then
                 && targets+=(hgas-nvshmem-peer)
         fi
         [ "$ONLY" = himeno ] && targets=(--target himeno hgasrun)  # what its step runs, no more
-        [ "$ONLY" = nas-mg ] && targets=(--target nas-mg hgasrun)
+        [ "$ONLY" = nas ] && targets=(--target nas-ft nas-mg hgasrun)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
@@ -388,13 +391,61 @@ if [ "$ONLY" = all ] || [ "$ONLY" = himeno ]; then
     fi
 fi
 
-# ---- NPB MG (apps/nas/mg) ------------------------------------------------------------------
-# Its GPU tests (nas.mg.gpu.*: class S verified with --kind cuda on 1 and 2 ranks, and its
-# norm bitwise --kind host's) run in the tests step (here with --only nas-mg). Then class B on 1 rank with --kind cuda (grids and
-# kernels on the GPU) and on the machine's cores with --kind host (one rank per core, the
-# largest power of two that fits), each verified, one JSON record per run.
-if [ "$ONLY" = all ] || [ "$ONLY" = nas-mg ]; then
-    : >"$OUT/nas-mg.txt"
+# ---- NAS FT ------------------------------------------------------------------------------
+# Its GPU tests (label gpu, names nas.*.gpu.*; in the tests step when everything runs), then FT
+# classes B and C on 1 rank with --kind cuda (the report's "FFT time / cuFFT time" compares the
+# transforms with cuFFT's own 3-D transform of the grid, timed in the same run), and class B on
+# the CPU with every core, for the GPU/CPU speedup per iteration.
+if [ "$ONLY" = all ] || [ "$ONLY" = nas ]; then
+    : >"$OUT/nas.txt"
+    FT=$BUILD/bin/nas-ft
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    if [ ! -x "$FT" ] || [ ! -x "$HGASRUN" ]; then
+        say "nas: $FT or hgasrun was not built"
+        FAILED+=("nas (not built)")
+    else
+        t=$SECONDS
+        if [ "$ONLY" = nas ]; then
+            timeout "$(limit 150)" ctest --test-dir "$BUILD" -L '^gpu$' -R '^nas\.' --output-on-failure --timeout 90 -j 2 \
+                >"$OUT/nas-tests.log" 2>&1
+            rc=$?
+            grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|No tests were found' "$OUT/nas-tests.log" \
+                | sed 's/^/nas tests: /' | tee -a "$OUT/nas.txt" | tee -a "$SUMMARY"
+            [ $rc = 0 ] || FAILED+=("nas tests")
+        fi
+        for run in "B cuda" "C cuda" "B host"; do
+            set -- $run
+            l=$(limit 120)
+            if [ "$l" -lt 20 ]; then say "nas: FT class $1 --kind $2 NOT RUN: the deadline is near"; FAILED+=("nas FT $1 $2 (not run)"); continue; fi
+            out=$(timeout "$l" "$HGASRUN" -n 1 --timeout "$l" "$FT" --class "$1" --kind "$2" --json "$OUT/nas.jsonl" 2>&1)
+            rc=$?
+            { echo "== nas-ft --class $1 --kind $2 on 1 rank: status $rc"
+              grep -E '^ (Variant|Time in seconds|Mop/s total|Verification|Phases|FFT time|GPU energy)' <<<"$out"; } \
+                | tee -a "$OUT/nas.txt" | tee -a "$SUMMARY"
+            if [ $rc != 0 ]; then
+                grep -vE '^JSON' <<<"$out" | tail -8 | sed 's/^/    /' | tee -a "$OUT/nas.txt" | tee -a "$SUMMARY"
+                FAILED+=("nas FT $1 $2")
+            fi
+        done
+        # Seconds per iteration, GPU against CPU, for class B (the records just written).
+        python3 - "$OUT/nas.jsonl" <<'PY' 2>&1 | tee -a "$OUT/nas.txt" | tee -a "$SUMMARY"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+b = {r["kind"]: r for r in recs if r.get("class") == "B" and r.get("ranks") == 1}
+if "cuda" in b and "host" in b:
+    print("nas: FT class B, time per run: GPU %.3f s, CPU (%d threads) %.3f s: GPU %.2fx faster"
+          % (b["cuda"]["time_s"], b["host"]["threads"], b["host"]["time_s"], b["host"]["time_s"] / b["cuda"]["time_s"]))
+PY
+        say "nas: done after $((SECONDS - t)) s"
+    fi
+fi
+
+# ---- NAS MG (apps/nas/mg) ------------------------------------------------------------------
+# Its GPU tests (nas.mg.gpu.*: class S verified with --kind cuda on 1 and 2 ranks, and its norm
+# bitwise --kind host's) run in the tests step or the NAS step above. Then class B on 1 rank
+# with --kind cuda (grids and kernels on the GPU) and on the machine's cores with --kind host
+# (one rank per core: the largest power of two that fits), each verified, with the ratio.
+if [ "$ONLY" = all ] || [ "$ONLY" = nas ]; then
     MG=$BUILD/bin/nas-mg
     HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
     if [ ! -x "$MG" ] || [ -z "$HGASRUN" ]; then
@@ -402,14 +453,6 @@ if [ "$ONLY" = all ] || [ "$ONLY" = nas-mg ]; then
         FAILED+=("nas-mg (not built)")
     else
         t=$SECONDS
-        if [ "$ONLY" = nas-mg ]; then
-            timeout "$(limit 120)" ctest --test-dir "$BUILD" -L '^gpu$' -R '^nas\.mg\.gpu\.' --output-on-failure \
-                --timeout 60 >"$OUT/nas-mg-tests.log" 2>&1
-            rc=$?
-            grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|No tests were found' "$OUT/nas-mg-tests.log" \
-                | sed 's/^/nas-mg tests: /' | tee -a "$OUT/nas-mg.txt" | tee -a "$SUMMARY"
-            [ $rc = 0 ] || FAILED+=("nas-mg tests")
-        fi
         cores=$(nproc) hr=1
         while [ $((hr * 2)) -le "$cores" ]; do hr=$((hr * 2)); done
         declare -A mg_time=()
@@ -420,11 +463,11 @@ if [ "$ONLY" = all ] || [ "$ONLY" = nas-mg ]; then
             out=$(HGAS_CUDA_HEAP_SIZE=2G timeout -k 5 "$l" "$HGASRUN" -n "$1" --timeout "$l" "$MG" --class B --kind "$2" \
                   --json "$OUT/nas-mg.jsonl" 2>&1)
             rc=$?
-            { echo "== class B, kind $2, $1 rank(s): status $rc"
+            { echo "== nas-mg --class B --kind $2 on $1 rank(s): status $rc"
               grep -E '^ (Kind|Time in seconds|Mop/s total|Verification|Phases|GPU energy|Number of processes)' <<<"$out"; } \
-                | tee -a "$OUT/nas-mg.txt" | tee -a "$SUMMARY"
+                | tee -a "$OUT/nas.txt" | tee -a "$SUMMARY"
             if [ $rc != 0 ]; then
-                grep -vE '^JSON' <<<"$out" | tail -8 | sed 's/^/    /' | tee -a "$OUT/nas-mg.txt" | tee -a "$SUMMARY"
+                grep -vE '^JSON' <<<"$out" | tail -8 | sed 's/^/    /' | tee -a "$OUT/nas.txt" | tee -a "$SUMMARY"
                 FAILED+=("nas-mg B $2")
             else
                 mg_time[$2]=$(sed -n 's/^JSON .*"time_s":\([0-9.e+-]*\).*/\1/p' <<<"$out")
@@ -432,8 +475,8 @@ if [ "$ONLY" = all ] || [ "$ONLY" = nas-mg ]; then
         done
         if [ -n "${mg_time[cuda]:-}" ] && [ -n "${mg_time[host]:-}" ]; then
             awk -v h="${mg_time[host]}" -v c="${mg_time[cuda]}" -v n="$hr" \
-                'BEGIN { if (c > 0) printf "nas-mg: class B: 1 GPU is %.2fx faster than %d CPU ranks (%.3f s vs %.3f s)\n", h / c, n, c, h }' \
-                | tee -a "$OUT/nas-mg.txt" | tee -a "$SUMMARY"
+                'BEGIN { if (c > 0) printf "nas-mg: class B: 1 GPU %.3f s, %d CPU ranks %.3f s: GPU %.2fx faster\n", c, n, h, h / c }' \
+                | tee -a "$OUT/nas.txt" | tee -a "$SUMMARY"
         fi
         say "nas-mg: done after $((SECONDS - t)) s"
     fi

@@ -18,13 +18,4 @@ void vranlc(int64_t n, double *x, double a, double *y) {
     *x = double(v);
 }
 
-uint64_t pow46(uint64_t a, uint64_t n) {
-    uint64_t r = 1, b = a & kMask46;
-    for (; n; n >>= 1) {
-        if (n & 1) r = mul46(r, b);
-        b = mul46(b, b);
-    }
-    return r;
-}
-
 }  // namespace nas

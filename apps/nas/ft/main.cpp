@@ -1,0 +1,220 @@
+// nas-ft: NPB 3.4 FT on hgas. README.md in apps/nas describes options, output and design.
+// This file checks the command line and the rank count, sizes hgas's heaps, runs, verifies
+// against the NPB reference checksums and reports (NPB-style block and one JSON record).
+#include <hgas/hgas.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "backend.hpp"
+#include "energy.hpp"
+#include "ft_run.hpp"
+#include "json.hpp"
+#include "layout.hpp"
+#include "options.hpp"
+#include "report.hpp"
+#include "util.hpp"
+
+namespace ft {
+
+// Defined by cuda_backend.cu (or cuda_none.cpp): the rank's GPU for NVML, and whether this rank
+// is the one of its node that counts that GPU's energy.
+std::string cuda_pci_bus_id(bool *counts);
+
+namespace {
+
+// Sets a heap size variable to `bytes` (rounded up to MiB) unless the user set it.
+void size_heap(const char *var, size_t bytes) {
+    if (std::getenv(var)) return;
+    const std::string v = std::to_string((bytes + (1u << 20) - 1) >> 20) + "M";
+    setenv(var, v.c_str(), 0);
+}
+
+// Heap sizes for the arrays of ft_run.cpp's allocate() on `n` ranks, before hgas_init reads them.
+void size_heaps(const options &o, int n) {
+    const problem &p = o.prob;
+    layout l(p.nx, p.ny, p.nz, n, 0);  // rank 0 has the largest share
+    const size_t c = sizeof(cplx), nb = size_t(n) * l.block_elems() * c;
+    const size_t pencil = l.pencil_elems() * c, slab = l.slab_elems() * c;
+    const bool packed = o.var == variant::packed;
+    const size_t dev = pencil + slab + pencil + (packed ? 2 * nb : 0);  // host and cuda kinds
+    const size_t slack = size_t(64) << 20;                              // hgas's own use and alignment
+    if (o.mem == kind::host) size_heap("HGAS_HEAP_SIZE", dev + slack);
+    if (o.mem == kind::cuda) size_heap("HGAS_CUDA_HEAP_SIZE", dev + slack);
+    if (o.mem == kind::sim) size_heap("HGAS_SIM_HEAP_SIZE", pencil + slab + (packed ? nb : 0) + slack);
+}
+
+bool kind_everywhere(kind k) {
+    if (k == kind::host) return true;
+    double ok = hgas_kind_available(k == kind::cuda ? HGAS_KIND_CUDA : HGAS_KIND_SIM) ? 1.0 : 0.0;
+    nas::check(hgas_allreduce(&ok, &ok, 1, HGAS_DOUBLE, HGAS_OP_MIN), "hgas_allreduce");
+    if (ok > 0) return true;
+    if (hgas_rank_me() == 0)
+        std::fprintf(stderr, "%s",
+                     k == kind::cuda ? "nas-ft: --kind cuda needs hgas cuda memory on every rank, and some rank has "
+                                       "none (no CUDA device visible, hgas built without CUDA, or "
+                                       "HGAS_CUDA_HEAP_SIZE=0; hgas-info says which)\n"
+                                     : "nas-ft: --kind sim needs hgas sim memory on every rank (HGAS_SIM_HEAP_SIZE "
+                                       "was set to 0?)\n");
+    return false;
+}
+
+int main_ranked(const options &o) {
+    const int me = hgas_rank_me(), n = hgas_rank_n();
+    const problem &p = o.prob;
+    if (!kind_everywhere(o.mem)) return 1;
+
+    std::string pci;
+    bool counts = false;
+    if (o.mem == kind::cuda) pci = cuda_pci_bus_id(&counts);
+    nas::gpu_energy meter(pci, hgas_local_rank(), o.mem == kind::cuda ? counts : false);
+    const double j0 = meter.read_joules();
+    run_result r = run_ft(o);
+    const double j1 = meter.read_joules();
+    std::string energy_note = "not measured: kind " + std::string(kind_name(o.mem)) + " does not use a GPU";
+    double energy = NAN;
+    if (o.mem == kind::cuda) energy = nas::sum_energy(meter, j0, j1, &energy_note);
+
+    // Verification: every iteration's checksum within the NPB tolerance.
+    bool verified = !p.ref.empty() && int(p.ref.size()) >= p.niter;
+    std::vector<double> err(p.niter, NAN);
+    for (int i = 0; i < p.niter; ++i) {
+        if (i < int(p.ref.size())) err[i] = std::abs((r.sums[i] - p.ref[i]) / p.ref[i]);
+        if (!(err[i] <= kEpsilon)) verified = false;
+    }
+
+    // Per-rank figures in rank order.
+    const int nf = 7;
+    double mine[nf] = {r.ph.compute, r.ph.pack, r.ph.comm, r.ph.wait, r.ph.transpose(), r.cpu_seconds, r.fft_seconds};
+    double *all = nullptr;
+    nas::check(hgas_malloc(sizeof(double) * nf * n, reinterpret_cast<void **>(&all)), "hgas_malloc");
+    nas::check(hgas_fcollect(all, mine, sizeof mine), "hgas_fcollect");
+    int code = verified ? 0 : 1;
+    if (me == 0) {
+        const double N = double(p.nx) * p.ny * p.nz;
+        const double mops = 1e-6 * N *
+                            (14.8157 + 7.19641 * std::log(N) + (5.23518 + 7.21113 * std::log(N)) * p.niter) /
+                            r.seconds;
+        std::printf("\n NAS Parallel Benchmarks (NPB 3.4) - FT Benchmark on hgas\n\n");
+        std::printf(" Size                : %4dx%4dx%4d\n", p.nx, p.ny, p.nz);
+        std::printf(" Iterations          :     %7d\n", p.niter);
+        std::printf(" Number of processes :     %7d\n", n);
+        std::printf(" Variant             : %s, kind %s, %s\n", variant_name(o.var), kind_name(o.mem), r.backend.c_str());
+        for (int i = 0; i < p.niter; ++i)
+            std::printf(" T = %4d     Checksum = %22.12e %22.12e\n", i + 1, r.sums[i].real(), r.sums[i].imag());
+        if (p.ref.empty())
+            std::printf(" Verification: no reference checksums for this size\n");
+        else
+            for (int i = 0; i < p.niter; ++i)
+                if (!(err[i] <= kEpsilon))
+                    std::printf(" Verification FAILED at T = %d: expected %.12e %.12e, relative error %.3e > %.0e\n",
+                                i + 1, p.ref[i].real(), p.ref[i].imag(), err[i], kEpsilon);
+        nas::npb_summary s;
+        s.name = "FT";
+        s.cls = p.cls;
+        s.nx = p.nx;
+        s.ny = p.ny;
+        s.nz = p.nz;
+        s.niter = p.niter;
+        s.seconds = r.seconds;
+        s.mops = mops;
+        s.ranks = n;
+        s.threads = r.threads;
+        s.optype = "floating point";
+        s.verified = verified;
+        s.verifiable = !p.ref.empty();
+        s.kind = kind_name(o.mem);
+        s.variant = variant_name(o.var);
+        nas::print_npb(s);
+
+        auto column = [&](int f) {
+            std::vector<double> v(n);
+            for (int k = 0; k < n; ++k) v[k] = all[k * nf + f];
+            return v;
+        };
+        auto maxof = [](const std::vector<double> &v) { return *std::max_element(v.begin(), v.end()); };
+        const auto compute = column(0), pack = column(1), comm = column(2), wait = column(3), transpose = column(4),
+                   cpu = column(5), fft = column(6);
+        std::printf(" Phases (s, slowest rank): compute %.4f (FFT %.4f), transpose %.4f = pack %.4f + "
+                    "communication %.4f + wait %.4f\n",
+                    maxof(compute), maxof(fft), maxof(transpose), maxof(pack), maxof(comm), maxof(wait));
+        const double fft_per_3d = maxof(fft) / (p.niter + 1);
+        if (r.peer_3d_seconds > 0)
+            std::printf(" FFT time / cuFFT time: %.3f (%.4f s per 3-D transform here, cuFFT's own 3-D plan "
+                        "%.4f s)\n",
+                        fft_per_3d / r.peer_3d_seconds, fft_per_3d, r.peer_3d_seconds);
+        if (std::isfinite(energy))
+            std::printf(" GPU energy: %.3f J (%.1f Mop/J)\n", energy, mops * r.seconds / energy);
+        else
+            std::printf(" GPU energy: %s\n", energy_note.c_str());
+
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        std::vector<double> re, im, rre, rim;
+        for (const cplx &c : r.sums) {
+            re.push_back(c.real());
+            im.push_back(c.imag());
+        }
+        nas::json_record j;
+        j.add("app", "nas-ft").add("class", std::string(1, p.cls)).add("nx", p.nx).add("ny", p.ny).add("nz", p.nz);
+        j.add("niter", p.niter).add("ranks", n).add("threads", r.threads).add("kind", kind_name(o.mem));
+        j.add("variant", variant_name(o.var)).add("backend", r.backend).add("time_s", r.seconds).add("mops", mops);
+        j.add("mops_per_rank", mops / n).add("verified", verified).add("checksum_re", re).add("checksum_im", im);
+        j.add("rel_err", err).add("compute_s", compute).add("fft_s", fft).add("pack_s", pack).add("comm_s", comm);
+        j.add("wait_s", wait).add("transpose_s", transpose).add("cpu_s", cpu);
+        j.add("fft_per_3d_s", fft_per_3d);
+        if (r.peer_3d_seconds > 0)
+            j.add("cufft_3d_s", r.peer_3d_seconds).add("fft_over_cufft", fft_per_3d / r.peer_3d_seconds);
+        else
+            j.add_null("cufft_3d_s").add_null("fft_over_cufft");
+        j.add("energy_j", energy).add("energy_note", energy_note).add("perturbed", o.perturb);
+        const char *transports = std::getenv("HGAS_TRANSPORTS");
+        j.add("transports", transports ? transports : "").add("host", host);
+        if (!j.emit(o.json_path) && code == 0) code = 1;
+    }
+    hgas_free(all);
+    return code;
+}
+
+}  // namespace
+}  // namespace ft
+
+int main(int argc, char **argv) {
+    using namespace ft;
+    nas::set_program("nas-ft");
+    // Bad options are found before the job forms, on every rank alike: only rank 0 speaks.
+    const char *rank_env = std::getenv("HGAS_RANK");
+    const bool loud = !rank_env || !std::strcmp(rank_env, "0");
+    int code = 0;
+    const std::optional<options> o = parse_options(argc, argv, loud, &code);
+    if (!o) return code;
+    const char *size_env = std::getenv("HGAS_SIZE");
+    const int n = size_env ? std::atoi(size_env) : 1;
+    const problem &p = o->prob;
+    // A 1-D decomposition: every rank needs at least one z-plane before the transpose and one
+    // y-row after it.
+    if (n > p.nz || n > p.ny) {
+        if (loud)
+            std::fprintf(stderr,
+                         "nas-ft: class %c (%dx%dx%d) has %d planes along z and %d rows along y, but the job has %d "
+                         "ranks: the slab decomposition needs at most %d ranks (use fewer ranks or a larger class)\n",
+                         p.cls, p.nx, p.ny, p.nz, p.nz, p.ny, n, std::min(p.nz, p.ny));
+        return 2;
+    }
+    if (n > 0) size_heaps(*o, n);
+    if (hgas_init() != HGAS_OK) {
+        std::fprintf(stderr, "nas-ft: hgas_init: %s\n", hgas_last_error());
+        return 1;
+    }
+    const int rc = main_ranked(*o);
+    if (hgas_finalize() != HGAS_OK && rc == 0) {
+        std::fprintf(stderr, "nas-ft: hgas_finalize: %s\n", hgas_last_error());
+        return 1;
+    }
+    return rc;
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# verify.sh HGASRUN NAS_FT N CLASS VARIANT KIND: nas-ft on N ranks must print every iteration's
+# checksum, report "Verification = SUCCESSFUL" with every relative error within NPB's 1e-12, and
+# exit 0.
+set -u
+HGASRUN=$1 FT=$2 N=$3 CLASS=$4 VARIANT=$5 KIND=$6
+out=$("$HGASRUN" -n "$N" --timeout 100 "$FT" --class "$CLASS" --variant "$VARIANT" --kind "$KIND" --threads 1 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" = 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+grep -Eq '^ Verification += +SUCCESSFUL$' <<<"$out" || { echo "FAIL: no 'Verification = SUCCESSFUL' line"; exit 1; }
+grep -Eq "^ Class += +$CLASS\$" <<<"$out" || { echo "FAIL: the report does not name class $CLASS"; exit 1; }
+grep -Eq "^ Total processes += +$N\$" <<<"$out" || { echo "FAIL: the report does not say $N processes"; exit 1; }
+iters=$(grep -Ec '^ T = +[0-9]+ +Checksum = ' <<<"$out")
+[ "$iters" = 6 ] || { echo "FAIL: $iters checksum lines, expected 6"; exit 1; }
+# The JSON record's relative errors, each within the tolerance (and the record says verified).
+json=$(sed -n 's/^JSON //p' <<<"$out")
+grep -q '"verified":true' <<<"$json" || { echo "FAIL: JSON record does not say verified"; exit 1; }
+errs=$(sed -n 's/.*"rel_err":\[\([^]]*\)\].*/\1/p' <<<"$json" | tr ',' ' ')
+[ -n "$errs" ] || { echo "FAIL: no rel_err in the JSON record"; exit 1; }
+for e in $errs; do
+    awk -v e="$e" 'BEGIN { exit !(e + 0 <= 1e-12) }' || { echo "FAIL: relative error $e > 1e-12"; exit 1; }
+done
+echo "ok: FT class $CLASS, $N rank(s), $VARIANT, kind $KIND, relative errors $errs"
