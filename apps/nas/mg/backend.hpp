@@ -15,6 +15,8 @@ class backend {
 public:
     virtual ~backend() = default;
     virtual const char *name() const = 0;
+    /// Compute threads of this rank (1 on the GPU: the CPU only drives it).
+    virtual int threads() const { return 1; }
     /// Memory for `count` doubles of grid (host memory, or the symmetric cuda heap:
     /// collective there, every rank asks for the same sizes in the same order).
     virtual double *alloc(size_t count) = 0;
@@ -56,7 +58,8 @@ public:
     virtual std::string device() const { return ""; }
 };
 
-std::unique_ptr<backend> make_host_backend();
+/// The CPU operators, the planes of each shared out over `threads` threads.
+std::unique_ptr<backend> make_host_backend(int threads);
 /// nullptr with *why when this build or machine has no GPU.
 std::unique_ptr<backend> make_cuda_backend(std::string *why);
 

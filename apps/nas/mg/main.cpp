@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend.hpp"
@@ -34,6 +35,8 @@ const char k_usage[] = R"(usage: hgasrun -n N nas-mg [options]
                         buffers in hgas host memory), sim (the CPU; halo buffers in hgas sim
                         memory, read back with hgas_get), cuda (grids in hgas's cuda heap, CUDA
                         kernels, halos put from device memory); default host
+  --threads T           compute threads per rank with --kind host or sim (default: the node's
+                        cores / the ranks on it, at least 1)
   --iterations K        V-cycles instead of the class's count (NPB's mg.input override: the
                         class's reference value no longer applies, so verification fails)
   --json FILE           append the run's JSON record to FILE
@@ -58,6 +61,7 @@ constexpr double k_epsilon = 1e-8;  // NPB's verification tolerance (relative)
 struct options {
     npb_class cls = k_classes[0];
     int nit = 0;
+    int threads = 0;  // 0: cores / local ranks
     kind kd = kind::host;
     std::string json;
 };
@@ -76,7 +80,7 @@ std::optional<options> parse(int argc, char **argv, bool loud, int *code) {
             *code = 0;
             return std::nullopt;
         }
-        if (a != "--class" && a != "--kind" && a != "--iterations" && a != "--json")
+        if (a != "--class" && a != "--kind" && a != "--iterations" && a != "--threads" && a != "--json")
             return bad("unknown option '" + a + "'");
         if (i + 1 >= argc) return bad(a + " wants a value");
         const std::string v = argv[++i];
@@ -98,6 +102,11 @@ std::optional<options> parse(int argc, char **argv, bool loud, int *code) {
             const long n = std::strtol(v.c_str(), &end, 10);
             if (v.empty() || *end || n < 1 || n > 100000) return bad("--iterations wants a count from 1 to 100000, not '" + v + "'");
             o.nit = int(n);
+        } else if (a == "--threads") {
+            char *end = nullptr;
+            const long n = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end || n < 1 || n > 1024) return bad("--threads wants a count from 1 to 1024, not '" + v + "'");
+            o.threads = int(n);
         } else {
             o.json = v;
         }
@@ -155,7 +164,8 @@ int run(const options &o) {
         if (!be) std::fprintf(stderr, "nas-mg: rank %d: kind cuda: %s\n", me, why.c_str());
         if (ok < 1) return 1;
     } else {
-        be = make_host_backend();
+        const int local = hgas_local_n() > 0 ? hgas_local_n() : 1;
+        be = make_host_backend(o.threads ? o.threads : std::max(1, int(std::thread::hardware_concurrency()) / local));
     }
     // Operator A and smoother S of NPB (S: classes S, W, A; the other set from class B on).
     const double a[4] = {-8.0 / 3.0, 0.0, 1.0 / 6.0, 1.0 / 12.0};
@@ -225,7 +235,7 @@ int run(const options &o) {
         sum.seconds = seconds;
         sum.mops = mops;
         sum.ranks = ranks;
-        sum.threads = 1;
+        sum.threads = be->threads();
         sum.optype = "floating point";
         sum.verified = verified;
         sum.kind = kind_name(o.kd);
@@ -243,7 +253,7 @@ int run(const options &o) {
         const char *transports = std::getenv("HGAS_TRANSPORTS");
         nas::json_record j;
         j.add("app", "nas-mg").add("class", std::string(1, o.cls.name)).add("n", o.cls.n).add("iterations", o.nit)
-            .add("ranks", ranks).add("threads", 1)
+            .add("ranks", ranks).add("threads", be->threads())
             .add_raw("proc_grid", "[" + std::to_string(d.p[0]) + "," + std::to_string(d.p[1]) + "," +
                                       std::to_string(d.p[2]) + "]")
             .add("replicated_levels", d.kd - 1).add("kind", kind_name(o.kd)).add("time_s", seconds)

@@ -1,5 +1,7 @@
 // MG's operators on the CPU: NPB's loops, each row of i1 with the partial sums of NPB's
 // resid/psinv/rprj3 (u1, u2, ...) kept in row buffers, so every point is summed in NPB's order.
+// The planes (i3) are shared out over a thread team; every point's value and the norm's order
+// of summation do not depend on the number of threads.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "team.hpp"
 
 namespace mg {
 namespace {
@@ -17,7 +20,9 @@ inline size_t at(const box &b, int i1, int i2, int i3) {
 
 class host_backend final : public backend {
 public:
+    explicit host_backend(int threads) : team_(threads) {}
     const char *name() const override { return "host"; }
+    int threads() const override { return team_.size(); }
     double *alloc(size_t count) override { return new double[count](); }
     void release(double *p) override { delete[] p; }
     double *alloc_scratch(size_t count) override { return new double[count](); }
@@ -26,11 +31,11 @@ public:
     void zero(box b) override { std::fill(b.p, b.p + b.count(), 0.0); }
 
     void resid(box u, box v, box r, const double a[4]) override {
+        planes(u.n3, [&](int i3a, int i3b) {
         const int w = u.n1 + 2;
-        row1_.resize(w);
-        row2_.resize(w);
-        double *u1 = row1_.data(), *u2 = row2_.data();
-        for (int i3 = 1; i3 <= u.n3; ++i3)
+        std::vector<double> row1(w), row2(w);
+        double *u1 = row1.data(), *u2 = row2.data();
+        for (int i3 = i3a; i3 < i3b; ++i3)
             for (int i2 = 1; i2 <= u.n2; ++i2) {
                 const double *c = &u.p[at(u, 0, i2, i3)];
                 const double *ym = &u.p[at(u, 0, i2 - 1, i3)], *yp = &u.p[at(u, 0, i2 + 1, i3)];
@@ -47,14 +52,15 @@ public:
                     rr[i1] = vv[i1] - a[0] * c[i1] - a[2] * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) -
                              a[3] * (u2[i1 - 1] + u2[i1 + 1]);
             }
+        });
     }
 
     void psinv(box r, box u, const double c[4]) override {
+        planes(r.n3, [&](int i3a, int i3b) {
         const int w = r.n1 + 2;
-        row1_.resize(w);
-        row2_.resize(w);
-        double *r1 = row1_.data(), *r2 = row2_.data();
-        for (int i3 = 1; i3 <= r.n3; ++i3)
+        std::vector<double> row1(w), row2(w);
+        double *r1 = row1.data(), *r2 = row2.data();
+        for (int i3 = i3a; i3 < i3b; ++i3)
             for (int i2 = 1; i2 <= r.n2; ++i2) {
                 const double *rc = &r.p[at(r, 0, i2, i3)];
                 const double *ym = &r.p[at(r, 0, i2 - 1, i3)], *yp = &r.p[at(r, 0, i2 + 1, i3)];
@@ -70,14 +76,15 @@ public:
                     uu[i1] = uu[i1] + c[0] * rc[i1] + c[1] * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) +
                              c[2] * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
             }
+        });
     }
 
     void rprj3(box f, box s) override {
+        planes(s.n3, [&](int j3a, int j3b) {
         const int w = f.n1 + 2;
-        row1_.resize(w);
-        row2_.resize(w);
-        double *x1 = row1_.data(), *y1 = row2_.data();
-        for (int j3 = 1; j3 <= s.n3; ++j3)
+        std::vector<double> row1(w), row2(w);
+        double *x1 = row1.data(), *y1 = row2.data();
+        for (int j3 = j3a; j3 < j3b; ++j3)
             for (int j2 = 1; j2 <= s.n2; ++j2) {
                 const int i3 = 2 * j3, i2 = 2 * j2;
                 const double *rc = &f.p[at(f, 0, i2, i3)];
@@ -98,11 +105,13 @@ public:
                              0.125 * (x1[i1 - 1] + x1[i1 + 1] + y2) + 0.0625 * (y1[i1 - 1] + y1[i1 + 1]);
                 }
             }
+        });
     }
 
     void interp(box z, box u, const int coff[3]) override {
         auto Z = [&](int a, int b, int c) { return z.p[at(z, a, b, c)]; };
-        for (int l3 = 0; l3 <= u.n3 + 1; ++l3)
+        team_.parallel_for(0, u.n3 + 2, [&](int64_t l3a, int64_t l3b) {
+        for (int l3 = int(l3a); l3 < int(l3b); ++l3)
             for (int l2 = 0; l2 <= u.n2 + 1; ++l2) {
                 const int c3 = (l3 >> 1) + coff[2], c2 = (l2 >> 1) + coff[1];
                 const int o = (l2 & 1) | ((l3 & 1) << 1);
@@ -136,24 +145,34 @@ public:
                     uu[l1] = uu[l1] + val;
                 }
             }
+        });
     }
 
     // Each row's squares summed along i1, the rows of a plane in order, the planes in order:
     // the order ops_cuda.cu's norm uses too, so both give the same bits.
     void norm2(box r, double *sum, double *max) override {
-        double s = 0, m = 0;
-        for (int i3 = 1; i3 <= r.n3; ++i3) {
-            double plane = 0;
-            for (int i2 = 1; i2 <= r.n2; ++i2) {
-                const double *rr = &r.p[at(r, 0, i2, i3)];
-                double row = 0;
-                for (int i1 = 1; i1 <= r.n1; ++i1) {
-                    row += rr[i1] * rr[i1];
-                    m = std::max(m, std::fabs(rr[i1]));
+        plane_sum_.assign(r.n3, 0.0);
+        plane_max_.assign(r.n3, 0.0);
+        planes(r.n3, [&](int i3a, int i3b) {
+            for (int i3 = i3a; i3 < i3b; ++i3) {
+                double plane = 0, m = 0;
+                for (int i2 = 1; i2 <= r.n2; ++i2) {
+                    const double *rr = &r.p[at(r, 0, i2, i3)];
+                    double row = 0;
+                    for (int i1 = 1; i1 <= r.n1; ++i1) {
+                        row += rr[i1] * rr[i1];
+                        m = std::max(m, std::fabs(rr[i1]));
+                    }
+                    plane += row;
                 }
-                plane += row;
+                plane_sum_[i3 - 1] = plane;
+                plane_max_[i3 - 1] = m;
             }
-            s += plane;
+        });
+        double s = 0, m = 0;
+        for (int p = 0; p < r.n3; ++p) {
+            s += plane_sum_[p];
+            m = std::max(m, plane_max_[p]);
         }
         *sum = s;
         *max = m;
@@ -190,11 +209,18 @@ public:
     void sync() override {}
 
 private:
-    std::vector<double> row1_, row2_;
+    // Runs body(first, end) over the planes 1..n of a box, split over the team.
+    template <class F>
+    void planes(int n, F &&body) {
+        team_.parallel_for(1, int64_t(n) + 1, [&](int64_t a, int64_t b) { body(int(a), int(b)); });
+    }
+
+    nas::team team_;
+    std::vector<double> plane_sum_, plane_max_;
 };
 
 }  // namespace
 
-std::unique_ptr<backend> make_host_backend() { return std::make_unique<host_backend>(); }
+std::unique_ptr<backend> make_host_backend(int threads) { return std::make_unique<host_backend>(threads); }
 
 }  // namespace mg
