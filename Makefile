@@ -10,7 +10,7 @@ VENV    := $(BUILD)/venv
 UCX_PREFIX = $(shell $(VENV)/bin/python -c 'import libucx, os; print(os.path.dirname(libucx.__file__))' 2>/dev/null)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test bench bench-deps info clean
+.PHONY: all deps configure build run test bench bench-deps plot-deps info clean
 
 all: build
 
@@ -44,6 +44,10 @@ test: build
 # The OpenSHMEM peer of hgas-bench (Debian's Open MPI, pinned); needs root.
 bench-deps:
 	sh bench/install-peers.sh
+
+# matplotlib (pinned) for the sweep scripts' PNG plots, into the same venv.
+plot-deps: deps
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-plot.txt
 
 bench: build
 	$(BUILD)/tools/hgas-bench/hgas-bench --all
