@@ -28,8 +28,11 @@ exchange::exchange(backend &be, const decomp &d, kind k) : be_(be), d_(d), kind_
     int n[3];
     for (int a = 0; a < 3; ++a) n[a] = d.local(d.lt, a) + 2;
     face_ = size_t(std::max({n[0] * n[1], n[0] * n[2], n[1] * n[2]}));
-    const size_t bytes = 12 * face_ * sizeof(double);
-    if (k == kind::host)
+    // On one rank every ghost layer is a local copy: no buffers (every rank decides alike).
+    const size_t bytes = d.ranks > 1 ? 12 * face_ * sizeof(double) : 0;
+    if (bytes == 0)
+        recv_ = nullptr;
+    else if (k == kind::host)
         nas::check(hgas_malloc(bytes, reinterpret_cast<void **>(&recv_)), "hgas_malloc (halo buffers)");
     else
         nas::check(hgas_malloc_kind(bytes, k == kind::sim ? HGAS_KIND_SIM : HGAS_KIND_CUDA,
@@ -37,11 +40,11 @@ exchange::exchange(backend &be, const decomp &d, kind k) : be_(be), d_(d), kind_
                    "hgas_malloc_kind (halo buffers)");
     if (k == kind::sim) staging_.resize(face_);
     nas::check(hgas_calloc(6 * 8, sizeof(uint64_t), reinterpret_cast<void **>(&sig_)), "hgas_calloc (signals)");
-    send_ = be.alloc_scratch(2 * face_);
+    if (bytes) send_ = be.alloc_scratch(2 * face_);
 }
 
 exchange::~exchange() {
-    be_.release_scratch(send_);
+    if (send_) be_.release_scratch(send_);
     if (gscratch_) be_.release_scratch(gscratch_);
     hgas_free(gather_);
     hgas_free(sig_);
