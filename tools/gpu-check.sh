@@ -23,15 +23,18 @@
 #                 NAS MG (in nas.txt too): class B on 1 rank with --kind cuda and on the CPU cores
 #                 (--kind host, one rank per core), the NPB report lines, the host/cuda ratio
 #   nas-mg.jsonl  NAS MG: one JSON record per run
+#   episim.txt    episim: its GPU tests' summary and the benchmark table (three styles, kind
+#                 cuda, 1 and 2 GPUs); episim-tests.log; episim-sweep/ (results.jsonl, PNGs)
 #
-# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device|himeno|nas] [-h]
+# usage: tools/gpu-check.sh [--quick] [--no-build] [--only STEP] [-h]   (STEP: see ONLY_STEPS)
 #   --quick     fewer sizes (8:256M:16), 5 batches
 #   --no-build  use the build in $BUILD as it is
 #   --only X    only the tests, only the benchmarks, or only the device API (issue 4: builds just
 #               its targets, runs its GPU tests and examples, hgas-device-bench direct and with
 #               the proxy forced, and NVSHMEM's device and stream measurements), or only himeno
 #               (its GPU tests, L runs and sweep; about four minutes after the build), or only
-#               the NAS programs (apps/nas: GPU tests, the FT class B and C runs, MG class B)
+#               the NAS programs (apps/nas: GPU tests, the FT class B and C runs, MG class B),
+#               or only episim (its GPU tests and the benchmark of its three styles)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -46,14 +49,16 @@
 set -u -o pipefail
 
 QUICK=0 DO_BUILD=1 ONLY=all
+# The steps --only can pick (each section below says what it runs).
+ONLY_STEPS="tests bench device himeno nas episim"
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) QUICK=1 ;;
     --no-build) DO_BUILD=0 ;;
     --only)
-        [ $# -ge 2 ] || { echo "gpu-check: --only wants tests, bench, device, himeno or nas" >&2; exit 2; }
+        [ $# -ge 2 ] || { echo "gpu-check: --only wants one of: $ONLY_STEPS" >&2; exit 2; }
         ONLY=$2; shift
-        case "$ONLY" in tests|bench|device|himeno|nas) ;; *) echo "gpu-check: --only wants tests, bench, device, himeno or nas, not '$ONLY'" >&2; exit 2 ;; esac ;;
+        case " $ONLY_STEPS " in *" $ONLY "*) ;; *) echo "gpu-check: --only wants one of: $ONLY_STEPS; not '$ONLY'" >&2; exit 2 ;; esac ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (tools/gpu-check.sh --help)" >&2; exit 2 ;;
     esac
@@ -149,12 +154,12 @@ if [ $DO_BUILD = 1 ]; then
             && cmake --install "$BUILD/gtest-build" >>"$OUT/build.log" 2>&1; then
             args+=(-DCMAKE_PREFIX_PATH="$ROOT/$BUILD/gtest")
         else
-            args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON)
+            args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON -DEPISIM_TESTS=ON)
             say "build: building the carried GoogleTest failed (build.log); tests are not built"
             FAILED+=("gtest")
         fi
     else
-        args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON)
+        args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON -DEPISIM_TESTS=ON)
         say "build: NO GoogleTest here (carry .deps/googletest: docs/bench.md); tests are not built (himeno's are: they need none)"
     fi
     t=$SECONDS
@@ -170,6 +175,7 @@ if [ $DO_BUILD = 1 ]; then
         fi
         [ "$ONLY" = himeno ] && targets=(--target himeno hgasrun)  # what its step runs, no more
         [ "$ONLY" = nas ] && targets=(--target nas-ft nas-mg hgasrun)
+        [ "$ONLY" = episim ] && targets=(--target episim hgasrun)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
@@ -190,7 +196,7 @@ fi
 # ---- tests ------------------------------------------------------------------------------
 if [ "$ONLY" = all ] || [ "$ONLY" = tests ] || [ "$ONLY" = device ]; then
     # himeno's GPU tests run in the himeno step below when it runs too
-    EXCL=(); [ "$ONLY" = all ] && EXCL=(-E '^himeno\.gpu\.')
+    EXCL=(); [ "$ONLY" = all ] && EXCL=(-E '^(himeno|episim)\.gpu\.')
     : >"$OUT/tests.log"
     if [ ! -f "$BUILD/CTestTestfile.cmake" ]; then
         say "tests: no test tree in $BUILD; not run"
@@ -479,6 +485,45 @@ if [ "$ONLY" = all ] || [ "$ONLY" = nas ]; then
                 | tee -a "$OUT/nas.txt" | tee -a "$SUMMARY"
         fi
         say "nas-mg: done after $((SECONDS - t)) s"
+    fi
+fi
+
+# ---- episim -----------------------------------------------------------------------------
+# Its GPU tests (label gpu, names episim.gpu.*: the curve identical to the CPU's for the three
+# styles on 1 and 2 ranks, the analytic one-location check with kind cuda), then the benchmark:
+# the three styles with kind cuda on 1 and 2 GPUs, one JSON record each (episim-sweep/).
+if [ "$ONLY" = all ] || [ "$ONLY" = episim ]; then
+    : >"$OUT/episim.txt"
+    EPISIM=$BUILD/bin/episim
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    if [ ! -x "$EPISIM" ] || [ -z "$HGASRUN" ]; then
+        say "episim: $EPISIM or hgasrun was not built"
+        FAILED+=("episim (not built)")
+    elif [ "$(left)" -lt 40 ]; then
+        say "episim: NOT RUN: the deadline ($DEADLINE s) is near"
+        FAILED+=("episim (not run)")
+    else
+        t=$SECONDS
+        timeout "$(limit 150)" ctest --test-dir "$BUILD" -L '^gpu$' -R '^episim\.gpu\.' --output-on-failure --timeout 140 -j 2 \
+            >"$OUT/episim-tests.log" 2>&1
+        rc=$?
+        grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run|No tests were found' "$OUT/episim-tests.log" \
+            | sed 's/^/episim tests: /' | tee -a "$OUT/episim.txt" | tee -a "$SUMMARY"
+        [ $rc = 0 ] || FAILED+=("episim tests")
+        sranks=1; [ "$NGPU" -ge 2 ] && sranks=1,2
+        l=$(limit 120)
+        if [ "$l" -lt 30 ]; then
+            say "episim: benchmark NOT RUN: the deadline is near"; FAILED+=("episim bench (not run)")
+        else
+            rm -rf "$OUT/episim-sweep"; mkdir -p "$OUT/episim-sweep"
+            timeout -k 5 "$l" python3 apps/episim/sweep --hgasrun "$HGASRUN" --episim "$EPISIM" --kind cuda \
+                --ranks "$sranks" --args "--persons 400000 --grid 200x200 --days 10 --fragment 16000" \
+                --env HGAS_CUDA_HEAP_SIZE=256M --timeout 100 --out "$OUT/episim-sweep" \
+                >"$OUT/episim-sweep/table.txt" 2>"$OUT/episim-sweep/sweep.log" || FAILED+=("episim bench")
+            { echo "== episim benchmark (kind cuda, ranks $sranks)"; cat "$OUT/episim-sweep/table.txt"
+              grep -E 'failed|skipped' "$OUT/episim-sweep/sweep.log"; } | tee -a "$OUT/episim.txt" | tee -a "$SUMMARY"
+        fi
+        say "episim: done after $((SECONDS - t)) s"
     fi
 fi
 
