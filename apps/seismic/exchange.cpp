@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace seismic {
 namespace {
@@ -173,6 +174,7 @@ void exchange::pipelined(std::vector<message> &ms) {
         p.ev = d_.record_event(q);
     }
     size_t sent = 0, received = 0;
+    std::vector<char> unpacked(recvs.size(), 0);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s());
     while (sent < sends.size() || received < recvs.size()) {
         // pieces are sent in the order their copies were queued (per stream they finish in order)
@@ -182,18 +184,25 @@ void exchange::pipelined(std::vector<message> &ms) {
                   "hgas_isend", p.m->send_to);
             ++sent;
         }
+        // A receive may complete inside hgas_irecv (its handle is HGAS_HANDLE_DONE at once) or
+        // in hgas_test_any, which marks it done; either way it is copied back once.
+        const size_t before = sent + received;
         if (received < recvs.size()) {
             int idx = -1, done = 0;
             check(hgas_test_any(rh.data(), rh.size(), &idx, &done), "hgas_test_any", -1);
-            if (done && idx >= 0) {
-                piece &p = recvs[idx];
-                d_.to_dev(d_.field(p.m->field) + p.m->recv.offset + p.row0 * p.m->recv.stride,
-                          static_cast<char *>(p.m->rbuf) + p.row0 * fb, p.rows, p.m->recv.stride, stream_of(p.m->recv_from));
-                ++received;
-            }
+            for (size_t r = 0; r < recvs.size(); ++r)
+                if (!unpacked[r] && rh[r] == HGAS_HANDLE_DONE) {
+                    piece &p = recvs[r];
+                    d_.to_dev(d_.field(p.m->field) + p.m->recv.offset + p.row0 * p.m->recv.stride,
+                              static_cast<char *>(p.m->rbuf) + p.row0 * fb, p.rows, p.m->recv.stride,
+                              stream_of(p.m->recv_from));
+                    unpacked[r] = 1;
+                    ++received;
+                }
         } else {
             hgas_progress();
         }
+        if (sent + received == before) std::this_thread::yield();  // ranks may share cores
         if (std::chrono::steady_clock::now() > deadline) {
             char m[200];
             std::snprintf(m, sizeof m, "seismic: pipelined halo exchange: %zu of %zu pieces sent, %zu of %zu received "
