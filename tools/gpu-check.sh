@@ -17,14 +17,19 @@
 #   himeno-sweep/ himeno's sweep on up to 2 GPUs: sizes M, L (XL when time allows) x modes
 #                 hybrid/stream/kernel/device x ranks 1, 2, strong and weak (L per GPU):
 #                 table.txt, results.jsonl, fig8/9/10 PNGs
+#   seismic.txt   seismic: its GPU tests' summary and the three styles' benchmark table
+#   seismic-tests.log  ctest -R '^seismic\.gpu\.'
+#   seismic-sweep/     seismic's styles x ranks 1, 2 (GPUs shared when fewer): table.txt,
+#                 results.jsonl (apps/seismic/README.md, "Output"), phases.png, scaling.png
 #
-# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device|himeno] [-h]
+# usage: tools/gpu-check.sh [--quick] [--no-build] [--only tests|bench|device|himeno|seismic] [-h]
 #   --quick     fewer sizes (8:256M:16), 5 batches
 #   --no-build  use the build in $BUILD as it is
 #   --only X    only the tests, only the benchmarks, or only the device API (issue 4: builds just
 #               its targets, runs its GPU tests and examples, hgas-device-bench direct and with
 #               the proxy forced, and NVSHMEM's device and stream measurements), or only himeno
-#               (its GPU tests, L runs and sweep; about four minutes after the build)
+#               (its GPU tests, L runs and sweep; about four minutes after the build), or
+#               only seismic (its GPU tests and the benchmark of its three styles)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -46,7 +51,7 @@ while [ $# -gt 0 ]; do
     --only)
         [ $# -ge 2 ] || { echo "gpu-check: --only wants tests, bench or himeno" >&2; exit 2; }
         ONLY=$2; shift
-        case "$ONLY" in tests|bench|device|himeno) ;; *) echo "gpu-check: --only wants tests, bench, device or himeno, not '$ONLY'" >&2; exit 2 ;; esac ;;
+        case "$ONLY" in tests|bench|device|himeno|seismic) ;; *) echo "gpu-check: --only wants tests, bench, device, himeno or seismic, not '$ONLY'" >&2; exit 2 ;; esac ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (tools/gpu-check.sh --help)" >&2; exit 2 ;;
     esac
@@ -162,6 +167,7 @@ if [ $DO_BUILD = 1 ]; then
                 && targets+=(hgas-nvshmem-peer)
         fi
         [ "$ONLY" = himeno ] && targets=(--target himeno hgasrun)  # what its step runs, no more
+        [ "$ONLY" = seismic ] && targets=(--target seismic hgasrun)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
@@ -182,7 +188,7 @@ fi
 # ---- tests ------------------------------------------------------------------------------
 if [ "$ONLY" = all ] || [ "$ONLY" = tests ] || [ "$ONLY" = device ]; then
     # himeno's GPU tests run in the himeno step below when it runs too
-    EXCL=(); [ "$ONLY" = all ] && EXCL=(-E '^himeno\.gpu\.')
+    EXCL=(); [ "$ONLY" = all ] && EXCL=(-E '^(himeno|seismic)\.gpu\.')
     : >"$OUT/tests.log"
     if [ ! -f "$BUILD/CTestTestfile.cmake" ]; then
         say "tests: no test tree in $BUILD; not run"
@@ -380,6 +386,50 @@ if [ "$ONLY" = all ] || [ "$ONLY" = himeno ]; then
               grep -E 'skipped' "$OUT/himeno-sweep/sweep.log"; } | tee -a "$OUT/himeno.txt" | tee -a "$SUMMARY"
         fi
         say "himeno: done after $((SECONDS - t)) s"
+    fi
+fi
+
+# ---- seismic ----------------------------------------------------------------------------
+# Its GPU tests (label gpu, names seismic.gpu.*: the three styles on kind cuda against the CPU's
+# seismograms, the explosive source's physics, energy decay), then the three styles on 1 and 2
+# ranks (one GPU each where there are two) at 256^3 and its table and plots.
+if [ "$ONLY" = all ] || [ "$ONLY" = seismic ]; then
+    : >"$OUT/seismic.txt"
+    rm -rf "$OUT/seismic-sweep"; mkdir -p "$OUT/seismic-sweep"
+    SEISMIC=$BUILD/bin/seismic
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    if [ ! -x "$SEISMIC" ] || [ -z "$HGASRUN" ]; then
+        say "seismic: $SEISMIC or hgasrun was not built"
+        FAILED+=("seismic (not built)")
+    elif [ "$(left)" -lt 40 ]; then
+        say "seismic: NOT RUN: the deadline ($DEADLINE s) is near"
+        FAILED+=("seismic (not run)")
+    else
+        t=$SECONDS
+        timeout "$(limit 150)" ctest --test-dir "$BUILD" -L '^gpu$' -R '^seismic\.gpu\.' --output-on-failure --timeout 140 \
+            -j 3 >"$OUT/seismic-tests.log" 2>&1
+        rc=$?
+        if grep -q "No tests were found" "$OUT/seismic-tests.log"; then
+            say "seismic: tests: none registered (configure with -DSEISMIC_TESTS=ON)"
+            FAILED+=("seismic tests (not built)")
+        else
+            grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run' "$OUT/seismic-tests.log" \
+                | sed 's/^/seismic tests: /' | tee -a "$OUT/seismic.txt" | tee -a "$SUMMARY"
+            say "seismic: tests: status $rc after $((SECONDS - t)) s"
+            [ $rc = 0 ] || FAILED+=("seismic tests")
+        fi
+        l=$(limit 150)
+        if [ "$l" -lt 30 ]; then
+            say "seismic: benchmark NOT RUN: the deadline is near"; FAILED+=("seismic bench (not run)")
+        else
+            timeout -k 5 "$l" python3 apps/seismic/sweep --hgasrun "$HGASRUN" --seismic "$SEISMIC" --kind cuda \
+                --grid 256x256x256 --steps 200 --ranks 1,2 --timeout 60 --out "$OUT/seismic-sweep" \
+                >"$OUT/seismic-sweep/table.txt" 2>"$OUT/seismic-sweep/sweep.log" || FAILED+=("seismic bench")
+            { echo "== seismic, kind cuda, 256^3, 200 steps, styles x ranks 1,2"; cat "$OUT/seismic-sweep/table.txt"
+              grep -E 'skipped' "$OUT/seismic-sweep/sweep.log"; } | tee -a "$OUT/seismic.txt" | tee -a "$SUMMARY"
+            cp "$OUT/seismic-sweep/results.jsonl" "$OUT/seismic.jsonl" 2>/dev/null
+        fi
+        say "seismic: done after $((SECONDS - t)) s"
     fi
 fi
 
