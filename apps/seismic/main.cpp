@@ -55,7 +55,7 @@ int run(int argc, char **argv) {
     const int me = hgas_rank_me(), n = hgas_rank_n();
     options o;
     int code;
-    if (!parse_options(argc, argv, o, &code)) return code;
+    if (!parse_options(argc, argv, o, &code, me == 0)) return code;
     setup s;
     std::string err = make_setup(o, me, n, s);
     if (!err.empty()) {

@@ -100,8 +100,10 @@ bool parse_doubles(const std::string &s, size_t count, std::vector<double> &out)
     return out.size() == count;
 }
 
+bool g_speak = true;  // only rank 0 prints usage and errors
+
 int fail(const char *opt, const char *val, const char *want) {
-    std::fprintf(stderr, "seismic: %s %s: %s\n%s", opt, val ? val : "(missing)", want, k_usage);
+    if (g_speak) std::fprintf(stderr, "seismic: %s %s: %s\n%s", opt, val ? val : "(missing)", want, k_usage);
     return 2;
 }
 
@@ -112,8 +114,9 @@ const char *name(style s) {
     return s == style::basic ? "basic" : s == style::pipelined ? "pipelined" : "integrated";
 }
 
-bool parse_options(int argc, char **argv, options &o, int *exit_code) {
+bool parse_options(int argc, char **argv, options &o, int *exit_code, bool speak) {
     *exit_code = 2;
+    g_speak = speak;
     bool decomp_given = false;
     std::vector<int> iv;
     std::vector<double> dv;
@@ -121,7 +124,7 @@ bool parse_options(int argc, char **argv, options &o, int *exit_code) {
         const char *opt = argv[a];
         auto has_value = [&] { return a + 1 < argc; };
         if (!std::strcmp(opt, "-h") || !std::strcmp(opt, "--help")) {
-            std::fputs(k_usage, stdout);
+            if (speak) std::fputs(k_usage, stdout);
             *exit_code = 0;
             return false;
         }

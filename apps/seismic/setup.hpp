@@ -43,9 +43,9 @@ struct options {
     bool quiet = false;
 };
 
-// Parses argv; on an error prints what is wrong and the usage to stderr and returns false
-// (*exit_code 2), on --help prints the usage and returns false (*exit_code 0).
-bool parse_options(int argc, char **argv, options &o, int *exit_code);
+// Parses argv; on an error prints (when `speak`) what is wrong and the usage to stderr and
+// returns false (*exit_code 2), on --help prints the usage and returns false (*exit_code 0).
+bool parse_options(int argc, char **argv, options &o, int *exit_code, bool speak);
 const char *name(kind k);
 const char *name(style s);
 
