@@ -25,6 +25,11 @@
 #   nas-mg.jsonl  NAS MG: one JSON record per run
 #   episim.txt    episim: its GPU tests' summary and the benchmark table (three styles, kind
 #                 cuda, 1 and 2 GPUs); episim-tests.log; episim-sweep/ (results.jsonl, PNGs)
+#   seismic.txt   seismic: its GPU tests' summary and the three styles' benchmark table
+#   seismic-tests.log  ctest -R '^seismic\.gpu\.'
+#   seismic-sweep/     seismic's styles x ranks 1, 2 (GPUs shared when fewer): table.txt,
+#                 results.jsonl (apps/seismic/README.md, "Output"), phases.png, scaling.png
+#
 #
 # usage: tools/gpu-check.sh [--quick] [--no-build] [--only STEP] [-h]   (STEP: see ONLY_STEPS)
 #   --quick     fewer sizes (8:256M:16), 5 batches
@@ -34,7 +39,8 @@
 #               the proxy forced, and NVSHMEM's device and stream measurements), or only himeno
 #               (its GPU tests, L runs and sweep; about four minutes after the build), or only
 #               the NAS programs (apps/nas: GPU tests, the FT class B and C runs, MG class B),
-#               or only episim (its GPU tests and the benchmark of its three styles)
+#               or only episim or only seismic (each: its GPU tests and the benchmark of its
+#               three styles)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -50,7 +56,7 @@ set -u -o pipefail
 
 QUICK=0 DO_BUILD=1 ONLY=all
 # The steps --only can pick (each section below says what it runs).
-ONLY_STEPS="tests bench device himeno nas episim"
+ONLY_STEPS="tests bench device himeno nas episim seismic"
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) QUICK=1 ;;
@@ -154,12 +160,12 @@ if [ $DO_BUILD = 1 ]; then
             && cmake --install "$BUILD/gtest-build" >>"$OUT/build.log" 2>&1; then
             args+=(-DCMAKE_PREFIX_PATH="$ROOT/$BUILD/gtest")
         else
-            args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON -DEPISIM_TESTS=ON)
+            args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON -DEPISIM_TESTS=ON -DSEISMIC_TESTS=ON)
             say "build: building the carried GoogleTest failed (build.log); tests are not built"
             FAILED+=("gtest")
         fi
     else
-        args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON -DEPISIM_TESTS=ON)
+        args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON -DEPISIM_TESTS=ON -DSEISMIC_TESTS=ON)
         say "build: NO GoogleTest here (carry .deps/googletest: docs/bench.md); tests are not built (himeno's are: they need none)"
     fi
     t=$SECONDS
@@ -176,6 +182,7 @@ if [ $DO_BUILD = 1 ]; then
         [ "$ONLY" = himeno ] && targets=(--target himeno hgasrun)  # what its step runs, no more
         [ "$ONLY" = nas ] && targets=(--target nas-ft nas-mg hgasrun)
         [ "$ONLY" = episim ] && targets=(--target episim hgasrun)
+        [ "$ONLY" = seismic ] && targets=(--target seismic hgasrun)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
@@ -196,7 +203,7 @@ fi
 # ---- tests ------------------------------------------------------------------------------
 if [ "$ONLY" = all ] || [ "$ONLY" = tests ] || [ "$ONLY" = device ]; then
     # himeno's GPU tests run in the himeno step below when it runs too
-    EXCL=(); [ "$ONLY" = all ] && EXCL=(-E '^(himeno|episim)\.gpu\.')
+    EXCL=(); [ "$ONLY" = all ] && EXCL=(-E '^(himeno|episim|seismic)\.gpu\.')
     : >"$OUT/tests.log"
     if [ ! -f "$BUILD/CTestTestfile.cmake" ]; then
         say "tests: no test tree in $BUILD; not run"
@@ -524,6 +531,50 @@ if [ "$ONLY" = all ] || [ "$ONLY" = episim ]; then
               grep -E 'failed|skipped' "$OUT/episim-sweep/sweep.log"; } | tee -a "$OUT/episim.txt" | tee -a "$SUMMARY"
         fi
         say "episim: done after $((SECONDS - t)) s"
+    fi
+fi
+
+# ---- seismic ----------------------------------------------------------------------------
+# Its GPU tests (label gpu, names seismic.gpu.*: the three styles on kind cuda against the CPU's
+# seismograms, the explosive source's physics, energy decay), then the three styles on 1 and 2
+# ranks (one GPU each where there are two) at 256^3 and its table and plots.
+if [ "$ONLY" = all ] || [ "$ONLY" = seismic ]; then
+    : >"$OUT/seismic.txt"
+    rm -rf "$OUT/seismic-sweep"; mkdir -p "$OUT/seismic-sweep"
+    SEISMIC=$BUILD/bin/seismic
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    if [ ! -x "$SEISMIC" ] || [ -z "$HGASRUN" ]; then
+        say "seismic: $SEISMIC or hgasrun was not built"
+        FAILED+=("seismic (not built)")
+    elif [ "$(left)" -lt 40 ]; then
+        say "seismic: NOT RUN: the deadline ($DEADLINE s) is near"
+        FAILED+=("seismic (not run)")
+    else
+        t=$SECONDS
+        timeout "$(limit 150)" ctest --test-dir "$BUILD" -L '^gpu$' -R '^seismic\.gpu\.' --output-on-failure --timeout 140 \
+            -j 3 >"$OUT/seismic-tests.log" 2>&1
+        rc=$?
+        if grep -q "No tests were found" "$OUT/seismic-tests.log"; then
+            say "seismic: tests: none registered (configure with -DSEISMIC_TESTS=ON)"
+            FAILED+=("seismic tests (not built)")
+        else
+            grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run' "$OUT/seismic-tests.log" \
+                | sed 's/^/seismic tests: /' | tee -a "$OUT/seismic.txt" | tee -a "$SUMMARY"
+            say "seismic: tests: status $rc after $((SECONDS - t)) s"
+            [ $rc = 0 ] || FAILED+=("seismic tests")
+        fi
+        l=$(limit 150)
+        if [ "$l" -lt 30 ]; then
+            say "seismic: benchmark NOT RUN: the deadline is near"; FAILED+=("seismic bench (not run)")
+        else
+            timeout -k 5 "$l" python3 apps/seismic/sweep --hgasrun "$HGASRUN" --seismic "$SEISMIC" --kind cuda \
+                --grid 256x256x256 --steps 200 --ranks 1,2 --timeout 60 --out "$OUT/seismic-sweep" \
+                >"$OUT/seismic-sweep/table.txt" 2>"$OUT/seismic-sweep/sweep.log" || FAILED+=("seismic bench")
+            { echo "== seismic, kind cuda, 256^3, 200 steps, styles x ranks 1,2"; cat "$OUT/seismic-sweep/table.txt"
+              grep -E 'skipped' "$OUT/seismic-sweep/sweep.log"; } | tee -a "$OUT/seismic.txt" | tee -a "$SUMMARY"
+            cp "$OUT/seismic-sweep/results.jsonl" "$OUT/seismic.jsonl" 2>/dev/null
+        fi
+        say "seismic: done after $((SECONDS - t)) s"
     fi
 fi
 
