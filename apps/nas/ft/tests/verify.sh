@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# verify.sh HGASRUN NAS_FT N CLASS VARIANT KIND: nas-ft on N ranks must print every iteration's
+# verify.sh HGASRUN NAS_FT N CLASS VARIANT KIND [HGASRUN-OPTIONS...]: nas-ft on N ranks must print every iteration's
 # checksum, report "Verification = SUCCESSFUL" with every relative error within NPB's 1e-12, and
 # exit 0.
 set -u
 HGASRUN=$1 FT=$2 N=$3 CLASS=$4 VARIANT=$5 KIND=$6
-out=$("$HGASRUN" -n "$N" --timeout 100 "$FT" --class "$CLASS" --variant "$VARIANT" --kind "$KIND" --threads 1 2>&1)
+shift 6
+out=$("$HGASRUN" -n "$N" --timeout 100 "$@" "$FT" --class "$CLASS" --variant "$VARIANT" --kind "$KIND" --threads 1 2>&1)
 rc=$?
 echo "$out"
 [ "$rc" = 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
