@@ -129,6 +129,14 @@ status rank::init() {
         return fail(status::invalid_setting, "HGAS_MSG_SLOT=%llu: use at least 256, a multiple of 64",
                     (unsigned long long)internal_.msg_slot);
     HGAS_TRY(alloc(msg_area_bytes(job_.size, internal_.msg_slot, internal_.msg_slots), internal_.msg));
+    // The message layer's pinned pool: a fixed number of chunks whatever the number of peers.
+    internal_.msg_pool_chunk = cfg_.bytes(setting::msg_pool_chunk);
+    internal_.msg_pool_depth = static_cast<uint64_t>(cfg_.integer(setting::msg_pool_depth));
+    if (internal_.msg_pool_chunk < 4096 || internal_.msg_pool_chunk % 64 || internal_.msg_pool_chunk > (1ull << 31))
+        return fail(status::invalid_setting, "HGAS_MSG_POOL_CHUNK=%llu: use 4K to 2G, a multiple of 64",
+                    (unsigned long long)internal_.msg_pool_chunk);
+    if (internal_.msg_pool_depth)
+        HGAS_TRY(alloc(2 * internal_.msg_pool_depth * internal_.msg_pool_chunk, internal_.msg_pool));
     // The device barrier's words, before any user allocation of the cuda heap (zeroed with the
     // segment); every rank with the cuda kind reserves the same offset.
     if (own_size(mem::seg_cuda_symmetric)) {

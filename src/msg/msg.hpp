@@ -50,6 +50,11 @@ struct stats {
     uint64_t unexpected = 0;            // messages that arrived before their receive
     uint64_t unexpected_bytes_peak = 0; // most eager bytes held at once
     uint64_t flow_stalls = 0;           // times a ring was left full because the queue was
+    uint64_t rndv_pool = 0;             // large messages pipelined through the pinned pools
+    uint64_t pool_chunks = 0;           // chunks sent through this rank's pool
+    uint64_t pool_send_in_use = 0, pool_send_peak = 0;  // send chunks in use now, at most
+    uint64_t pool_bytes = 0;            // the pool's size: 2 x depth x chunk, whatever the peers
+    uint64_t ring_bytes = 0;            // this rank's rings: ranks x slots x slot
 };
 result<stats> get_stats(core::rank &r);
 
