@@ -137,6 +137,7 @@ status rank::init() {
                     (unsigned long long)internal_.msg_pool_chunk);
     if (internal_.msg_pool_depth)
         HGAS_TRY(alloc(2 * internal_.msg_pool_depth * internal_.msg_pool_chunk, internal_.msg_pool));
+    HGAS_TRY(alloc(internal_objects::msg_stream_slots * 16, internal_.msg_stream));
     // The device barrier's words, before any user allocation of the cuda heap (zeroed with the
     // segment); every rank with the cuda kind reserves the same offset.
     if (own_size(mem::seg_cuda_symmetric)) {

@@ -21,6 +21,7 @@
 #include "device/device.hpp"
 #include "device/proxy.hpp"
 #include "gpu/gpu.hpp"
+#include "msg/msg.hpp"
 
 namespace hgas::device {
 
@@ -396,7 +397,8 @@ status stream_sync(core::rank &r, cudaStream_t strm) {
         return d != status::ok ? d : w;
     }
     if (e) return cuda_fail("hgas_stream_sync", "the stream (an operation on it)", e);
-    return s->check();
+    HGAS_TRY(s->check());
+    return msg::stream_status(r);  // a stream-ordered message that failed
 }
 
 status put_on_stream(core::rank &r, void *dst, const void *src, size_t bytes, int rank, cudaStream_t strm) {
@@ -467,6 +469,44 @@ status barrier_on_stream(core::rank &r, cudaStream_t strm) {
     if (!s->ctx().win[0].size)
         return fail(status::unsupported, "%s: the device barrier needs the cuda heap (HGAS_CUDA_HEAP_SIZE > 0)", op);
     return launched(op, "the barrier kernel's launch", cu::launch_barrier(s->ctx(), strm));
+}
+
+namespace {
+// The stream writes the operation's sequence number into its go word (a stream memory operation,
+// or a one-thread kernel storing it), then a one-thread kernel waits, with the HGAS_TIMEOUT
+// deadline, until the message layer has written it into the done word: the message starts
+// when the stream reaches it and later work waits for its completion.
+status msg_on_stream(core::rank &r, const char *op, state *s, const msg::stream_slot &w, cudaStream_t strm) {
+    int e = -1;
+    if (s->memops())
+        if (void *g = cu::host_device_pointer(w.go)) e = cu::write64(strm, g, w.seq);
+    if (e) e = cu::launch_put_signal(s->ctx(), nullptr, nullptr, 0, w.go, w.seq, HGAS_SIGNAL_SET, r.me(), strm);
+    if (!e) e = cu::launch_wait(s->ctx(), w.done, HGAS_CMP_GE, w.seq, strm);
+    if (e) {
+        msg::stream_cancel(r, w.seq);
+        return cuda_fail(op, "enqueueing the message on the stream", e);
+    }
+    return status::ok;
+}
+}  // namespace
+
+status send_on_stream(core::rank &r, const void *buf, size_t bytes, int dest, int tag, cudaStream_t strm) {
+    const char *op = "hgas_send_on_stream";
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    if (!s->ctx().win[1].size)
+        return fail(status::unsupported, "%s: the GPU cannot reach this rank's host heap", op);
+    HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_send(r, op, msg::send_args{0, buf, bytes, dest, tag}));
+    return msg_on_stream(r, op, s, w, strm);
+}
+
+status recv_on_stream(core::rank &r, void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info,
+                      cudaStream_t strm) {
+    const char *op = "hgas_recv_on_stream";
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    if (!s->ctx().win[1].size)
+        return fail(status::unsupported, "%s: the GPU cannot reach this rank's host heap", op);
+    HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_recv(r, op, msg::recv_args{0, buf, bytes, src, tag, info}));
+    return msg_on_stream(r, op, s, w, strm);
 }
 
 status quiet_on_stream(core::rank &r, cudaStream_t strm) {

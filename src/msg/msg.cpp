@@ -110,6 +110,7 @@ public:
         peers_.resize(r.n());
         bounce_.resize(slot_);
         ctxs_.insert(0);
+        stream_area_ = io.msg_stream;
         pool_ = io.msg_pool;
         pool_chunk_ = io.msg_pool_chunk;
         pool_depth_ = static_cast<int>(io.msg_pool_depth);
@@ -160,6 +161,14 @@ public:
     status iprobe(uint32_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info);
     status progress();
     void forget(request *q);
+    // Stream-ordered messages (msg.hpp).
+    result<stream_slot> stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra);
+    void stream_cancel(uint64_t seq);
+    status stream_status() {
+        const status s = stream_err_;
+        stream_err_ = status::ok;
+        return s == status::ok ? s : fail(s, "%s", stream_err_msg_.c_str());
+    }
     // Waits (a safe point) until q is done; its error, or the wait's (timeout, a dead peer).
     status wait_done(const char *what, request &q) {
         core::safe_point sp(r_);
@@ -277,6 +286,25 @@ private:
     std::deque<chunk_op> out_copies_;   // device -> send chunk, in submission order
     std::deque<chunk_op> in_copies_;    // recv chunk -> device, in submission order
     std::deque<pull> pulls_;            // announced chunks not yet read
+
+    // Stream-ordered messages, in the order they were enqueued.
+    struct stream_op {
+        uint64_t seq;
+        bool is_send, started = false;
+        send_args s;
+        recv_args rv;
+        hgas_handle_t h = HGAS_HANDLE_DONE;
+    };
+    uint64_t *stream_word(uint64_t seq, int which) const {  // 0: go, 1: done
+        const uint64_t slot = seq % core::internal_objects::msg_stream_slots;
+        return reinterpret_cast<uint64_t *>(own(stream_area_ + slot * 16 + which * 8));
+    }
+    status pump_streams();
+    uint64_t stream_area_ = 0, next_stream_seq_ = 1;
+    std::deque<stream_op> stream_ops_;
+    bool streaming_ = false;  // pump_streams is running further up the stack
+    status stream_err_ = status::ok;
+    std::string stream_err_msg_;
 };
 
 state *state_of(core::rank &r, const char *op) {
@@ -723,7 +751,74 @@ status state::progress() {
     if (s == status::ok) s = pump_pool();
     if (s == status::ok) s = flush_all();  // answers (cts, fin) the poll queued
     busy_ = false;
+    // Starting a stream's message calls isend/irecv, which run progress themselves: outside
+    // the guarded part.
+    if (s == status::ok && !stream_ops_.empty()) s = pump_streams();
     return s;
+}
+
+result<stream_slot> state::stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra) {
+    const uint64_t seq = next_stream_seq_;
+    const uint64_t slots = core::internal_objects::msg_stream_slots;
+    if (!stream_ops_.empty() && seq - stream_ops_.front().seq >= slots)
+        return fail(status::no_memory, "%s: rank %d has %llu stream-ordered messages outstanding, the most there can be; "
+                    "let the streams reach them first (hgas_stream_sync)", op, r_.me(), (unsigned long long)slots);
+    ++next_stream_seq_;
+    stream_op o{seq, is_send};
+    o.s = sa;
+    o.rv = ra;
+    stream_ops_.push_back(o);
+    return stream_slot{seq, stream_word(seq, 0), stream_word(seq, 1)};
+}
+
+void state::stream_cancel(uint64_t seq) {
+    for (auto it = stream_ops_.begin(); it != stream_ops_.end(); ++it)
+        if (it->seq == seq && !it->started) {
+            stream_ops_.erase(it);
+            return;
+        }
+}
+
+// Starts the operations whose streams reached them, and lets the streams of finished ones go
+// on. A failure still lets the stream go on (a stream never waits past its message); the error
+// is kept for hgas_stream_sync.
+status state::pump_streams() {
+    if (streaming_) return status::ok;
+    streaming_ = true;
+    auto keep = [&](status s) {
+        if (s == status::ok) return;
+        HGASI_WARN("api", "a stream-ordered message of rank %d failed: %s", r_.me(), last_error().c_str());
+        if (stream_err_ == status::ok) {
+            stream_err_ = s;
+            stream_err_msg_ = last_error();
+        }
+    };
+    for (auto it = stream_ops_.begin(); it != stream_ops_.end();) {
+        if (!it->started) {
+            if (__atomic_load_n(stream_word(it->seq, 0), __ATOMIC_ACQUIRE) != it->seq) {
+                ++it;
+                continue;
+            }
+            it->started = true;
+            status s = it->is_send ? isend(it->s, &it->h, false) : irecv(it->rv, &it->h, false);
+            if (s != status::ok) it->h = HGAS_HANDLE_DONE;
+            keep(s);
+        }
+        int d = 1;
+        if (it->h != HGAS_HANDLE_DONE) {
+            status s = rma::test(r_, it->h, &d);
+            if (s != status::ok) d = 1;  // the failed test freed the handle
+            keep(s);
+        }
+        if (!d) {
+            ++it;
+            continue;
+        }
+        __atomic_store_n(stream_word(it->seq, 1), it->seq, __ATOMIC_RELEASE);
+        it = stream_ops_.erase(it);
+    }
+    streaming_ = false;
+    return status::ok;
 }
 
 // --- the calls -----------------------------------------------------------------------------
@@ -864,6 +959,9 @@ status state::finalize() {
         for (const auto &it : p.out)
             if (it.req) ++sends;
     for (const auto &[id, q] : live_) (q->is_send ? sends : recvs) += 1;
+    if (!stream_ops_.empty())
+        HGASI_WARN("api", "hgas_finalize: rank %d: %zu stream-ordered message(s) never completed (synchronize the "
+                   "streams with hgas_stream_sync before hgas_finalize)", r_.me(), stream_ops_.size());
     if (recvs) HGASI_WARN("api", "hgas_finalize: rank %d: %zu receive(s) never completed", r_.me(), recvs);
     if (sends) HGASI_WARN("api", "hgas_finalize: rank %d: %zu send(s) never completed", r_.me(), sends);
     return status::ok;
@@ -894,10 +992,8 @@ void attach(core::rank &r) {
     });
 }
 
-status isend(core::rank &r, const char *op, const send_args &a, hgas_handle_t *h) {
-    state *st = state_of(r, op);
-    if (!st) return status::internal;
-    if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
+namespace {
+status check_send(core::rank &r, state *st, const char *op, const send_args &a) {
     HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
     if (a.dest < 0 || a.dest >= r.n())
         return fail(status::invalid_arg, "%s: destination rank %d does not exist (the job has ranks 0..%d)", op, a.dest,
@@ -905,7 +1001,15 @@ status isend(core::rank &r, const char *op, const send_args &a, hgas_handle_t *h
     if (a.tag < 0)
         return fail(status::invalid_arg, "%s: tag %d is negative (tags are 0..HGAS_TAG_MAX; HGAS_ANY_TAG is for "
                     "receives only)", op, a.tag);
-    HGAS_TRY(st->check_ctx(op, a.ctx));
+    return st->check_ctx(op, a.ctx);
+}
+}  // namespace
+
+status isend(core::rank &r, const char *op, const send_args &a, hgas_handle_t *h) {
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
+    HGAS_TRY(check_send(r, st, op, a));
     return st->isend(a, h, false);
 }
 
@@ -913,14 +1017,7 @@ status send(core::rank &r, const send_args &a) {
     const char *op = "hgas_send";
     state *st = state_of(r, op);
     if (!st) return status::internal;
-    HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
-    if (a.dest < 0 || a.dest >= r.n())
-        return fail(status::invalid_arg, "%s: destination rank %d does not exist (the job has ranks 0..%d)", op, a.dest,
-                    r.n() - 1);
-    if (a.tag < 0)
-        return fail(status::invalid_arg, "%s: tag %d is negative (tags are 0..HGAS_TAG_MAX; HGAS_ANY_TAG is for "
-                    "receives only)", op, a.tag);
-    HGAS_TRY(st->check_ctx(op, a.ctx));
+    HGAS_TRY(check_send(r, st, op, a));
     return st->isend(a, nullptr, true);
 }
 
@@ -986,6 +1083,32 @@ status ctx_destroy(core::rank &r, uint32_t ctx) {
     state *st = state_of(r, "hgas_msg_ctx_destroy");
     if (!st) return status::internal;
     return st->ctx_destroy(ctx);
+}
+
+result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a) {
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    HGAS_TRY(check_send(r, st, op, a));
+    return st->stream_add(op, true, a, recv_args{});
+}
+
+result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a) {
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
+    HGAS_TRY(check_recv(r, st, op, a.ctx, a.src, a.tag));
+    return st->stream_add(op, false, send_args{}, a);
+}
+
+void stream_cancel(core::rank &r, uint64_t seq) {
+    if (state *st = state_of(r, "stream_cancel")) st->stream_cancel(seq);
+}
+
+status stream_status(core::rank &r) {
+    state *st = state_of(r, "hgas_stream_sync");
+    if (!st) return status::internal;
+    HGAS_TRY(st->progress());
+    return st->stream_status();
 }
 
 result<stats> get_stats(core::rank &r) {
