@@ -472,18 +472,26 @@ status barrier_on_stream(core::rank &r, cudaStream_t strm) {
 }
 
 namespace {
-// The stream writes the operation's sequence number into its go word (a stream memory operation,
-// or a one-thread kernel storing it), then a one-thread kernel waits, with the HGAS_TIMEOUT
-// deadline, until the message layer has written it into the done word: the message starts
-// when the stream reaches it and later work waits for its completion.
+// The stream writes the operation's sequence number into its go word, then waits until the
+// message layer has written it into the done word: the message starts when the stream reaches
+// it, and later work waits for its completion. Both words are in this rank's host heap, which
+// the GPU maps; stream memory operations where the driver has them (hgas_stream_sync is the
+// deadline), else one-thread kernels on the GPU's pointers (bypassing the proxy: the words are
+// hgas's own), whose wait gives up after HGAS_TIMEOUT and marks the go word expired (~seq).
 status msg_on_stream(core::rank &r, const char *op, state *s, const msg::stream_slot &w, cudaStream_t strm) {
-    int e = -1;
-    if (s->memops())
-        if (void *g = cu::host_device_pointer(w.go)) e = cu::write64(strm, g, w.seq);
-    if (e) e = cu::launch_put_signal(s->ctx(), nullptr, nullptr, 0, w.go, w.seq, HGAS_SIGNAL_SET, r.me(), strm);
-    if (!e) e = cu::launch_wait(s->ctx(), w.done, HGAS_CMP_GE, w.seq, strm);
+    void *go = cu::host_device_pointer(w.go), *done = cu::host_device_pointer(w.done);
+    int e = go && done ? 0 : -1;
+    if (!e) {
+        e = s->memops() ? cu::write64(strm, go, w.seq) : -1;
+        if (e) e = cu::launch_store64(go, w.seq, strm);
+    }
+    if (!e && (!s->memops() || cu::wait64(strm, done, w.seq, false)))
+        e = cu::launch_wait_geq64(done, w.seq, s->ctx().timeout_ns, go, ~w.seq, strm);
     if (e) {
         msg::stream_cancel(r, w.seq);
+        if (e == -1 && !(go && done))
+            return fail(status::unsupported, "%s: the GPU cannot address this rank's host heap (not registered with "
+                        "CUDA)", op);
         return cuda_fail(op, "enqueueing the message on the stream", e);
     }
     return status::ok;
@@ -493,8 +501,6 @@ status msg_on_stream(core::rank &r, const char *op, state *s, const msg::stream_
 status send_on_stream(core::rank &r, const void *buf, size_t bytes, int dest, int tag, cudaStream_t strm) {
     const char *op = "hgas_send_on_stream";
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
-    if (!s->ctx().win[1].size)
-        return fail(status::unsupported, "%s: the GPU cannot reach this rank's host heap", op);
     HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_send(r, op, msg::send_args{0, buf, bytes, dest, tag}));
     return msg_on_stream(r, op, s, w, strm);
 }
@@ -503,8 +509,6 @@ status recv_on_stream(core::rank &r, void *buf, size_t bytes, int src, int tag, 
                       cudaStream_t strm) {
     const char *op = "hgas_recv_on_stream";
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
-    if (!s->ctx().win[1].size)
-        return fail(status::unsupported, "%s: the GPU cannot reach this rank's host heap", op);
     HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_recv(r, op, msg::recv_args{0, buf, bytes, src, tag, info}));
     return msg_on_stream(r, op, s, w, strm);
 }

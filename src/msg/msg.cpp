@@ -290,7 +290,7 @@ private:
     // Stream-ordered messages, in the order they were enqueued.
     struct stream_op {
         uint64_t seq;
-        bool is_send, started = false;
+        bool is_send, started = false, expired = false;
         send_args s;
         recv_args rv;
         hgas_handle_t h = HGAS_HANDLE_DONE;
@@ -794,9 +794,20 @@ status state::pump_streams() {
         }
     };
     for (auto it = stream_ops_.begin(); it != stream_ops_.end();) {
+        const uint64_t go = __atomic_load_n(stream_word(it->seq, 0), __ATOMIC_ACQUIRE);
+        if (go == ~it->seq && !it->expired) {  // the stream's wait gave up (HGAS_TIMEOUT)
+            it->expired = true;
+            keep(fail(status::timeout, "%s to/from rank %d, tag %d: not complete within HGAS_TIMEOUT; the stream went "
+                      "on without it", it->is_send ? "hgas_send_on_stream" : "hgas_recv_on_stream",
+                      it->is_send ? it->s.dest : it->rv.src, it->is_send ? it->s.tag : it->rv.tag));
+        }
         if (!it->started) {
-            if (__atomic_load_n(stream_word(it->seq, 0), __ATOMIC_ACQUIRE) != it->seq) {
+            if (go != it->seq && !it->expired) {
                 ++it;
+                continue;
+            }
+            if (it->expired) {  // never started: nothing to finish
+                it = stream_ops_.erase(it);
                 continue;
             }
             it->started = true;
