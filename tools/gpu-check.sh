@@ -305,6 +305,26 @@ elif [ "$ONLY" = all ] || [ "$ONLY" = bench ]; then
     if [ -x "$B/hgas-gpu-staging" ] && [ -n "$HGASRUN" ]; then
         bench "hgas-gpu-staging (hgasrun -n 2)" 150 "$HGASRUN" -n 2 --timeout 140 "$B/hgas-gpu-staging" "${common[@]}"
     else say "bench: hgas-gpu-staging or hgasrun was not built"; FAILED+=("hgas-gpu-staging (not built)"); fi
+    # Tagged messages between GPU buffers, the hand-written baselines and the halo face
+    # (docs/messaging.md); the pinned pool on its own with HGAS_PATH=staged.
+    if [ -x "$B/hgas-bench-msg-gpu" ] && [ -n "$HGASRUN" ]; then
+        bench "hgas-bench-msg-gpu (hgasrun -n 2)" 150 "$HGASRUN" -n 2 --timeout 140 "$B/hgas-bench-msg-gpu" "${common[@]}"
+        bench "hgas-bench-msg-gpu staged (hgasrun -n 2)" 150 env HGAS_PATH=staged "$HGASRUN" -n 2 --timeout 140 \
+            "$B/hgas-bench-msg-gpu" "${common[@]}" --only hgas,copy-send,pipelined --transport staged
+    else say "bench: hgas-bench-msg-gpu or hgasrun was not built"; FAILED+=("hgas-bench-msg-gpu (not built)"); fi
+    # UCX's tag API on CUDA memory, the peer of D->D messages (ucx_perftest of the carried UCX;
+    # text output into bench.txt).
+    UP=$(ls "$ROOT"/build/venv/lib/python3*/site-packages/libucx/bin/ucx_perftest \
+        "$BUILD"/ucx-site/libucx/bin/ucx_perftest 2>/dev/null | head -1)
+    if [ -n "$UP" ]; then
+        for t in tag_lat:8 tag_bw:4194304 tag_bw:67108864; do
+            port=$((13337 + RANDOM % 1000))
+            timeout 60 "$UP" -p "$port" -t "${t%%:*}" -m cuda -s "${t##*:}" -n 1000 >/dev/null 2>&1 &
+            sleep 2
+            bench "ucx_perftest ${t%%:*} -m cuda ${t##*:} B" 60 "$UP" localhost -p "$port" -t "${t%%:*}" -m cuda -s "${t##*:}" -n 1000
+            wait
+        done
+    else say "bench: no ucx_perftest in the carried UCX: the UCX tag peer of D->D messages is not measured"; fi
     HB=$(find_prog "$BUILD/tools/hgas-bench/hgas-bench" "$BUILD/bin/hgas-bench")
     if [ -n "$HB" ] && "$HB" --help 2>&1 | grep -q -- '--gpu'; then
         rm -f "$OUT/hgas-bench-gpu.json"

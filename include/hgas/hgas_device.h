@@ -73,6 +73,17 @@ hgas_status_t hgas_barrier_on_stream(cudaStream_t s);
  *  in use; else a one-thread kernel. */
 hgas_status_t hgas_quiet_on_stream(cudaStream_t s);
 
+/** Tagged messages in stream order (docs/messaging.md), like NCCL's send/recv: the message
+ *  (hgas_send / hgas_recv semantics, any memory kind, HGAS_MSG_CTX_WORLD) starts when the stream
+ *  reaches it, and work enqueued after it waits until it is complete (for a receive: the data
+ *  is in `buf` and `*info`, if not NULL, is written). Messages of one pair and tag match in the
+ *  order their streams reach them. The rank's CPU moves the message: wait for the stream with
+ *  hgas_stream_sync (or any hgas call that waits), not cudaStreamSynchronize; a message that
+ *  failed lets the stream go on and its error is returned by the next hgas_stream_sync. At most
+ *  256 outstanding per rank; the stream's wait has the HGAS_TIMEOUT deadline. */
+hgas_status_t hgas_send_on_stream(const void *buf, size_t bytes, int dest, int tag, cudaStream_t s);
+hgas_status_t hgas_recv_on_stream(void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info, cudaStream_t s);
+
 /** The check behind hgas::device::check_resident (hgas_device.cuh): HGAS_OK when
  *  `grid_blocks` <= `max_resident`; else HGAS_ERR_INVALID_ARG with a message. max_resident < 0:
  *  the occupancy query failed and `what` says why. */

@@ -62,6 +62,16 @@ hgas_status_t hgas_quiet_on_stream(cudaStream_t s) {
     return to_c(device::quiet_on_stream(*r, s));
 }
 
+hgas_status_t hgas_send_on_stream(const void *buf, size_t bytes, int dest, int tag, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::send_on_stream(*r, buf, bytes, dest, tag, s));
+}
+
+hgas_status_t hgas_recv_on_stream(void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::recv_on_stream(*r, buf, bytes, src, tag, info, s));
+}
+
 hgas_status_t hgas_device_grid_check(int grid_blocks, int max_resident, const char *what) {
     return to_c(device::grid_check(grid_blocks, max_resident, what));
 }

@@ -247,7 +247,8 @@ hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out) {
     if (!s.ok()) return to_c(s.error());
     const msg::stats &v = *s;
     *out = hgasi_msg_stats_t{v.eager_sent, v.rndv_sent, v.rndv_one_sided, v.rndv_chunked,
-                             v.unexpected, v.unexpected_bytes_peak, v.flow_stalls};
+                             v.unexpected, v.unexpected_bytes_peak, v.flow_stalls,
+                             v.rndv_pool, v.pool_chunks, v.pool_send_peak, v.pool_bytes, v.ring_bytes};
     return HGAS_OK;
 }
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <unistd.h>
 #include <thread>
@@ -129,6 +130,22 @@ status rank::init() {
         return fail(status::invalid_setting, "HGAS_MSG_SLOT=%llu: use at least 256, a multiple of 64",
                     (unsigned long long)internal_.msg_slot);
     HGAS_TRY(alloc(msg_area_bytes(job_.size, internal_.msg_slot, internal_.msg_slots), internal_.msg));
+    // The message layer's pinned pool: a fixed number of chunks whatever the number of peers.
+    internal_.msg_pool_chunk = cfg_.bytes(setting::msg_pool_chunk);
+    internal_.msg_pool_depth = static_cast<uint64_t>(cfg_.integer(setting::msg_pool_depth));
+    if (internal_.msg_pool_chunk < 4096 || internal_.msg_pool_chunk % 64 || internal_.msg_pool_chunk > (1ull << 31))
+        return fail(status::invalid_setting, "HGAS_MSG_POOL_CHUNK=%llu: use 4K to 2G, a multiple of 64",
+                    (unsigned long long)internal_.msg_pool_chunk);
+    // A small heap (tests, tools) keeps most of itself: the pool takes at most an eighth of it,
+    // fewer chunks first, then smaller ones (every rank computes the same).
+    const uint64_t pool_cap = sym_heap().capacity() / 8;
+    while (internal_.msg_pool_depth > 1 && 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk > pool_cap)
+        --internal_.msg_pool_depth;
+    while (internal_.msg_pool_chunk > 4096 && 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk > pool_cap)
+        internal_.msg_pool_chunk = std::max<uint64_t>(4096, internal_.msg_pool_chunk / 2 / 64 * 64);
+    if (internal_.msg_pool_depth)
+        HGAS_TRY(alloc(2 * internal_.msg_pool_depth * internal_.msg_pool_chunk, internal_.msg_pool));
+    HGAS_TRY(alloc(internal_objects::msg_stream_slots * 16, internal_.msg_stream));
     // The device barrier's words, before any user allocation of the cuda heap (zeroed with the
     // segment); every rank with the cuda kind reserves the same offset.
     if (own_size(mem::seg_cuda_symmetric)) {

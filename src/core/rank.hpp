@@ -53,6 +53,11 @@ struct internal_objects {
     uint64_t msg = 0;                         // msg/'s rings and credit words (msg_area_bytes)
     uint64_t msg_slot = 0;                    // HGAS_MSG_SLOT
     uint64_t msg_slots = 0;                   // HGAS_MSG_SLOTS
+    uint64_t msg_pool = 0;                    // msg/'s pinned pool: 2 x depth chunks (0: none)
+    uint64_t msg_pool_chunk = 0;              // HGAS_MSG_POOL_CHUNK
+    uint64_t msg_pool_depth = 0;              // HGAS_MSG_POOL_DEPTH (chunks per direction)
+    uint64_t msg_stream = 0;                  // msg/'s stream-ordered messages: go and done words
+    static constexpr uint64_t msg_stream_slots = 256;
     static constexpr uint64_t device_sync_bytes = max_rounds * 64;
 };
 

@@ -68,6 +68,26 @@ __global__ void k_wait(hgas_device_ctx_t c, const uint64_t *sig, hgas_cmp_t cmp,
     (void)hgas::device::signal_wait_until(c, sig, cmp, value);
 }
 __global__ void k_barrier(hgas_device_ctx_t c) { hgas::device::barrier(c); }
+__global__ void k_store64(volatile unsigned long long *p, unsigned long long v) {
+    __threadfence_system();
+    *p = v;
+    __threadfence_system();
+}
+__global__ void k_wait_geq64(const volatile unsigned long long *p, unsigned long long v, unsigned long long timeout_ns,
+                             volatile unsigned long long *expired, unsigned long long expired_value) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (static_cast<long long>(*p - v) < 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 > timeout_ns) {
+            *expired = expired_value;
+            __threadfence_system();
+            return;
+        }
+        __nanosleep(200);
+    }
+    __threadfence_system();  // what the host completed before the word, before later work
+}
 __global__ void k_quiet(hgas_device_ctx_t c) { hgas::device::quiet(c); }
 
 }  // namespace
@@ -191,6 +211,16 @@ int launch_put(const hgas_device_ctx_t &c, void *dst, const void *src, size_t n,
 int launch_put_signal(const hgas_device_ctx_t &c, void *dst, const void *src, size_t n, uint64_t *sig, uint64_t value,
                       hgas_signal_op_t op, int rank, cudaStream_t s) {
     k_put_signal<<<1, 1, 0, s>>>(c, dst, src, n, sig, value, op, rank);
+    return err(cudaGetLastError());
+}
+int launch_store64(void *p, uint64_t v, cudaStream_t s) {
+    k_store64<<<1, 1, 0, s>>>(static_cast<volatile unsigned long long *>(p), v);
+    return err(cudaGetLastError());
+}
+int launch_wait_geq64(const void *p, uint64_t v, uint64_t timeout_ns, void *expired, uint64_t expired_value,
+                      cudaStream_t s) {
+    k_wait_geq64<<<1, 1, 0, s>>>(static_cast<const volatile unsigned long long *>(p), v, timeout_ns,
+                                 static_cast<volatile unsigned long long *>(expired), expired_value);
     return err(cudaGetLastError());
 }
 int launch_wait(const hgas_device_ctx_t &c, const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, cudaStream_t s) {

@@ -31,6 +31,12 @@ bool memops_available(int dev, const char **why);
 int memcpy_async(void *dst, const void *src, size_t n, cudaStream_t s);
 int write64(cudaStream_t s, void *p, uint64_t v);
 int wait64(cudaStream_t s, const void *p, uint64_t v, bool eq);  // eq: ==, else (int64)(*p - v) >= 0
+// The same by one-thread kernels, on host memory the GPU maps (`p`: the GPU's pointer), where
+// stream memory operations are off: a store of v, and a wait until (int64)(*p - v) >= 0 that
+// gives up after timeout_ns and then stores `expired_value` into *expired.
+int launch_store64(void *p, uint64_t v, cudaStream_t s);
+int launch_wait_geq64(const void *p, uint64_t v, uint64_t timeout_ns, void *expired, uint64_t expired_value,
+                      cudaStream_t s);
 // 0 done, 1 not yet, else a CUDA error (an earlier failure on the stream).
 int stream_query(cudaStream_t s);
 

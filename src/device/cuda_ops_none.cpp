@@ -29,6 +29,8 @@ bool memops_available(int, const char **why) {
 int memcpy_async(void *, const void *, size_t, cudaStream_t) { return no_cuda; }
 int write64(cudaStream_t, void *, uint64_t) { return no_cuda; }
 int wait64(cudaStream_t, const void *, uint64_t, bool) { return no_cuda; }
+int launch_store64(void *, uint64_t, cudaStream_t) { return no_cuda; }
+int launch_wait_geq64(const void *, uint64_t, uint64_t, void *, uint64_t, cudaStream_t) { return no_cuda; }
 int stream_query(cudaStream_t) { return no_cuda; }
 int launch_put(const hgas_device_ctx_t &, void *, const void *, size_t, int, cudaStream_t) { return no_cuda; }
 int launch_put_signal(const hgas_device_ctx_t &, void *, const void *, size_t, uint64_t *, uint64_t, hgas_signal_op_t,

@@ -22,6 +22,10 @@ status put_signal_on_stream(core::rank &r, void *dst, const void *src, size_t by
 status signal_wait_on_stream(core::rank &r, const uint64_t *sig, int cmp, uint64_t value, cudaStream_t s);
 status barrier_on_stream(core::rank &r, cudaStream_t s);
 status quiet_on_stream(core::rank &r, cudaStream_t s);
+// Tagged messages in stream order (src/msg does the message; this the stream's part).
+status send_on_stream(core::rank &r, const void *buf, size_t bytes, int dest, int tag, cudaStream_t s);
+status recv_on_stream(core::rank &r, void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info,
+                      cudaStream_t s);
 
 status grid_check(int grid_blocks, int max_resident, const char *what);
 

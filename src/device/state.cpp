@@ -21,6 +21,7 @@
 #include "device/device.hpp"
 #include "device/proxy.hpp"
 #include "gpu/gpu.hpp"
+#include "msg/msg.hpp"
 
 namespace hgas::device {
 
@@ -396,7 +397,8 @@ status stream_sync(core::rank &r, cudaStream_t strm) {
         return d != status::ok ? d : w;
     }
     if (e) return cuda_fail("hgas_stream_sync", "the stream (an operation on it)", e);
-    return s->check();
+    HGAS_TRY(s->check());
+    return msg::stream_status(r);  // a stream-ordered message that failed
 }
 
 status put_on_stream(core::rank &r, void *dst, const void *src, size_t bytes, int rank, cudaStream_t strm) {
@@ -467,6 +469,48 @@ status barrier_on_stream(core::rank &r, cudaStream_t strm) {
     if (!s->ctx().win[0].size)
         return fail(status::unsupported, "%s: the device barrier needs the cuda heap (HGAS_CUDA_HEAP_SIZE > 0)", op);
     return launched(op, "the barrier kernel's launch", cu::launch_barrier(s->ctx(), strm));
+}
+
+namespace {
+// The stream writes the operation's sequence number into its go word, then waits until the
+// message layer has written it into the done word: the message starts when the stream reaches
+// it, and later work waits for its completion. Both words are in this rank's host heap, which
+// the GPU maps; stream memory operations where the driver has them (hgas_stream_sync is the
+// deadline), else one-thread kernels on the GPU's pointers (bypassing the proxy: the words are
+// hgas's own), whose wait gives up after HGAS_TIMEOUT and marks the go word expired (~seq).
+status msg_on_stream(core::rank &r, const char *op, state *s, const msg::stream_slot &w, cudaStream_t strm) {
+    void *go = cu::host_device_pointer(w.go), *done = cu::host_device_pointer(w.done);
+    int e = go && done ? 0 : -1;
+    if (!e) {
+        e = s->memops() ? cu::write64(strm, go, w.seq) : -1;
+        if (e) e = cu::launch_store64(go, w.seq, strm);
+    }
+    if (!e && (!s->memops() || cu::wait64(strm, done, w.seq, false)))
+        e = cu::launch_wait_geq64(done, w.seq, s->ctx().timeout_ns, go, ~w.seq, strm);
+    if (e) {
+        msg::stream_cancel(r, w.seq);
+        if (e == -1 && !(go && done))
+            return fail(status::unsupported, "%s: the GPU cannot address this rank's host heap (not registered with "
+                        "CUDA)", op);
+        return cuda_fail(op, "enqueueing the message on the stream", e);
+    }
+    return status::ok;
+}
+}  // namespace
+
+status send_on_stream(core::rank &r, const void *buf, size_t bytes, int dest, int tag, cudaStream_t strm) {
+    const char *op = "hgas_send_on_stream";
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_send(r, op, msg::send_args{0, buf, bytes, dest, tag}));
+    return msg_on_stream(r, op, s, w, strm);
+}
+
+status recv_on_stream(core::rank &r, void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info,
+                      cudaStream_t strm) {
+    const char *op = "hgas_recv_on_stream";
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_recv(r, op, msg::recv_args{0, buf, bytes, src, tag, info}));
+    return msg_on_stream(r, op, s, w, strm);
 }
 
 status quiet_on_stream(core::rank &r, cudaStream_t strm) {

@@ -330,6 +330,15 @@ public:
         return track ? record(stream) : result<ticket>(ticket{stream, 0});
     }
 
+    result<ticket> gather(char *packed, char *buf, const blocks &b, bool unpack, int stream) override {
+        select();
+        if (stream < 0 || stream >= streams()) stream = 0;
+        std::lock_guard<std::mutex> g(stream_mu_);
+        CU_TRY(launch_gather(packed, buf, b.base, b.n, b.s, b.block, b.table, b.count, unpack, sm_count_,
+                             streams_[stream].s));
+        return record(stream);
+    }
+
     // The longest prefix of [p, p+n) that lies inside one registered user range or outside all.
     size_t uniform_run(const void *p, size_t n) {
         reg_cache::entry e;

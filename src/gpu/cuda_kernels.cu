@@ -174,10 +174,71 @@ __global__ void sm_copy_kernel(unsigned char *dst, const unsigned char *src, siz
 
 }  // namespace
 
+// Strided layouts: every block has the same length, so the work is `units` words of `W` bytes
+// (W: the widest size that divides the base, strides, block and both pointers), one per thread,
+// consecutive threads on consecutive words of a block: loads and stores coalesce even for
+// blocks of a few bytes (a halo face of single floats), where a block per CTA would idle.
+template <class W>
+__global__ void gather_strided_kernel(char *packed, char *buf, uint64_t base, uint64_t n0, uint64_t n1, uint64_t s0,
+                                      uint64_t s1, uint64_t s2, uint64_t block, uint64_t units, bool unpack) {
+    const uint64_t per = block / sizeof(W);
+    for (uint64_t u = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; u < units; u += uint64_t(gridDim.x) * blockDim.x) {
+        const uint64_t b = u / per, w = u - b * per;
+        const uint64_t i0 = b % n0, r = b / n0, i1 = r % n1, i2 = r / n1;
+        W *bp = reinterpret_cast<W *>(buf + base + i2 * s2 + i1 * s1 + i0 * s0) + w;
+        W *pp = reinterpret_cast<W *>(packed + b * block) + w;
+        if (unpack) *bp = *pp;
+        else *pp = *bp;
+    }
+}
+// Indexed layouts: one warp per block, bytes (lengths and offsets are arbitrary).
+__global__ void gather_indexed_kernel(char *packed, char *buf, const uint64_t *table, uint64_t count, bool unpack) {
+    const uint64_t warps = (uint64_t(gridDim.x) * blockDim.x) / 32;
+    const unsigned lane = threadIdx.x % 32;
+    for (uint64_t b = (blockIdx.x * uint64_t(blockDim.x) + threadIdx.x) / 32; b < count; b += warps) {
+        const uint64_t bo = table[3 * b], po = table[3 * b + 1], len = table[3 * b + 2];
+        for (uint64_t i = lane; i < len; i += 32) {
+            if (unpack) buf[bo + i] = packed[po + i];
+            else packed[po + i] = buf[bo + i];
+        }
+    }
+}
+
+cudaError_t launch_gather(char *packed, char *buf, uint64_t base, const uint64_t n[3], const uint64_t s[3],
+                          uint64_t block, const uint64_t *table, uint64_t count, bool unpack, int sms,
+                          cudaStream_t st) {
+    const unsigned threads = 256;
+    if (table) {
+        const uint64_t want = (count * 32 + threads - 1) / threads;
+        const unsigned grid = static_cast<unsigned>(want < uint64_t(4 * sms) ? (want ? want : 1) : 4 * sms);
+        gather_indexed_kernel<<<grid, threads, 0, st>>>(packed, buf, table, count, unpack);
+        return cudaGetLastError();
+    }
+    const uint64_t nb = n[0] * n[1] * n[2];
+    const uint64_t align = base | s[0] | s[1] | s[2] | block | reinterpret_cast<uintptr_t>(packed) |
+                           reinterpret_cast<uintptr_t>(buf);
+    const unsigned w = align % 16 == 0 ? 16 : align % 8 == 0 ? 8 : align % 4 == 0 ? 4 : 1;
+    const uint64_t units = nb * (block / w);
+    const uint64_t want = (units + threads - 1) / threads;
+    const unsigned grid = static_cast<unsigned>(want < uint64_t(8 * sms) ? (want ? want : 1) : 8 * sms);
+    switch (w) {
+    case 16: gather_strided_kernel<uint4><<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack); break;
+    case 8: gather_strided_kernel<uint2><<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack); break;
+    case 4: gather_strided_kernel<unsigned><<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack); break;
+    default: gather_strided_kernel<unsigned char><<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack); break;
+    }
+    return cudaGetLastError();
+}
+
 cudaError_t preload_kernels() {
     cudaFuncAttributes a{};
     cudaError_t e = cudaFuncGetAttributes(&a, agent_kernel);
     if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, sm_copy_kernel);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gather_strided_kernel<uint4>);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gather_strided_kernel<uint2>);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gather_strided_kernel<unsigned>);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gather_strided_kernel<unsigned char>);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gather_indexed_kernel);
     if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, amo_kernel);
     return e;
 }

@@ -58,6 +58,19 @@ public:
     // `track` false the device may skip what makes the copy testable on its own (an event per
     // copy) and return a ticket with seq 0; mark() then tracks everything before it.
     virtual result<ticket> copy_async(void *dst, const void *src, size_t n, int stream, bool track = true) = 0;
+    // Gathers the blocks of a layout from `buf` into contiguous `packed` (unpack: scatters them
+    // back), both this device's memory, with one kernel on `stream`. Blocks: the strided shape
+    // base + i2*s2 + i1*s1 + i0*s0 (i0 fastest, `block` bytes each, packed in that order), or, with
+    // `table` (device memory, `count` triples: offset in buf, offset in packed, bytes), explicit
+    // blocks. unsupported where the device has no kernels (sim: the caller copies block by block).
+    struct blocks {
+        uint64_t base = 0, n[3] = {1, 1, 1}, s[3] = {0, 0, 0}, block = 0;
+        const uint64_t *table = nullptr;
+        uint64_t count = 0;
+    };
+    virtual result<ticket> gather(char *, char *, const blocks &, bool, int) {
+        return fail(status::unsupported, "%s: no pack kernels", describe().c_str());
+    }
     // A ticket that completes when everything submitted to `stream` so far has.
     virtual result<ticket> mark(int stream) = 0;
     virtual result<bool> test(ticket t) = 0;

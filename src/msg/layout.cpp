@@ -161,8 +161,91 @@ status unpack(core::rank &r, const layout &l, const char *in, void *buf) {
 
 namespace {
 
+// Device buffers: the packed message lives in device scratch of the buffer's kind, taken from
+// the rank's local heap of that kind (so that the message leaves from, and arrives in, a
+// segment: a peer that maps it reads it once; others get it through the pinned pool), followed
+// by an indexed layout's block table. Packing and unpacking are one kernel on an internal
+// stream (cuda), or the copy engine block by block (sim, which has no kernels).
+constexpr int pack_stream = 3;  // an internal stream of its own (modulo the device's streams)
+
+struct scratch {
+    core::rank *r = nullptr;
+    uint16_t seg = 0;
+    uint64_t off = 0;
+    char *p = nullptr;
+    uint64_t *table = nullptr;  // indexed layouts: (buf offset, packed offset, bytes) triples
+    ~scratch() {
+        if (p) (void)r->heap(seg).release(off);
+    }
+};
+
+// nullptr (and no error) when the local heap has no room: the caller packs through host memory.
+std::unique_ptr<scratch> take_scratch(core::rank &r, mem::kind k, const layout &l) {
+    const uint64_t packed = (l.packed + 255) / 256 * 256;
+    const uint64_t bytes = packed + l.blocks.size() * 24;
+    const uint16_t seg = mem::local_segment(k);
+    if (!r.own_size(seg)) return nullptr;
+    auto off = r.heap(seg).allocate(bytes ? bytes : 1, 256);
+    if (!off.ok()) {
+        clear_last_error();
+        return nullptr;
+    }
+    auto sc = std::make_unique<scratch>();
+    sc->r = &r;
+    sc->seg = seg;
+    sc->off = *off;
+    sc->p = r.own_base(seg) + *off;
+    if (!l.blocks.empty()) sc->table = reinterpret_cast<uint64_t *>(sc->p + packed);
+    return sc;
+}
+
+// Packs buf's layout into sc->p (unpack: the other way), both device memory of kind k, and
+// waits for it.
+status device_pack(core::rank &r, mem::kind k, const layout &l, scratch &sc, char *buf, bool unpack) {
+    gpu::device *d = r.device(k);
+    if (d->which() != gpu::kind::cuda)  // no kernels: the copy engine, block by block
+        return device_gather(r, d, l, unpack ? buf : sc.p, unpack ? sc.p : buf, !unpack);
+    gpu::device::blocks b;
+    std::vector<uint64_t> table;
+    if (!l.blocks.empty()) {
+        uint64_t po = 0;
+        for (const auto &bl : l.blocks) {
+            table.insert(table.end(), {bl.first, po, bl.second});
+            po += bl.second;
+        }
+        b.table = sc.table;
+        b.count = l.blocks.size();
+    } else {
+        b.base = l.base;
+        b.block = l.block;
+        for (int i = 0; i < 3; ++i) {
+            b.n[i] = l.n[i];
+            b.s[i] = l.s[i];
+        }
+    }
+    const int stream = pack_stream % d->streams();
+    if (!table.empty()) {
+        auto ct = d->copy_async(sc.table, table.data(), table.size() * 8, stream, false);
+        if (!ct.ok()) return ct.error();
+    }
+    auto t = d->gather(sc.p, buf, b, unpack, stream);
+    if (!t.ok()) return t.error();
+    status terr = status::ok;
+    HGAS_TRY(r.wait(unpack ? "unpacking a device layout" : "packing a device layout", [&] {
+        auto done = d->test(*t);
+        if (!done.ok()) {
+            terr = done.error();
+            return true;
+        }
+        return *done;
+    }));
+    return terr;
+}
+
 // A typed message in flight: the packed bytes and the contiguous message's handle.
 struct typed final : rma::completion {
+    std::unique_ptr<scratch> sc;  // device buffers: the packed bytes in device memory
+    mem::kind kind = mem::kind::host;
     std::vector<char> packed;
     hgas_handle_t inner = HGAS_HANDLE_DONE;
     bool recv = false, unpacked = false;
@@ -183,8 +266,10 @@ struct typed final : rma::completion {
         }
         if (recv && !unpacked) {
             unpacked = true;
-            HGAS_TRY(unpack(r, l, packed.data(), buf));
+            if (sc) HGAS_TRY(device_pack(r, kind, l, *sc, static_cast<char *>(buf), true));
+            else HGAS_TRY(unpack(r, l, packed.data(), buf));
         }
+        sc.reset();
         done = true;
         return status::ok;
     }
@@ -207,9 +292,16 @@ status isend_layout(core::rank &r, const char *op, const layout &l, const void *
     if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
     HGAS_TRY(check_buf(op, buf, l));
     auto t = std::make_unique<typed>();
-    t->packed.resize(l.packed);
-    HGAS_TRY(pack(r, l, buf, t->packed.data()));
-    HGAS_TRY(isend(r, op, send_args{0, t->packed.data(), t->packed.size(), dest, tag}, &t->inner));
+    t->kind = r.kind_of(buf, l.extent);
+    if (t->kind != mem::kind::host) t->sc = take_scratch(r, t->kind, l);
+    if (t->sc) {
+        HGAS_TRY(device_pack(r, t->kind, l, *t->sc, static_cast<char *>(const_cast<void *>(buf)), false));
+        HGAS_TRY(isend(r, op, send_args{0, t->sc->p, l.packed, dest, tag}, &t->inner));
+    } else {
+        t->packed.resize(l.packed);
+        HGAS_TRY(pack(r, l, buf, t->packed.data()));
+        HGAS_TRY(isend(r, op, send_args{0, t->packed.data(), t->packed.size(), dest, tag}, &t->inner));
+    }
     if (t->inner == HGAS_HANDLE_DONE) {
         *h = HGAS_HANDLE_DONE;  // eager: the bytes are in the receiver's ring already
         return status::ok;
@@ -223,11 +315,17 @@ status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, i
     if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
     HGAS_TRY(check_buf(op, buf, l));
     auto t = std::make_unique<typed>();
-    t->packed.resize(l.packed);
     t->recv = true;
     t->l = l;
     t->buf = buf;
-    HGAS_TRY(irecv(r, op, recv_args{0, t->packed.data(), t->packed.size(), src, tag, info}, &t->inner));
+    t->kind = r.kind_of(buf, l.extent);
+    if (t->kind != mem::kind::host) t->sc = take_scratch(r, t->kind, l);
+    if (t->sc) {
+        HGAS_TRY(irecv(r, op, recv_args{0, t->sc->p, l.packed, src, tag, info}, &t->inner));
+    } else {
+        t->packed.resize(l.packed);
+        HGAS_TRY(irecv(r, op, recv_args{0, t->packed.data(), t->packed.size(), src, tag, info}, &t->inner));
+    }
     bool done = false;
     HGAS_TRY(t->test(r, done));
     if (done) {

@@ -1,6 +1,7 @@
 // Tagged messages: rings with credits, matching, eager and rendezvous (README.md).
 #include "msg/msg.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <list>
@@ -23,9 +24,15 @@ enum msg_type : uint32_t {
     t_data = 4,      // to the receiver: `len` bytes of message rreq at `offset`
     t_fin_send = 5,  // to the sender: the receiver got the message by itself (get)
     t_fin_recv = 6,  // to the receiver: the sender put the whole message into the posted buffer
+    t_pdata = 7,     // to the receiver: `aux` bytes at `offset` wait in the sender's pool chunk `seg`
+    t_pfree = 8,     // to the sender: pool chunk `seg` was read; `aux` more bytes of sreq are delivered
 };
 constexpr uint16_t no_seg = 0xffff;
 constexpr uint16_t f_discard = 1;  // cts: the receive was too small; the sender just completes
+constexpr uint16_t f_dev_dst = 2;  // cts: the posted buffer is device memory
+// Internal streams of the pool's copies (shared with proto::staging's outgoing and incoming
+// copies: the same directions, and streams are FIFO).
+constexpr int stream_out = 1, stream_in = 2;
 
 // The first 64 bytes of a slot. `seq` is written last: the slot holds message `seq` of its
 // ring once the word equals it (sequence numbers start at 1, so a zeroed ring holds none).
@@ -41,7 +48,7 @@ struct hdr {
     uint64_t offset;  // data: offset in the message; rts/cts: offset of the buffer in `seg`
     uint16_t seg;
     uint16_t flags;
-    uint32_t pad;
+    uint32_t aux;     // pdata, pfree: the chunk's bytes
 };
 static_assert(sizeof(hdr) == 64);
 
@@ -65,6 +72,8 @@ struct request final : rma::completion {
     mem::kind kind = mem::kind::host;
     hgas_msg_info_t *info = nullptr;
     size_t arrived = 0, expected = 0;  // recv, chunked rendezvous
+    size_t staged = 0, freed = 0;      // send through the pool: bytes copied into chunks, read by the receiver
+    uint64_t rreq = 0;                 // send through the pool: the receive's id at the receiver
 
     status test(core::rank &r, bool &d) override;
     ~request() override;
@@ -101,6 +110,16 @@ public:
         peers_.resize(r.n());
         bounce_.resize(slot_);
         ctxs_.insert(0);
+        stream_area_ = io.msg_stream;
+        pool_ = io.msg_pool;
+        pool_chunk_ = io.msg_pool_chunk;
+        pool_depth_ = static_cast<int>(io.msg_pool_depth);
+        for (int i = pool_depth_ - 1; i >= 0; --i) {
+            free_send_.push_back(i);
+            free_recv_.push_back(i);
+        }
+        stats_.pool_bytes = 2ull * pool_depth_ * pool_chunk_;
+        stats_.ring_bytes = static_cast<uint64_t>(r.n()) * slots_ * slot_;
     }
 
     status finalize() override;
@@ -142,6 +161,14 @@ public:
     status iprobe(uint32_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info);
     status progress();
     void forget(request *q);
+    // Stream-ordered messages (msg.hpp).
+    result<stream_slot> stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra);
+    void stream_cancel(uint64_t seq);
+    status stream_status() {
+        const status s = stream_err_;
+        stream_err_ = status::ok;
+        return s == status::ok ? s : fail(s, "%s", stream_err_msg_.c_str());
+    }
     // Waits (a safe point) until q is done; its error, or the wait's (timeout, a dead peer).
     status wait_done(const char *what, request &q) {
         core::safe_point sp(r_);
@@ -187,6 +214,15 @@ private:
     result<bool> take(int src, const hdr &h, const char *payload);
     status deliver(request *q, int src, const hdr &h, const char *payload);
     status on_cts(int src, const hdr &h);
+    status on_pfree(const hdr &h);
+    status pump_pool();
+    void queue(int t, const hdr &h) {
+        peers_[t].out.push_back(out_item{h, nullptr, 0});
+        ++queued_;
+    }
+    // Pool chunks: `depth` for sending, then `depth` for receiving, in the symmetric host heap.
+    uint64_t send_chunk(int c) const { return pool_ + static_cast<uint64_t>(c) * pool_chunk_; }
+    uint64_t recv_chunk(int c) const { return pool_ + static_cast<uint64_t>(pool_depth_ + c) * pool_chunk_; }
     status return_credits(int src);
     bool matches(const request *q, int src, const hdr &h) const {
         return q->ctx == h.ctx && (q->peer == HGAS_ANY_RANK || q->peer == src) &&
@@ -230,6 +266,45 @@ private:
     bool finalizing_ = false;
     size_t queued_ = 0;  // out items over all peers
     stats stats_;
+
+    // The pinned pool (README "Pinned pool"): fixed chunks, whatever the number of peers.
+    struct chunk_op {  // a copy into (sending) or out of (receiving) a chunk
+        int chunk;
+        uint64_t id;  // the request's id (it may have died since: looked up again)
+        size_t off, len;
+        gpu::device *d;  // nullptr: a CPU copy, done already
+        gpu::ticket tk;
+    };
+    struct pull {
+        int src;
+        hdr h;
+    };
+    uint64_t pool_ = 0, pool_chunk_ = 0;
+    int pool_depth_ = 0;
+    std::vector<int> free_send_, free_recv_;
+    std::deque<request *> pool_sends_;  // sends with bytes not yet copied into a chunk
+    std::deque<chunk_op> out_copies_;   // device -> send chunk, in submission order
+    std::deque<chunk_op> in_copies_;    // recv chunk -> device, in submission order
+    std::deque<pull> pulls_;            // announced chunks not yet read
+
+    // Stream-ordered messages, in the order they were enqueued.
+    struct stream_op {
+        uint64_t seq;
+        bool is_send, started = false, expired = false;
+        send_args s;
+        recv_args rv;
+        hgas_handle_t h = HGAS_HANDLE_DONE;
+    };
+    uint64_t *stream_word(uint64_t seq, int which) const {  // 0: go, 1: done
+        const uint64_t slot = seq % core::internal_objects::msg_stream_slots;
+        return reinterpret_cast<uint64_t *>(own(stream_area_ + slot * 16 + which * 8));
+    }
+    status pump_streams();
+    uint64_t stream_area_ = 0, next_stream_seq_ = 1;
+    std::deque<stream_op> stream_ops_;
+    bool streaming_ = false;  // pump_streams is running further up the stack
+    status stream_err_ = status::ok;
+    std::string stream_err_msg_;
 };
 
 state *state_of(core::rank &r, const char *op) {
@@ -253,6 +328,8 @@ request::~request() {
 
 void state::forget(request *q) {
     posted_.remove(q);
+    for (auto it = pool_sends_.begin(); it != pool_sends_.end();)
+        it = *it == q ? pool_sends_.erase(it) : it + 1;
     live_.erase(q->id);
     for (auto &p : peers_)
         for (auto it = p.out.begin(); it != p.out.end();)
@@ -418,6 +495,8 @@ result<bool> state::take(int src, const hdr &h, const char *payload) {
         if (it != live_.end()) complete(it->second);
         return true;
     }
+    case t_pdata: pulls_.push_back(pull{src, h}); return true;  // read by pump_pool
+    case t_pfree: HGAS_TRY(on_pfree(h)); return true;
     }
     return fail(status::internal, "hgas messages: rank %d's ring from rank %d holds message type %u (corrupted?)",
                 r_.me(), src, h.type);
@@ -475,6 +554,7 @@ status state::deliver(request *q, int src, const hdr &h, const char *payload) {
     live_[q->id] = q;
     c.type = t_cts;
     c.rreq = q->id;
+    if (q->kind != mem::kind::host) c.flags |= f_dev_dst;
     const int seg = r_.own_segment_of(q->rbuf, q->bytes);
     if (seg >= 0) {
         c.seg = static_cast<uint16_t>(seg);
@@ -506,6 +586,14 @@ status state::on_cts(int src, const hdr &h) {
         complete(q, s);
         return status::ok;
     }
+    if (pool_depth_ && (q->kind != mem::kind::host || (h.flags & f_dev_dst))) {
+        // Device memory at either end and no one-sided path: pipelined through the pools.
+        ++stats_.rndv_pool;
+        q->rreq = h.rreq;
+        q->staged = q->freed = 0;
+        pool_sends_.push_back(q);
+        return status::ok;
+    }
     ++stats_.rndv_chunked;
     hdr d{};
     d.type = t_data;
@@ -516,14 +604,232 @@ status state::on_cts(int src, const hdr &h) {
     return status::ok;
 }
 
+// The receiver read `aux` bytes of send sreq out of send chunk `seg`.
+status state::on_pfree(const hdr &h) {
+    if (h.seg >= pool_depth_)
+        return fail(status::internal, "hgas messages: rank %d was told to free pool chunk %u of %d (corrupted ring?)",
+                    r_.me(), h.seg, pool_depth_);
+    free_send_.push_back(h.seg);
+    --stats_.pool_send_in_use;
+    auto it = live_.find(h.sreq);
+    if (it == live_.end()) return status::ok;  // the send's handle died
+    request *q = it->second;
+    q->freed += h.aux;
+    if (q->freed >= q->bytes) complete(q);
+    return status::ok;
+}
+
+// Moves the pool's pipeline on as far as it goes without waiting: each stage is asynchronous
+// (device copies on internal streams) or one blocking read of one chunk, so a rank's own
+// device copies, the transport and the peer's copies of successive chunks overlap.
+status state::pump_pool() {
+    if (!pool_depth_) return status::ok;
+    // Receiving: chunks copied into device memory give their receive chunk back.
+    while (!in_copies_.empty()) {
+        chunk_op &o = in_copies_.front();
+        HGAS_TRY_ASSIGN(bool done, o.d->test(o.tk));
+        if (!done) break;
+        free_recv_.push_back(o.chunk);
+        auto it = live_.find(o.id);
+        if (it != live_.end()) {
+            request *q = it->second;
+            q->arrived += o.len;
+            if (q->arrived >= q->expected) complete(q);
+        }
+        in_copies_.pop_front();
+    }
+    // Receiving: read announced chunks from the sender's pool, straight into a host buffer, or
+    // into a receive chunk and from there (asynchronously) into device memory.
+    while (!pulls_.empty()) {
+        const pull p = pulls_.front();
+        const size_t len = p.h.aux;
+        auto it = live_.find(p.h.rreq);
+        request *q = it == live_.end() ? nullptr : it->second;
+        if (q && q->kind != mem::kind::host && free_recv_.empty()) break;  // wait for a chunk
+        pulls_.pop_front();
+        hdr f{};
+        f.type = t_pfree;
+        f.sreq = p.h.sreq;
+        f.seg = p.h.seg;
+        f.aux = p.h.aux;
+        const hgas_gptr_t from = mem::make_gptr(p.src, mem::seg_symmetric, send_chunk(p.h.seg));
+        if (!q) {  // the receive's handle died: just free the sender's chunk
+            queue(p.src, f);
+            continue;
+        }
+        char *dst = static_cast<char *>(q->rbuf) + p.h.offset;
+        if (p.h.offset + len > q->expected) {
+            queue(p.src, f);
+            complete(q, fail(status::internal, "hgas messages: rank %d announced %zu bytes at %llu of a %zu-byte message",
+                             p.src, len, (unsigned long long)p.h.offset, q->expected));
+            continue;
+        }
+        if (q->kind == mem::kind::host) {
+            status s = rma::get(r_, dst, from, len, false, rma::issuer::runtime);
+            queue(p.src, f);
+            if (s != status::ok) {
+                complete(q, s);
+                continue;
+            }
+            q->arrived += len;
+            if (q->arrived >= q->expected) complete(q);
+            continue;
+        }
+        const int c = free_recv_.back();
+        free_recv_.pop_back();
+        char *buf = own(recv_chunk(c));
+        status s = rma::get(r_, buf, from, len, false, rma::issuer::runtime);
+        queue(p.src, f);
+        gpu::device *d = r_.device(q->kind);
+        chunk_op o{c, q->id, p.h.offset, len, d, {}};
+        if (s == status::ok) {
+            auto tk = d->copy_async(dst, buf, len, stream_in % d->streams());
+            if (tk.ok()) o.tk = *tk;
+            else s = tk.error();
+        }
+        if (s != status::ok) {
+            free_recv_.push_back(c);
+            complete(q, s);
+            continue;
+        }
+        in_copies_.push_back(o);
+    }
+    // Sending: chunks whose copy finished are announced to their receiver.
+    while (!out_copies_.empty()) {
+        chunk_op &o = out_copies_.front();
+        if (o.d) {
+            HGAS_TRY_ASSIGN(bool done, o.d->test(o.tk));
+            if (!done) break;
+        }
+        auto it = live_.find(o.id);
+        if (it == live_.end()) {  // the send's handle died
+            free_send_.push_back(o.chunk);
+            --stats_.pool_send_in_use;
+        } else {
+            request *q = it->second;
+            hdr d{};
+            d.type = t_pdata;
+            d.sreq = q->id;
+            d.rreq = q->rreq;
+            d.bytes = q->bytes;
+            d.offset = o.off;
+            d.seg = static_cast<uint16_t>(o.chunk);
+            d.aux = static_cast<uint32_t>(o.len);
+            queue(q->peer, d);
+        }
+        out_copies_.pop_front();
+    }
+    // Sending: copy the next chunks of the sends in turn into free send chunks.
+    while (!free_send_.empty() && !pool_sends_.empty()) {
+        request *q = pool_sends_.front();
+        pool_sends_.pop_front();
+        const size_t len = std::min<size_t>(pool_chunk_, q->bytes - q->staged);
+        const int c = free_send_.back();
+        free_send_.pop_back();
+        ++stats_.pool_chunks;
+        stats_.pool_send_peak = std::max<uint64_t>(stats_.pool_send_peak, ++stats_.pool_send_in_use);
+        chunk_op o{c, q->id, q->staged, len, nullptr, {}};
+        const char *from = static_cast<const char *>(q->sbuf) + q->staged;
+        if (q->kind == mem::kind::host) {
+            std::memcpy(own(send_chunk(c)), from, len);
+        } else {
+            o.d = r_.device(q->kind);
+            HGAS_TRY_ASSIGN(o.tk, o.d->copy_async(own(send_chunk(c)), from, len, stream_out % o.d->streams()));
+        }
+        out_copies_.push_back(o);
+        q->staged += len;
+        if (q->staged < q->bytes) pool_sends_.push_back(q);  // round robin over the messages
+    }
+    return status::ok;
+}
+
 status state::progress() {
     if (busy_) return status::ok;
     busy_ = true;
     status s = flush_all();
     if (s == status::ok) s = poll_rings();
+    if (s == status::ok) s = pump_pool();
     if (s == status::ok) s = flush_all();  // answers (cts, fin) the poll queued
     busy_ = false;
+    // Starting a stream's message calls isend/irecv, which run progress themselves: outside
+    // the guarded part.
+    if (s == status::ok && !stream_ops_.empty()) s = pump_streams();
     return s;
+}
+
+result<stream_slot> state::stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra) {
+    const uint64_t seq = next_stream_seq_;
+    const uint64_t slots = core::internal_objects::msg_stream_slots;
+    if (!stream_ops_.empty() && seq - stream_ops_.front().seq >= slots)
+        return fail(status::no_memory, "%s: rank %d has %llu stream-ordered messages outstanding, the most there can be; "
+                    "let the streams reach them first (hgas_stream_sync)", op, r_.me(), (unsigned long long)slots);
+    ++next_stream_seq_;
+    stream_op o{seq, is_send};
+    o.s = sa;
+    o.rv = ra;
+    stream_ops_.push_back(o);
+    return stream_slot{seq, stream_word(seq, 0), stream_word(seq, 1)};
+}
+
+void state::stream_cancel(uint64_t seq) {
+    for (auto it = stream_ops_.begin(); it != stream_ops_.end(); ++it)
+        if (it->seq == seq && !it->started) {
+            stream_ops_.erase(it);
+            return;
+        }
+}
+
+// Starts the operations whose streams reached them, and lets the streams of finished ones go
+// on. A failure still lets the stream go on (a stream never waits past its message); the error
+// is kept for hgas_stream_sync.
+status state::pump_streams() {
+    if (streaming_) return status::ok;
+    streaming_ = true;
+    auto keep = [&](status s) {
+        if (s == status::ok) return;
+        HGASI_WARN("api", "a stream-ordered message of rank %d failed: %s", r_.me(), last_error().c_str());
+        if (stream_err_ == status::ok) {
+            stream_err_ = s;
+            stream_err_msg_ = last_error();
+        }
+    };
+    for (auto it = stream_ops_.begin(); it != stream_ops_.end();) {
+        const uint64_t go = __atomic_load_n(stream_word(it->seq, 0), __ATOMIC_ACQUIRE);
+        if (go == ~it->seq && !it->expired) {  // the stream's wait gave up (HGAS_TIMEOUT)
+            it->expired = true;
+            keep(fail(status::timeout, "%s to/from rank %d, tag %d: not complete within HGAS_TIMEOUT; the stream went "
+                      "on without it", it->is_send ? "hgas_send_on_stream" : "hgas_recv_on_stream",
+                      it->is_send ? it->s.dest : it->rv.src, it->is_send ? it->s.tag : it->rv.tag));
+        }
+        if (!it->started) {
+            if (go != it->seq && !it->expired) {
+                ++it;
+                continue;
+            }
+            if (it->expired) {  // never started: nothing to finish
+                it = stream_ops_.erase(it);
+                continue;
+            }
+            it->started = true;
+            status s = it->is_send ? isend(it->s, &it->h, false) : irecv(it->rv, &it->h, false);
+            if (s != status::ok) it->h = HGAS_HANDLE_DONE;
+            keep(s);
+        }
+        int d = 1;
+        if (it->h != HGAS_HANDLE_DONE) {
+            status s = rma::test(r_, it->h, &d);
+            if (s != status::ok) d = 1;  // the failed test freed the handle
+            keep(s);
+        }
+        if (!d) {
+            ++it;
+            continue;
+        }
+        __atomic_store_n(stream_word(it->seq, 1), it->seq, __ATOMIC_RELEASE);
+        it = stream_ops_.erase(it);
+    }
+    streaming_ = false;
+    return status::ok;
 }
 
 // --- the calls -----------------------------------------------------------------------------
@@ -664,6 +970,9 @@ status state::finalize() {
         for (const auto &it : p.out)
             if (it.req) ++sends;
     for (const auto &[id, q] : live_) (q->is_send ? sends : recvs) += 1;
+    if (!stream_ops_.empty())
+        HGASI_WARN("api", "hgas_finalize: rank %d: %zu stream-ordered message(s) never completed (synchronize the "
+                   "streams with hgas_stream_sync before hgas_finalize)", r_.me(), stream_ops_.size());
     if (recvs) HGASI_WARN("api", "hgas_finalize: rank %d: %zu receive(s) never completed", r_.me(), recvs);
     if (sends) HGASI_WARN("api", "hgas_finalize: rank %d: %zu send(s) never completed", r_.me(), sends);
     return status::ok;
@@ -694,10 +1003,8 @@ void attach(core::rank &r) {
     });
 }
 
-status isend(core::rank &r, const char *op, const send_args &a, hgas_handle_t *h) {
-    state *st = state_of(r, op);
-    if (!st) return status::internal;
-    if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
+namespace {
+status check_send(core::rank &r, state *st, const char *op, const send_args &a) {
     HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
     if (a.dest < 0 || a.dest >= r.n())
         return fail(status::invalid_arg, "%s: destination rank %d does not exist (the job has ranks 0..%d)", op, a.dest,
@@ -705,7 +1012,15 @@ status isend(core::rank &r, const char *op, const send_args &a, hgas_handle_t *h
     if (a.tag < 0)
         return fail(status::invalid_arg, "%s: tag %d is negative (tags are 0..HGAS_TAG_MAX; HGAS_ANY_TAG is for "
                     "receives only)", op, a.tag);
-    HGAS_TRY(st->check_ctx(op, a.ctx));
+    return st->check_ctx(op, a.ctx);
+}
+}  // namespace
+
+status isend(core::rank &r, const char *op, const send_args &a, hgas_handle_t *h) {
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
+    HGAS_TRY(check_send(r, st, op, a));
     return st->isend(a, h, false);
 }
 
@@ -713,14 +1028,7 @@ status send(core::rank &r, const send_args &a) {
     const char *op = "hgas_send";
     state *st = state_of(r, op);
     if (!st) return status::internal;
-    HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
-    if (a.dest < 0 || a.dest >= r.n())
-        return fail(status::invalid_arg, "%s: destination rank %d does not exist (the job has ranks 0..%d)", op, a.dest,
-                    r.n() - 1);
-    if (a.tag < 0)
-        return fail(status::invalid_arg, "%s: tag %d is negative (tags are 0..HGAS_TAG_MAX; HGAS_ANY_TAG is for "
-                    "receives only)", op, a.tag);
-    HGAS_TRY(st->check_ctx(op, a.ctx));
+    HGAS_TRY(check_send(r, st, op, a));
     return st->isend(a, nullptr, true);
 }
 
@@ -786,6 +1094,32 @@ status ctx_destroy(core::rank &r, uint32_t ctx) {
     state *st = state_of(r, "hgas_msg_ctx_destroy");
     if (!st) return status::internal;
     return st->ctx_destroy(ctx);
+}
+
+result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a) {
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    HGAS_TRY(check_send(r, st, op, a));
+    return st->stream_add(op, true, a, recv_args{});
+}
+
+result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a) {
+    state *st = state_of(r, op);
+    if (!st) return status::internal;
+    HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
+    HGAS_TRY(check_recv(r, st, op, a.ctx, a.src, a.tag));
+    return st->stream_add(op, false, send_args{}, a);
+}
+
+void stream_cancel(core::rank &r, uint64_t seq) {
+    if (state *st = state_of(r, "stream_cancel")) st->stream_cancel(seq);
+}
+
+status stream_status(core::rank &r) {
+    state *st = state_of(r, "hgas_stream_sync");
+    if (!st) return status::internal;
+    HGAS_TRY(st->progress());
+    return st->stream_status();
 }
 
 result<stats> get_stats(core::rank &r) {

@@ -41,6 +41,23 @@ status recv(core::rank &r, const recv_args &a);
 status iprobe(core::rank &r, const char *op, uint32_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info);
 status probe(core::rank &r, int src, int tag, hgas_msg_info_t *info);
 
+// Stream-ordered messages (hgas_send_on_stream / hgas_recv_on_stream; the device layer does
+// the stream's part). Each registers an operation with two words in the rank's symmetric host
+// heap: the stream writes `seq` into `go` when it reaches the operation, then waits until
+// `done` reaches `seq`. The message layer starts the message once `go` says so (its progress
+// polls the words) and writes `done` when the message is complete or failed; a failure is kept
+// for stream_status. The arguments are checked here, before anything is registered.
+struct stream_slot {
+    uint64_t seq = 0;
+    uint64_t *go = nullptr, *done = nullptr;
+};
+result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a);
+result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a);
+// The stream's part could not be enqueued: forget the operation.
+void stream_cancel(core::rank &r, uint64_t seq);
+// The first error of a stream-ordered message since the last call (then cleared).
+status stream_status(core::rank &r);
+
 result<uint32_t> ctx_create(core::rank &r);
 status ctx_destroy(core::rank &r, uint32_t ctx);
 
@@ -50,6 +67,11 @@ struct stats {
     uint64_t unexpected = 0;            // messages that arrived before their receive
     uint64_t unexpected_bytes_peak = 0; // most eager bytes held at once
     uint64_t flow_stalls = 0;           // times a ring was left full because the queue was
+    uint64_t rndv_pool = 0;             // large messages pipelined through the pinned pools
+    uint64_t pool_chunks = 0;           // chunks sent through this rank's pool
+    uint64_t pool_send_in_use = 0, pool_send_peak = 0;  // send chunks in use now, at most
+    uint64_t pool_bytes = 0;            // the pool's size: 2 x depth x chunk, whatever the peers
+    uint64_t ring_bytes = 0;            // this rank's rings: ranks x slots x slot
 };
 result<stats> get_stats(core::rank &r);
 

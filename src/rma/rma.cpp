@@ -137,10 +137,10 @@ status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) 
     return r.route(dst.rank)->put(to_remote(dst), src, n, nbi);
 }
 
-status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi) {
+status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi, issuer by) {
     const char *op = nbi ? "hgas_get_nbi" : "hgas_get";
     HGAS_TRY(check_local(r, op, dst, n, "destination"));
-    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, src, n));
+    HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, src, n, by));
     if (n == 0) return status::ok;  // checked; nothing to move (the buffer may be NULL)
     const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
     if (dk != mem::kind::host || ps->kind != mem::kind::host) return device_get(r, op, dst, dk, src, *ps, n, nbi);

@@ -16,7 +16,7 @@ namespace hgas::rma {
 enum class issuer { user, runtime };
 
 status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi);
-status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi);
+status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi, issuer by = issuer::user);
 status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_handle_t *h);
 status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t *h);
 status wait(core::rank &r, hgas_handle_t h);

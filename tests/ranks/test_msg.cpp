@@ -141,6 +141,62 @@ TEST(Msg, RingEverySizeEveryKindPair) {
     EXPECT_GT(st.eager_sent, 0u);
 }
 
+// Large messages with device memory at one end or both, two at a time in each direction, when
+// no one-sided path exists (HGAS_TEST_MSG_POOL=1: another node, devices without peer access):
+// pipelined through the fixed pinned pools, many chunks each, values checked, never more send
+// chunks in use than the pool has, and the pool's size independent of the number of ranks.
+TEST(Msg, PoolPipelinesLargeDeviceMessages) {
+    const bool expect_pool = std::getenv("HGAS_TEST_MSG_POOL") != nullptr;
+    const size_t chunk = env_size("HGAS_MSG_POOL_CHUNK", 512 << 10);
+    const size_t depth = env_size("HGAS_MSG_POOL_DEPTH", 4);
+    const size_t sizes[2] = {9 * chunk / 2 + 123, 2 * chunk + 5};  // not whole chunks
+    hgasi_msg_stats_t before;
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&before));
+    const std::pair<where, where> pairs[] = {{where::sim, where::sim},
+                                             {where::sim, where::user_host},
+                                             {where::user_host, where::sim}};
+    int rounds = 0;
+    for (auto [sw, rw] : pairs) {
+        if (!have_sim()) break;
+        buffer s0(sw, sizes[0]), s1(sw, sizes[1]), r0(rw, sizes[0] + 8), r1(rw, sizes[1] + 8);
+        s0.fill(me(), right(), 1 + rounds);
+        s1.fill(me(), right(), 2 + rounds);
+        r0.write(std::vector<unsigned char>(sizes[0] + 8, 0xee));
+        r1.write(std::vector<unsigned char>(sizes[1] + 8, 0xee));
+        HGAS_OK_OR_FAIL(hgas_barrier());
+        hgas_handle_t h[4];
+        hgas_msg_info_t info[2];
+        HGAS_OK_OR_FAIL(hgas_irecv(r0.p, sizes[0] + 8, left(), 91, &info[0], &h[0]));
+        HGAS_OK_OR_FAIL(hgas_irecv(r1.p, sizes[1] + 8, left(), 92, &info[1], &h[1]));
+        HGAS_OK_OR_FAIL(hgas_isend(s0.p, sizes[0], right(), 91, &h[2]));
+        HGAS_OK_OR_FAIL(hgas_isend(s1.p, sizes[1], right(), 92, &h[3]));
+        HGAS_OK_OR_FAIL(hgas_wait_all(h, 4));
+        buffer *rb[2] = {&r0, &r1};
+        for (int m = 0; m < 2; ++m) {
+            EXPECT_EQ(info[m].bytes, sizes[m]);
+            auto got = rb[m]->read(sizes[m] + 8);
+            size_t bad = 0;
+            for (size_t i = 0; i < sizes[m]; ++i) bad += got[i] != pat(left(), me(), i, 1 + m + rounds);
+            EXPECT_EQ(bad, 0u) << "message " << m << ", " << where_name(sw) << " -> " << where_name(rw);
+            EXPECT_EQ(got[sizes[m]], 0xee) << "a byte past message " << m << " was written";
+        }
+        HGAS_OK_OR_FAIL(hgas_barrier());
+        ++rounds;
+    }
+    hgasi_msg_stats_t st;
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&st));
+    EXPECT_EQ(st.pool_bytes, 2 * depth * chunk) << "the pool is 2 x depth x chunk whatever the number of ranks";
+    EXPECT_EQ(st.ring_bytes, static_cast<uint64_t>(n()) * env_size("HGAS_MSG_SLOTS", 8) * (eager_max() + 64));
+    EXPECT_LE(st.pool_send_peak, depth);
+    if (expect_pool) {
+        ASSERT_TRUE(have_sim());
+        EXPECT_EQ(st.rndv_pool - before.rndv_pool, 2u * rounds) << "every message went through the pool";
+        // ceil(4.5) + ceil(2) + 1 chunks per round
+        EXPECT_EQ(st.pool_chunks - before.pool_chunks, 8u * rounds);
+        EXPECT_EQ(st.pool_send_peak, depth) << "the pipeline filled the pool";
+    }
+}
+
 // Blocking receive first, then the send arrives (and the other way round: unexpected).
 TEST(Msg, BlockingBothOrders) {
     const size_t sz = 2 * eager_max() + 5;

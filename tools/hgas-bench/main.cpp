@@ -72,6 +72,9 @@ options:
                       GPU peers (bench/gpu: cudaMemcpy/cudaMemcpyPeer, NVSHMEM, NCCL, user-level
                       staging), then the hgas/best-peer ratio table (tools/bench-plot.py);
                       --json FILE gets every record, one JSON object per line
+  --msg               tagged messages (bench/hgas-bench-msg: msg_lat, msg_bw, msg_bibw, msg_rate)
+                      over each transport, one JSON record per line into --json FILE; with
+                      --gpu also bench/gpu/hgas-bench-msg-gpu (GPU buffers, baselines, halo)
   -v, --verbose       also print the benchmark programs' own tables as they run
   -h, --help          this text
 
@@ -91,6 +94,7 @@ struct options {
     bool pin = true;
     bool verbose = false;
     bool gpu = false;
+    bool msg = false;
     std::string only;
     std::string hgasrun, bench_dir, perftest;
 };
@@ -218,6 +222,8 @@ options parse(int argc, char **argv) {
             o.perftest = value("--ucx-perftest");
         } else if (a == "--gpu") {
             o.gpu = true;
+        } else if (a == "--msg") {
+            o.msg = true;
         } else if (a == "-v" || a == "--verbose") {
             o.verbose = true;
         } else {
@@ -746,6 +752,8 @@ int run_gpu(const options &o) {
     add("hgas: one GPU, two ranks", {run, "-n", "2", kinds, "--kind", "cuda", "--transport", "same-gpu"},
         {{"CUDA_VISIBLE_DEVICES", "0"}});
     add("hgas: device API (kernels, stream operations)", {run, "-n", "2", gpu + "/hgas-device-bench"});
+    add("hgas: tagged messages between GPU buffers, hand-written baselines, halo face",
+        {run, "-n", "2", gpu + "/hgas-bench-msg-gpu"});
     if (ngpu >= 2) {
         add("hgas: peer GPUs", {run, "-n", "2", kinds, "--kind", "cuda", "--peer", "--transport", "ipc"});
         // Small peer copies by the copy agent instead of the copy engines (HGAS_GPU_AGENT_PEERS).
@@ -801,11 +809,57 @@ int run_gpu(const options &o) {
     return failed ? 1 : 0;
 }
 
+// Message mode: hgas-bench-msg over each transport (two ranks), its table lines printed and its
+// records written as JSON lines.
+int run_msg(const options &o) {
+    const std::string prog = o.bench_dir + "/hgas-bench-msg";
+    if (!is_exec(prog) || !is_exec(o.hgasrun)) {
+        std::fprintf(stderr, "hgas-bench: %s or %s is missing; build them (ninja hgas-bench-msg hgasrun)\n",
+                     prog.c_str(), o.hgasrun.c_str());
+        return 1;
+    }
+    FILE *out = o.json.empty() ? nullptr : std::fopen(o.json.c_str(), "w");
+    if (!o.json.empty() && !out) {
+        std::fprintf(stderr, "hgas-bench: cannot write %s: %s\n", o.json.c_str(), std::strerror(errno));
+        return 1;
+    }
+    int failed = 0;
+    for (const auto &t : o.transports) {
+        spawn_spec s;
+        s.argv = {o.hgasrun, "-n", "2", prog, "--sizes", o.sizes, "--transport", t};
+        if (o.quick) s.argv.push_back("--quick");
+        if (!o.pin) s.argv.push_back("--no-pin");
+        if (t == "shm") s.env = {{"HGAS_TRANSPORTS", "self,shm"}};
+        else s.env = {{"HGAS_TRANSPORTS", "ucx"}, {"HGAS_UCX_MODE", t == "ucx-am" ? "am" : "rma"}};
+        std::printf("hgas-bench --msg: %s ...\n", t.c_str());
+        std::fflush(stdout);
+        child_result r = run_capture(s, 600, o.verbose);
+        size_t recs = 0, bad = 0;
+        for (auto &line : split(r.out, '\n')) {
+            if (line.rfind("{", 0) == 0) {
+                if (out) std::fprintf(out, "%s\n", line.c_str());
+                ++recs;
+                if (line.find("\"verified\":false") != std::string::npos) ++bad;
+            } else if (!o.verbose && line.rfind("# ", 0) == 0) {
+                std::printf("%s\n", line.c_str());
+            }
+        }
+        if (r.rc != 0 || bad || !recs) {
+            ++failed;
+            std::printf("hgas-bench --msg: %s FAILED (status %d, %zu records, %zu failed data checks)\n%s\n", t.c_str(),
+                        r.rc, recs, bad, r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
+        }
+    }
+    if (out) std::fclose(out);
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     bench_run run;
     run.o = parse(argc, argv);
     options &o = run.o;
     if (o.gpu) return run_gpu(o);
+    if (o.msg) return run_msg(o);
     if (!is_exec(o.hgasrun)) {
         std::fprintf(stderr, "hgas-bench: the launcher %s is missing; build it (ninja hgasrun) or pass --hgasrun\n",
                      o.hgasrun.c_str());

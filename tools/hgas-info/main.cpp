@@ -140,10 +140,25 @@ int main(int argc, char **argv) {
         std::printf("  eager up to %llu B: one slot (device data copied straight into a mapped slot, else "
                     "assembled and put with a signal)\n", (unsigned long long)(slot > 64 ? slot - 64 : 0));
         std::printf("  larger: rendezvous, one-sided get/put into the posted buffer when either buffer is in an hgas "
-                    "heap the other side reaches, else chunks of %llu B through the ring\n",
+                    "heap the other side reaches, else chunks of %llu B through the ring (host memory at both ends) or through the pinned pool (device memory at either end)\n",
                     (unsigned long long)(slot > 64 ? slot - 64 : 0));
         std::printf("  unexpected messages held up to %s B, then senders wait (flow control)\n",
                     cfg->value_text(setting::msg_unexpected_max).c_str());
+        const uint64_t pchunk = cfg->bytes(setting::msg_pool_chunk);
+        const uint64_t depth = static_cast<uint64_t>(cfg->integer(setting::msg_pool_depth));
+        if (depth)
+            std::printf("  pinned pool: %llu send + %llu receive chunks of %s B = %llu KiB per rank, whatever the number of "
+                        "peers (device -> chunk, transport, chunk -> device, overlapped on internal streams)\n",
+                        (unsigned long long)depth, (unsigned long long)depth, cfg->value_text(setting::msg_pool_chunk).c_str(),
+                        (unsigned long long)(2 * depth * pchunk / 1024));
+        else
+            std::printf("  pinned pool: off (HGAS_MSG_POOL_DEPTH=0): device messages without a one-sided path use ring slots\n");
+        std::printf("  typed messages of device memory: packed/unpacked by a GPU kernel (cuda) or the copy engine (sim) "
+                    "into scratch from the local heap of the buffer's kind\n");
+        std::printf("  stream-ordered (hgas_send_on_stream/hgas_recv_on_stream): started by the rank's CPU when the stream "
+                    "reaches them; wait with hgas_stream_sync\n");
+        std::printf("  footprint per rank: rings %llu KiB x ranks (grows with peers) + pool %llu KiB (fixed)\n",
+                    (unsigned long long)(slots * slot / 1024), (unsigned long long)(2 * depth * pchunk / 1024));
     }
     std::printf("\nregistration cache: %s\n", gpu::reg_cache_plan(*cfg).c_str());
     std::printf("\nprogress: %s\n", cfg->flag(setting::progress_thread)
