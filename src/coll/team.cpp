@@ -3,6 +3,7 @@
 #include "coll/team.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -17,13 +18,15 @@ namespace hgas::coll {
 namespace {
 
 constexpr int k_slots = core::internal_objects::coll_team_slots;
-static_assert(k_slots == 64, "the free-slot masks are one 64-bit word");
+constexpr int k_mask_words = k_slots / 64;  // the free-slot masks: k_mask_words 64-bit words
+static_assert(k_slots % 64 == 0 && k_mask_words == 2, "agree_split sends two mask words");
+using slot_mask = std::array<uint64_t, k_mask_words>;
 
 // Everything a rank knows of its teams; attached to the rank (released with it).
 struct table {
     std::map<hgas_team_t, std::unique_ptr<team>> live;
     hgas_team_t next_id = HGAS_TEAM_GPU + 1;  // ids are never reused: a stale id is detected
-    uint64_t used = 0;                        // slots held by a live team of this rank
+    slot_mask used{};                         // slots held by a live team of this rank
 };
 const char k_table_key = 0;
 
@@ -34,7 +37,7 @@ team &add(table &tb, core::rank &r, hgas_team_t id, std::vector<int> ranks, int 
     t->slot = slot;
     t->me = static_cast<int>(std::find(ranks.begin(), ranks.end(), r.me()) - ranks.begin());
     t->ranks = std::move(ranks);
-    tb.used |= uint64_t{1} << slot;
+    tb.used[static_cast<size_t>(slot / 64)] |= uint64_t{1} << (slot % 64);
     team &ref = *t;
     tb.live[id] = std::move(t);
     return ref;
@@ -65,9 +68,11 @@ table &tables(core::rank &r) {
 }
 
 // Lowest set bit at or above first_split_slot, or -1.
-int lowest_slot(uint64_t mask) {
-    mask &= ~((uint64_t{1} << first_split_slot) - 1);
-    return mask ? __builtin_ctzll(mask) : -1;
+int lowest_slot(slot_mask mask) {
+    mask[0] &= ~((uint64_t{1} << first_split_slot) - 1);
+    for (int w = 0; w < k_mask_words; ++w)
+        if (mask[static_cast<size_t>(w)]) return 64 * w + __builtin_ctzll(mask[static_cast<size_t>(w)]);
+    return -1;
 }
 
 // The collective part of a split: one allreduce (AND) over the parent of [the slots free here
@@ -75,26 +80,28 @@ int lowest_slot(uint64_t mask) {
 // arguments, their complements]. AND of x equals ~(AND of ~x) only where every rank passed
 // the same x, so a mismatch is seen by every rank alike, and so is a bad argument anywhere.
 status agree_split(team &parent, const char *op, bool joins, bool valid, const uint64_t *args, int k,
-                   uint64_t &common) {
-    uint64_t v[2 + 2 * 3], out[2 + 2 * 3];
-    v[0] = joins ? ~tables(*parent.r).used : ~uint64_t{0};
-    v[1] = valid ? 1 : 0;
+                   slot_mask &common) {
+    constexpr int a0 = k_mask_words + 1;  // the arguments follow the masks and the valid flag
+    uint64_t v[a0 + 2 * 3], out[a0 + 2 * 3];
+    for (int w = 0; w < k_mask_words; ++w)
+        v[w] = joins ? ~tables(*parent.r).used[static_cast<size_t>(w)] : ~uint64_t{0};
+    v[k_mask_words] = valid ? 1 : 0;
     for (int i = 0; i < k; ++i) {
-        v[2 + 2 * i] = args[i];
-        v[3 + 2 * i] = ~args[i];
+        v[a0 + 2 * i] = args[i];
+        v[a0 + 1 + 2 * i] = ~args[i];
     }
     const std::string why = valid ? std::string() : last_error();
-    HGAS_TRY(allreduce(parent, out, v, static_cast<size_t>(2 + 2 * k), HGAS_UINT64, HGAS_OP_AND));
+    HGAS_TRY(allreduce(parent, out, v, static_cast<size_t>(a0 + 2 * k), HGAS_UINT64, HGAS_OP_AND));
     if (!valid) return fail(status::invalid_arg, "%s", why.c_str());
     for (int i = 0; i < k; ++i)
-        if (out[2 + 2 * i] != ~out[3 + 2 * i])
+        if (out[a0 + 2 * i] != ~out[a0 + 1 + 2 * i])
             return fail(status::invalid_arg, "%s: the ranks of %s passed different arguments (this rank %llu, "
                         "argument %d); every rank of the parent must pass the same", op, parent.describe().c_str(),
                         (unsigned long long)args[i], i + 1);
-    if (!out[1])
+    if (!out[k_mask_words])
         return fail(status::invalid_arg, "%s: another rank of %s passed a bad argument (its hgas_last_error() says "
                     "which)", op, parent.describe().c_str());
-    common = out[0];
+    for (int w = 0; w < k_mask_words; ++w) common[static_cast<size_t>(w)] = out[w];
     return status::ok;
 }
 
@@ -150,7 +157,7 @@ status split_strided(core::rank &r, hgas_team_t parent_id, int start, int stride
     const bool member = valid && rel >= 0 && rel % stride == 0 && rel / stride < size;
     const uint64_t args[3] = {static_cast<uint64_t>(start), static_cast<uint64_t>(stride),
                               static_cast<uint64_t>(size)};
-    uint64_t common = 0;
+    slot_mask common{};
     HGAS_TRY(agree_split(*parent, op, member, valid, args, 3, common));
     const int slot = lowest_slot(common);
     if (slot < 0) return no_slot(op, *parent);
@@ -173,12 +180,13 @@ status split_2d(core::rank &r, hgas_team_t parent_id, int xrange, hgas_team_t *x
         valid = false;
     }
     const uint64_t args[1] = {static_cast<uint64_t>(xrange)};
-    uint64_t common = 0;
+    slot_mask common{};
     HGAS_TRY(agree_split(*parent, op, true, valid, args, 1, common));
     // Rows are disjoint, and so are columns; a row and a column share one rank, so they take
     // two different slots: the two lowest free on every rank of the parent.
     const int xs = lowest_slot(common);
-    const int ys = xs < 0 ? -1 : lowest_slot(common & ~(uint64_t{1} << xs));
+    if (xs >= 0) common[static_cast<size_t>(xs / 64)] &= ~(uint64_t{1} << (xs % 64));
+    const int ys = xs < 0 ? -1 : lowest_slot(common);
     if (ys < 0) return no_slot(op, *parent);
     const int n = parent->n(), xr = std::min(xrange, n);
     const int x = parent->me % xr, y = parent->me / xr;
@@ -204,7 +212,7 @@ status destroy(core::rank &r, hgas_team_t id) {
     const uint64_t first = t->word_off(0);
     std::memset(r.own_base(mem::seg_symmetric) + first, 0, uint64_t{core::internal_objects::coll_team_words} * 64);
     table &tb = tables(r);
-    tb.used &= ~(uint64_t{1} << t->slot);
+    tb.used[static_cast<size_t>(t->slot / 64)] &= ~(uint64_t{1} << (t->slot % 64));
     tb.live.erase(id);
     return status::ok;
 }

@@ -327,7 +327,7 @@ TEST(Coll, BadInput) {
 
     EXPECT_EQ(hgas_allreduce(&out, &v, 1, (hgas_dtype_t)-1, HGAS_OP_SUM), HGAS_ERR_INVALID_ARG);
     expect_message("hgas_allreduce");
-    EXPECT_EQ(hgas_allreduce(&out, &v, 1, HGAS_INT64, (hgas_op_t)4), HGAS_ERR_INVALID_ARG);
+    EXPECT_EQ(hgas_allreduce(&out, &v, 1, HGAS_INT64, (hgas_op_t)7), HGAS_ERR_INVALID_ARG);
     EXPECT_EQ(hgas_allreduce(nullptr, &v, 1, HGAS_INT64, HGAS_OP_SUM), HGAS_ERR_INVALID_ARG);
     EXPECT_EQ(hgas_allreduce(&out, nullptr, 1, HGAS_INT64, HGAS_OP_SUM), HGAS_ERR_INVALID_ARG);
 

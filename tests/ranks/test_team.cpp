@@ -304,14 +304,14 @@ TEST(Team, SlotsAreReusedAndRunOut) {
     }
     std::vector<hgas_team_t> kept;
     hgas_status_t st = HGAS_OK;
-    for (int i = 0; i < 70 && st == HGAS_OK; ++i) {
+    for (int i = 0; i < 140 && st == HGAS_OK; ++i) {
         hgas_team_t t;
         st = hgas_team_split_strided(HGAS_TEAM_WORLD, 0, 1, n(), &t);
         if (st == HGAS_OK) kept.push_back(t);
     }
     ASSERT_EQ(st, HGAS_ERR_NO_MEMORY);
     EXPECT_NE(std::string(hgas_last_error()).find("no team slot is free"), std::string::npos) << hgas_last_error();
-    EXPECT_EQ(kept.size(), 61u);  // 64 slots less the three predefined teams
+    EXPECT_EQ(kept.size(), 125u);  // 128 slots less the three predefined teams
     for (hgas_team_t t : kept) HGAS_OK_OR_FAIL(hgas_team_destroy(t));
 }
 
