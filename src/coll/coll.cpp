@@ -18,16 +18,29 @@ namespace {
 inline uint64_t load_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 }  // namespace
 
-session::session(team &tm, uint32_t fp, const char *args_text)
-    : t(tm), r(*tm.r), desc(fp & desc_mask), args(args_text) {
+session::session(team &tm, uint32_t fp, const char *args_fmt, uint64_t words,
+                 std::initializer_list<uint64_t> values)
+    : t(tm), r(*tm.r), desc(fp & desc_mask), args(args_fmt) {
+    int i = 0;
+    for (uint64_t v : values)
+        if (i < 4) av[i++] = v;
     epoch = ++*t.epoch;
-    for (int w = 1; w < 64; ++w) base[w] = load_acquire(word(w));
+    for (uint64_t m = words & ~uint64_t{1}; m; m &= m - 1) {
+        const int w = __builtin_ctzll(m);
+        base[w] = load_acquire(word(w));
+    }
     // Release: the snapshot above is taken before any peer can write for this collective,
     // because peers write only after they have read this value (wait_entered).
     // The history first: a reader that finds w_entered past its epoch looks there.
     __atomic_store_n(word(w_history + static_cast<int>(epoch % history_len)), epoch << desc_bits | desc,
                      __ATOMIC_RELEASE);
     __atomic_store_n(word(w_entered), epoch << desc_bits | desc, __ATOMIC_RELEASE);
+}
+
+std::string session::describe_args() const {
+    char b[128];
+    std::snprintf(b, sizeof b, args, av[0], av[1], av[2], av[3]);
+    return b;
 }
 
 uint64_t *session::word(int w) const {
@@ -41,19 +54,30 @@ hgas_gptr_t session::peer_word(int peer, int w) const {
 }
 
 status session::wait_entered(int peer, const char *what, bool *agrees) const {
-    const hgas_gptr_t g = peer_word(peer, w_entered);
+    // A peer whose heap this process maps (self, shm): a plain acquire load, the small-message
+    // fast path; others through an atomic fetch.
+    const core::peer_segment *ps = r.segment(static_cast<uint32_t>(t.rank_of(peer)), mem::seg_symmetric);
+    const char *direct = ps && ps->direct ? ps->direct + t.word_off(0) : nullptr;
+    auto fetch = [&](int w, uint64_t &out) -> status {
+        if (direct) {
+            out = load_acquire(reinterpret_cast<const uint64_t *>(direct + 64 * static_cast<uint64_t>(w)));
+            return status::ok;
+        }
+        return rma::atomic(r, peer_word(peer, w), HGAS_AMO_FETCH, HGAS_UINT64, nullptr, nullptr, &out,
+                           rma::issuer::runtime);
+    };
     status st = status::ok;
     uint64_t v = 0;
-    HGAS_TRY(r.wait(what, [&] {
-        st = rma::atomic(r, g, HGAS_AMO_FETCH, HGAS_UINT64, nullptr, nullptr, &v, rma::issuer::runtime);
-        return st != status::ok || v >> desc_bits >= epoch;
-    }));
+    if (fetch(w_entered, v) != status::ok || v >> desc_bits < epoch)
+        HGAS_TRY(r.wait(what, [&] {
+            st = fetch(w_entered, v);
+            return st != status::ok || v >> desc_bits >= epoch;
+        }));
     HGAS_TRY(st);
     if (v >> desc_bits > epoch) {
         // Already past this collective (a rank that failed its own checks leaves at once): its
         // entry for this one is in its history, unless it has run history_len collectives ahead.
-        HGAS_TRY(rma::atomic(r, peer_word(peer, w_history + static_cast<int>(epoch % history_len)), HGAS_AMO_FETCH,
-                             HGAS_UINT64, nullptr, nullptr, &v, rma::issuer::runtime));
+        HGAS_TRY(fetch(w_history + static_cast<int>(epoch % history_len), v));
     }
     const uint32_t theirs = static_cast<uint32_t>(v & desc_mask);
     if (agrees) *agrees = v >> desc_bits == epoch && theirs == desc;
@@ -66,7 +90,7 @@ status session::wait_entered(int peer, const char *what, bool *agrees) const {
         return fail(status::invalid_arg, "%s: this rank failed its own argument checks", what);
     return fail(status::invalid_arg, "%s: rank %d called this collective with other arguments than rank %d (%s): a "
                 "different root, size, type or op, or another collective; every rank must call the same collectives in "
-                "the same order with the same arguments%s", what, peer, r.me(), args,
+                "the same order with the same arguments%s", what, peer, r.me(), describe_args().c_str(),
                 t.world ? "" : (" (on " + t.describe() + ")").c_str());
 }
 
@@ -134,7 +158,7 @@ status check_root(const team &t, const char *op, int root) {
 status fail_entered(team &t, status err) {
     if (t.n() > 1) {
         const std::string why = last_error();
-        { session s(t, desc_failed, ""); }
+        { session s(t, desc_failed, "", 0); }
         return fail(err, "%s", why.c_str());
     }
     return err;
@@ -253,9 +277,8 @@ status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
         return status::ok;
     }
 
-    char args[64];
-    std::snprintf(args, sizeof args, "root %d, %zu bytes", root, bytes);
-    session s(t, fingerprint(c_broadcast, static_cast<uint64_t>(root), bytes), args);
+    session s(t, fingerprint(c_broadcast, static_cast<uint64_t>(root), bytes), "root %llu, %llu bytes", bit(w_bcast),
+              {static_cast<uint64_t>(root), bytes});
     const int v = (me - root + n) % n;  // rank relative to the root
     // Children in the binomial tree: v + mask for every mask below v's lowest set bit (below
     // n for the root), the largest subtree first so that it starts forwarding earliest.
@@ -284,7 +307,7 @@ status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
                                        fail(status::invalid_arg, "%s: rank %d, this rank's parent in the broadcast tree "
                                             "(%s), failed it: some rank passed a bad argument or other arguments "
                                             "(hgas_last_error() on the ranks says which)", op, t.rank_of(parent),
-                                            args));
+                                            s.describe_args().c_str()));
         }
         for (int i = 0; i < nchildren; ++i) {
             const int ch = children[i];
@@ -320,9 +343,7 @@ status fcollect(team &t, void *dst, const void *src, size_t bytes) {
     char *d = static_cast<char *>(dst);
     const uint64_t off = dref.off + bytes * me;
     if (n > 1) {
-        char args[48];
-        std::snprintf(args, sizeof args, "%zu bytes", bytes);
-        session s(t, fingerprint(c_fcollect, bytes), args);
+        session s(t, fingerprint(c_fcollect, bytes), "%llu bytes", bit(w_fcollect), {bytes});
         // Every peer first: if any passed other arguments, every rank finds a mismatch (it
         // differs from one of the two) before it writes anywhere.
         for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, op));
@@ -361,9 +382,7 @@ status alltoall(team &t, void *dst, const void *src, size_t bytes) {
     if (local != status::ok) return fail_entered(t, local);
     const uint64_t off = dref.off + bytes * me;
     if (n > 1) {
-        char args[48];
-        std::snprintf(args, sizeof args, "%zu bytes", bytes);
-        session s(t, fingerprint(c_alltoall, bytes), args);
+        session s(t, fingerprint(c_alltoall, bytes), "%llu bytes", bit(w_alltoall), {bytes});
         for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, op));  // as in fcollect
         for (int k = 1; k < n; ++k) {
             const int peer = (me + k) % n;

@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 
 #include "coll/team.hpp"
 #include "core/rank.hpp"
@@ -104,6 +106,11 @@ constexpr uint32_t desc_mask = (1u << desc_bits) - 1;
 constexpr uint32_t desc_failed = desc_mask;
 enum call_id : uint64_t { c_broadcast = 1, c_reduce, c_allreduce, c_fcollect, c_alltoall, c_collect, c_alltoallv };
 uint32_t fingerprint(uint64_t call, uint64_t a, uint64_t b = 0, uint64_t c = 0);
+constexpr uint64_t bit(int w) { return uint64_t{1} << w; }
+// The data and credit words of channel slots 0 .. nslots - 1 (reduce, allreduce).
+constexpr uint64_t slot_words(int nslots) {
+    return ((bit(nslots) - 1) << w_data) | ((bit(nslots) - 1) << w_credit);
+}
 
 // One collective in progress on this rank: its epoch and the values of the signal words at
 // entry (nothing writes to them for this collective until w_entered says so).
@@ -112,10 +119,17 @@ struct session {
     core::rank &r;
     uint64_t epoch = 0;
     uint32_t desc = 0;
-    const char *args = "";  // this rank's arguments in words, for messages ("root 2, 100 bytes")
+    // This rank's arguments in words, for messages: a printf format of up to four %llu and
+    // their values, formatted only when a message needs them (describe_args).
+    const char *args = "";
+    unsigned long long av[4] = {};
     uint64_t base[64] = {};
 
-    session(team &tm, uint32_t fingerprint, const char *args_text);
+    // Snapshots the words in `words` (bit w: word w; the collective waits on no other) and
+    // announces the entry. Fewer words, fewer loads on the small-message path.
+    session(team &tm, uint32_t fingerprint, const char *args_fmt, uint64_t words,
+            std::initializer_list<uint64_t> values = {});
+    std::string describe_args() const;
     uint64_t *word(int w) const;
     uint64_t load(int w) const;
     // Global pointer to word `w` on team member `peer`.

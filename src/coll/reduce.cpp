@@ -242,10 +242,9 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
         }
     }
 
-    char args[80];
-    std::snprintf(args, sizeof args, "root %d, %zu elements of type %d, op %d", root, count, static_cast<int>(type),
-                  static_cast<int>(op));
-    session ss(t, fingerprint(c_reduce, static_cast<uint64_t>(root), count, static_cast<uint64_t>(type) << 8 | op), args);
+    session ss(t, fingerprint(c_reduce, static_cast<uint64_t>(root), count, static_cast<uint64_t>(type) << 8 | op),
+               "root %llu, %llu elements of type %llu, op %llu", slot_words(nslots),
+               {static_cast<uint64_t>(root), count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     const char *s = static_cast<const char *>(src);
     char *d = static_cast<char *>(dst);
     std::vector<char> acc_buf;
@@ -305,10 +304,9 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     const bool extra = me >= p2;
     const int partner_extra = me < n - p2 ? me + p2 : -1;
 
-    char args[64];
-    std::snprintf(args, sizeof args, "%zu elements of type %d, op %d", count, static_cast<int>(type),
-                  static_cast<int>(op));
-    session ss(t, fingerprint(c_allreduce, count, static_cast<uint64_t>(type) << 8 | op), args);
+    session ss(t, fingerprint(c_allreduce, count, static_cast<uint64_t>(type) << 8 | op),
+               "%llu elements of type %llu, op %llu", slot_words(rounds + 2),
+               {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     char *d = static_cast<char *>(dst);
     const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
     for (uint64_t c = 0; c < nchunks; ++c) {

@@ -65,9 +65,7 @@ status collect(team &t, void *dst, const void *src, size_t bytes, size_t *total_
         if (d != src) std::memmove(d, src, bytes);
         return status::ok;
     }
-    char args[48];
-    std::snprintf(args, sizeof args, "%llu bytes in all", (unsigned long long)total);
-    session s(t, fingerprint(c_collect, total, static_cast<uint64_t>(n)), args);
+    session s(t, fingerprint(c_collect, total, static_cast<uint64_t>(n)), "%llu bytes in all", bit(w_collect), {total});
     for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, name));  // as in fcollect
     for (int k = 1; k < n; ++k) {
         const int peer = (me + k) % n;
@@ -132,7 +130,8 @@ status alltoallv(team &t, void *dst, const size_t *recv_off, const size_t *recv_
         if (send_bytes[0]) std::memcpy(d + recv_off[0], sp + send_off[0], send_bytes[0]);
         return status::ok;
     }
-    session s(t, fingerprint(c_alltoallv, static_cast<uint64_t>(n)), "varying blocks");
+    session s(t, fingerprint(c_alltoallv, static_cast<uint64_t>(n)), "varying blocks",
+              bit(w_alltoallv) | bit(w_vdata));
     for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, name));
     // Phase 1: tell every peer where its block goes in our dst and how large the blocks are
     // both ways, into its scratch at our index.
