@@ -329,6 +329,21 @@ status fcollect(core::rank &r, void *dst, const void *src, size_t bytes) {
     return fcollect(world(r), dst, src, bytes);
 }
 
+namespace {
+// Whether fcollect of `bytes` per rank on `t` runs as a ring (HGAS_COLL_FCOLLECT).
+bool fcollect_ring(team &t, size_t bytes) {
+    core::rank &r = *t.r;
+    const std::string &choice = r.cfg().text(setting::coll_fcollect);
+    if (choice == "ring") return true;
+    if (choice == "direct" || bytes < 32 * 1024) return false;
+    for (int i = 0; i < t.n(); ++i) {
+        const core::peer_segment *ps = r.segment(static_cast<uint32_t>(t.rank_of(i)), mem::seg_symmetric);
+        if (!ps || !ps->direct) return true;  // a peer over the network
+    }
+    return false;
+}
+}  // namespace
+
 status fcollect(team &t, void *dst, const void *src, size_t bytes) {
     const char *op = t.world ? "hgas_fcollect" : "hgas_team_fcollect";
     if (bytes == 0) return status::ok;
@@ -347,6 +362,22 @@ status fcollect(team &t, void *dst, const void *src, size_t bytes) {
         // Every peer first: if any passed other arguments, every rank finds a mismatch (it
         // differs from one of the two) before it writes anywhere.
         for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, op));
+        if (fcollect_ring(t, bytes)) {
+            // Step k (1 .. n-1): pass block (me - k + 1) mod n, our own first, to the right
+            // neighbour at its offset, then wait for block (me - k) from the left one, which
+            // the next step forwards. Only the left neighbour adds to our w_fcollect, one per
+            // step, in order (each put_signal lands its data before its signal).
+            const int right = (me + 1) % n;
+            if (d + bytes * me != src) std::memmove(d + bytes * me, src, bytes);
+            for (int k = 1; k < n; ++k) {
+                const int blk = ((me - k + 1) % n + n) % n;
+                HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(right), dref.seg, dref.off + bytes * blk),
+                                         d + bytes * blk, bytes, s.peer_word(right, w_fcollect), 1, HGAS_SIGNAL_ADD,
+                                         false, rma::issuer::runtime));
+                HGAS_TRY(s.wait_count(w_fcollect, static_cast<uint64_t>(k), op));
+            }
+            return status::ok;
+        }
         // Start at me+1 so that the ranks do not all write to rank 0 first.
         for (int k = 1; k < n; ++k) {
             const int peer = (me + k) % n;
