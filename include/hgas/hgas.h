@@ -346,7 +346,11 @@ static inline hgas_status_t hgas_atomic_fetch64(hgas_gptr_t t, int64_t *v) {
 /** Waits for every rank, and completes this rank's outstanding operations first (quiet). */
 hgas_status_t hgas_barrier(void);
 
-typedef enum hgas_op { HGAS_OP_SUM = 0, HGAS_OP_MIN = 1, HGAS_OP_MAX = 2, HGAS_OP_PROD = 3 } hgas_op_t;
+/** Reduction operators. AND, OR and XOR are bitwise and take the integer types only. */
+typedef enum hgas_op {
+    HGAS_OP_SUM = 0, HGAS_OP_MIN = 1, HGAS_OP_MAX = 2, HGAS_OP_PROD = 3,
+    HGAS_OP_AND = 4, HGAS_OP_OR = 5, HGAS_OP_XOR = 6
+} hgas_op_t;
 
 /** Copies `bytes` from `src` on `root` into `dst` on every rank. `dst` must be symmetric;
  *  `src` is any local memory of the root (ignored elsewhere). */
@@ -362,6 +366,68 @@ hgas_status_t hgas_fcollect(void *dst, const void *src, size_t bytes);
 /** Rank i sends block j of `src` (blocks of `bytes`) to rank j, which stores it as block i of
  *  `dst`. `dst` symmetric, both rank_n * bytes. */
 hgas_status_t hgas_alltoall(void *dst, const void *src, size_t bytes);
+
+/* ------------------------------------------------------------------------------------------
+ * Teams (docs/collectives.md): ordered subsets of the ranks that collectives run over. A team
+ * is named by an hgas_team_t, local to each rank (members may hold different numbers for the
+ * same team); ranks are numbered 0 .. n-1 within it. Predefined: HGAS_TEAM_WORLD (every rank),
+ * HGAS_TEAM_NODE (the ranks on this rank's node) and HGAS_TEAM_GPU (the ranks on this node that
+ * use this rank's GPU; a rank without a GPU is alone in it). A rank may belong to at most 128
+ * teams at once (the three predefined ones included). Splits and destroy are collective over
+ * the parent / the team; every hgas_team_* collective is collective over the team, with the
+ * same rules as the world collectives above (all members, same order, matching arguments:
+ * a mismatch is detected and fails with a message naming the ranks).
+ * ---------------------------------------------------------------------------------------- */
+typedef int hgas_team_t;
+#define HGAS_TEAM_INVALID (-1)
+#define HGAS_TEAM_WORLD 0
+#define HGAS_TEAM_NODE 1
+#define HGAS_TEAM_GPU 2
+
+/** This rank's number in `team`, or -1 (not a team of this rank, destroyed, or not initialized). */
+int hgas_team_my_rank(hgas_team_t team);
+/** The number of ranks in `team`, or -1 as above. */
+int hgas_team_n(hgas_team_t team);
+/** The number in `dst_team` of rank `src_rank` of `src_team`, or -1 if it is not a member of
+ *  `dst_team` (or a team or the rank is invalid). */
+int hgas_team_translate(hgas_team_t src_team, int src_rank, hgas_team_t dst_team);
+/** Collective over `parent`: ranks start, start + stride, ... (`size` of them, parent numbers,
+ *  stride >= 1) form a new team in that order. Members get its handle in *new_team, the other
+ *  ranks of the parent HGAS_TEAM_INVALID. Every rank of the parent passes the same arguments. */
+hgas_status_t hgas_team_split_strided(hgas_team_t parent, int start, int stride, int size, hgas_team_t *new_team);
+/** Collective over `parent`: its ranks laid out in rows of `xrange` (the last row may be short);
+ *  *xaxis_team gets this rank's row (numbered by column), *yaxis_team its column (numbered by
+ *  row), as OpenSHMEM 1.5's shmem_team_split_2d. */
+hgas_status_t hgas_team_split_2d(hgas_team_t parent, int xrange, hgas_team_t *xaxis_team, hgas_team_t *yaxis_team);
+/** Collective over the team: frees it once every member is here. The predefined teams cannot
+ *  be destroyed; a destroyed handle fails every later call with HGAS_ERR_INVALID_ARG. */
+hgas_status_t hgas_team_destroy(hgas_team_t team);
+
+/** The collectives above on a team; ranks (roots, block order) are team numbers. */
+hgas_status_t hgas_team_barrier(hgas_team_t team);
+hgas_status_t hgas_team_broadcast(hgas_team_t team, void *dst, const void *src, size_t bytes, int root);
+hgas_status_t hgas_team_reduce(hgas_team_t team, void *dst, const void *src, size_t count, hgas_dtype_t type,
+                               hgas_op_t op, int root);
+hgas_status_t hgas_team_allreduce(hgas_team_t team, void *dst, const void *src, size_t count, hgas_dtype_t type,
+                                  hgas_op_t op);
+/** `dst` (symmetric) receives team_n * bytes: member i's `bytes` at dst + i * bytes. */
+hgas_status_t hgas_team_fcollect(hgas_team_t team, void *dst, const void *src, size_t bytes);
+hgas_status_t hgas_team_alltoall(hgas_team_t team, void *dst, const void *src, size_t bytes);
+/** Reduce-scatter: combines `count` * team_n elements of every member's `src` with `op`; member
+ *  i gets elements [i * count, (i + 1) * count) of the result in `dst` (count elements). `src`
+ *  and `dst` are any host memory and may not overlap unless dst == src + i * count elements. */
+hgas_status_t hgas_team_reduce_scatter(hgas_team_t team, void *dst, const void *src, size_t count,
+                                       hgas_dtype_t type, hgas_op_t op);
+/** Collect of varying sizes: every member contributes `bytes` (may differ, may be 0) from
+ *  `src`; `dst` (symmetric, large enough for the sum on every rank) receives them in team
+ *  order, back to back. *total (may be NULL) gets the sum. */
+hgas_status_t hgas_team_collect(hgas_team_t team, void *dst, const void *src, size_t bytes, size_t *total);
+/** All-to-all with varying blocks: this rank sends send_bytes[j] bytes from src + send_off[j]
+ *  to member j, which receives it at its dst + recv_off[i] (recv_bytes[i] bytes; i = this
+ *  rank); `dst` symmetric. Each pair must agree on the size (checked: a mismatch fails with a
+ *  message naming both). Arrays have team_n entries, in bytes. */
+hgas_status_t hgas_team_alltoallv(hgas_team_t team, void *dst, const size_t *recv_off, const size_t *recv_bytes,
+                                  const void *src, const size_t *send_off, const size_t *send_bytes);
 
 /* ------------------------------------------------------------------------------------------
  * Tagged messages (two-sided, MPI semantics; docs/messaging.md). Buffers may be any memory

@@ -285,6 +285,40 @@ code alltoall(T *dst, const T *src, size_t count) {
     return hgas_alltoall(dst, src, count * sizeof(T));
 }
 
+/// A team (hgas_team_t) as a type of its own, for the team overloads below; hgas.h "Teams".
+struct team {
+    hgas_team_t id = HGAS_TEAM_WORLD;
+    constexpr team() = default;
+    constexpr explicit team(hgas_team_t t) : id(t) {}
+    int my_rank() const { return hgas_team_my_rank(id); }
+    int n() const { return hgas_team_n(id); }
+};
+inline code barrier(team t) { return hgas_team_barrier(t.id); }
+template <class T>
+code allreduce(team t, T *dst, const T *src, size_t count, hgas_op_t op) {
+    return hgas_team_allreduce(t.id, dst, src, count, detail::dtype_of<T>(), op);
+}
+template <class T>
+code reduce(team t, T *dst, const T *src, size_t count, hgas_op_t op, int root) {
+    return hgas_team_reduce(t.id, dst, src, count, detail::dtype_of<T>(), op, root);
+}
+template <class T>
+code reduce_scatter(team t, T *dst, const T *src, size_t count, hgas_op_t op) {
+    return hgas_team_reduce_scatter(t.id, dst, src, count, detail::dtype_of<T>(), op);
+}
+template <class T>
+code broadcast(team t, T *dst, const T *src, size_t count, int root) {
+    return hgas_team_broadcast(t.id, dst, src, count * sizeof(T), root);
+}
+template <class T>
+code fcollect(team t, T *dst, const T *src, size_t count) {
+    return hgas_team_fcollect(t.id, dst, src, count * sizeof(T));
+}
+template <class T>
+code alltoall(team t, T *dst, const T *src, size_t count) {
+    return hgas_team_alltoall(t.id, dst, src, count * sizeof(T));
+}
+
 /// The communication calls in the throwing style: each throws hgas::error{code, message} on
 /// failure and returns what it fetched. See the top of this file.
 namespace checked {
@@ -367,6 +401,30 @@ template <class T>
 void fcollect(T *dst, const T *src, size_t count) { check(hgas::fcollect(dst, src, count)); }
 template <class T>
 void alltoall(T *dst, const T *src, size_t count) { check(hgas::alltoall(dst, src, count)); }
+inline void barrier(team t) { check(hgas::barrier(t)); }
+template <class T>
+void allreduce(team t, T *dst, const T *src, size_t count, hgas_op_t op) {
+    check(hgas::allreduce(t, dst, src, count, op));
+}
+/// One value reduced over the team.
+template <class T>
+T allreduce(team t, const T &value, hgas_op_t op) {
+    T out{};
+    check(hgas::allreduce(t, &out, &value, 1, op));
+    return out;
+}
+template <class T>
+void reduce(team t, T *dst, const T *src, size_t count, hgas_op_t op, int root) {
+    check(hgas::reduce(t, dst, src, count, op, root));
+}
+template <class T>
+void broadcast(team t, T *dst, const T *src, size_t count, int root) {
+    check(hgas::broadcast(t, dst, src, count, root));
+}
+template <class T>
+void fcollect(team t, T *dst, const T *src, size_t count) { check(hgas::fcollect(t, dst, src, count)); }
+template <class T>
+void alltoall(team t, T *dst, const T *src, size_t count) { check(hgas::alltoall(t, dst, src, count)); }
 }  // namespace checked
 
 // --- tagged messages (docs/messaging.md) ------------------------------------------------

@@ -43,15 +43,23 @@ private:
     uint32_t n_ = 0;
 };
 
-// What a waiting rank does while nothing arrives. With no more ranks than cores it spins (the
-// lowest latency); with more, a spinning rank takes the core from the very peer it waits for,
-// so it yields after a short spin and, when that is not enough (the scheduler may hand the
-// core straight back), sleeps a few microseconds: MPI's "yield when idle", graduated.
+// What a waiting rank does while nothing arrives. With more ranks than cores, a spinning rank
+// takes the core from the very peer it waits for, so it yields after a short spin and, when
+// that is not enough (the scheduler may hand the core straight back), sleeps a few
+// microseconds: MPI's "yield when idle", graduated. With no more ranks than cores it spins
+// longer (the lowest latency) but still yields after 1024 polls: two ranks may share a
+// core anyway (other load, no binding), and a wait that never yields costs its peer a whole
+// scheduler slice (milliseconds); a yield with nobody else runnable returns at once.
 class spin_backoff {
 public:
     explicit spin_backoff(bool oversubscribed) : oversubscribed_(oversubscribed) {}
     void idle() {
-        if (!oversubscribed_ || ++idle_ < 64) return;
+        ++idle_;
+        if (!oversubscribed_) {
+            if (idle_ >= 1024) sched_yield();
+            return;
+        }
+        if (idle_ < 64) return;
         if (idle_ < 4096) {
             sched_yield();
         } else {

@@ -18,10 +18,17 @@ namespace {
 inline uint64_t load_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 }  // namespace
 
-session::session(core::rank &rk, uint32_t fp, const char *args_text) : r(rk), desc(fp & desc_mask), args(args_text) {
-    auto &in = r.internal();
-    epoch = ++in.coll_epoch;
-    for (int w = 1; w < 64; ++w) base[w] = load_acquire(word(w));
+session::session(team &tm, uint32_t fp, const char *args_fmt, uint64_t words,
+                 std::initializer_list<uint64_t> values)
+    : t(tm), r(*tm.r), desc(fp & desc_mask), args(args_fmt) {
+    int i = 0;
+    for (uint64_t v : values)
+        if (i < 4) av[i++] = v;
+    epoch = ++*t.epoch;
+    for (uint64_t m = words & ~uint64_t{1}; m; m &= m - 1) {
+        const int w = __builtin_ctzll(m);
+        base[w] = load_acquire(word(w));
+    }
     // Release: the snapshot above is taken before any peer can write for this collective,
     // because peers write only after they have read this value (wait_entered).
     // The history first: a reader that finds w_entered past its epoch looks there.
@@ -30,35 +37,52 @@ session::session(core::rank &rk, uint32_t fp, const char *args_text) : r(rk), de
     __atomic_store_n(word(w_entered), epoch << desc_bits | desc, __ATOMIC_RELEASE);
 }
 
+std::string session::describe_args() const {
+    char b[128];
+    std::snprintf(b, sizeof b, args, av[0], av[1], av[2], av[3]);
+    return b;
+}
+
 uint64_t *session::word(int w) const {
-    return reinterpret_cast<uint64_t *>(r.own_base(mem::seg_symmetric) + r.internal().coll_flags +
-                                        64 * static_cast<uint64_t>(w));
+    return reinterpret_cast<uint64_t *>(r.own_base(mem::seg_symmetric) + t.word_off(w));
 }
 
 uint64_t session::load(int w) const { return load_acquire(word(w)); }
 
 hgas_gptr_t session::peer_word(int peer, int w) const {
-    return mem::make_gptr(peer, mem::seg_symmetric, r.internal().coll_flags + 64 * static_cast<uint64_t>(w));
+    return mem::make_gptr(t.rank_of(peer), mem::seg_symmetric, t.word_off(w));
 }
 
 status session::wait_entered(int peer, const char *what, bool *agrees) const {
-    const hgas_gptr_t g = peer_word(peer, w_entered);
+    // A peer whose heap this process maps (self, shm): a plain acquire load, the small-message
+    // fast path; others through an atomic fetch.
+    const core::peer_segment *ps = r.segment(static_cast<uint32_t>(t.rank_of(peer)), mem::seg_symmetric);
+    const char *direct = ps && ps->direct ? ps->direct + t.word_off(0) : nullptr;
+    auto fetch = [&](int w, uint64_t &out) -> status {
+        if (direct) {
+            out = load_acquire(reinterpret_cast<const uint64_t *>(direct + 64 * static_cast<uint64_t>(w)));
+            return status::ok;
+        }
+        return rma::atomic(r, peer_word(peer, w), HGAS_AMO_FETCH, HGAS_UINT64, nullptr, nullptr, &out,
+                           rma::issuer::runtime);
+    };
     status st = status::ok;
     uint64_t v = 0;
-    HGAS_TRY(r.wait(what, [&] {
-        st = rma::atomic(r, g, HGAS_AMO_FETCH, HGAS_UINT64, nullptr, nullptr, &v, rma::issuer::runtime);
-        return st != status::ok || v >> desc_bits >= epoch;
-    }));
+    if (fetch(w_entered, v) != status::ok || v >> desc_bits < epoch)
+        HGAS_TRY(r.wait(what, [&] {
+            st = fetch(w_entered, v);
+            return st != status::ok || v >> desc_bits >= epoch;
+        }));
     HGAS_TRY(st);
     if (v >> desc_bits > epoch) {
         // Already past this collective (a rank that failed its own checks leaves at once): its
         // entry for this one is in its history, unless it has run history_len collectives ahead.
-        HGAS_TRY(rma::atomic(r, peer_word(peer, w_history + static_cast<int>(epoch % history_len)), HGAS_AMO_FETCH,
-                             HGAS_UINT64, nullptr, nullptr, &v, rma::issuer::runtime));
+        HGAS_TRY(fetch(w_history + static_cast<int>(epoch % history_len), v));
     }
     const uint32_t theirs = static_cast<uint32_t>(v & desc_mask);
     if (agrees) *agrees = v >> desc_bits == epoch && theirs == desc;
     if (v >> desc_bits != epoch || theirs == desc) return status::ok;
+    peer = t.rank_of(peer);  // messages name job ranks
     if (theirs == desc_failed)
         return fail(status::invalid_arg, "%s: rank %d failed this collective with a bad argument of its own (its "
                     "hgas_last_error() says which); rank %d stops here instead of waiting for it", what, peer, r.me());
@@ -66,7 +90,8 @@ status session::wait_entered(int peer, const char *what, bool *agrees) const {
         return fail(status::invalid_arg, "%s: this rank failed its own argument checks", what);
     return fail(status::invalid_arg, "%s: rank %d called this collective with other arguments than rank %d (%s): a "
                 "different root, size, type or op, or another collective; every rank must call the same collectives in "
-                "the same order with the same arguments", what, peer, r.me(), args);
+                "the same order with the same arguments%s", what, peer, r.me(), describe_args().c_str(),
+                t.world ? "" : (" (on " + t.describe() + ")").c_str());
 }
 
 status session::wait_count(int w, uint64_t count, const char *what) const {
@@ -123,19 +148,33 @@ status check_symmetric(core::rank &r, const char *op, const void *p, size_t byte
     return status::ok;
 }
 
-status check_root(core::rank &r, const char *op, int root) {
-    if (root < 0 || root >= r.n())
-        return fail(status::invalid_arg, "%s: root %d is not a rank (the job has ranks 0..%d)", op, root, r.n() - 1);
+status check_root(const team &t, const char *op, int root) {
+    if (root < 0 || root >= t.n())
+        return fail(status::invalid_arg, "%s: root %d is not a rank of %s (ranks 0..%d)", op, root,
+                    t.describe().c_str(), t.n() - 1);
     return status::ok;
+}
+
+status fail_entered(team &t, status err) {
+    if (t.n() > 1) {
+        const std::string why = last_error();
+        { session s(t, desc_failed, "", 0); }
+        return fail(err, "%s", why.c_str());
+    }
+    return err;
 }
 
 status check_type_op(const char *op, hgas_dtype_t type, hgas_op_t rop) {
     if (dtype_size(type) == 0)
         return fail(status::invalid_arg, "%s: type %d is not an hgas_dtype_t (HGAS_INT32, HGAS_INT64, HGAS_UINT32, "
                     "HGAS_UINT64, HGAS_FLOAT, HGAS_DOUBLE)", op, static_cast<int>(type));
-    if (rop < HGAS_OP_SUM || rop > HGAS_OP_PROD)
+    if (rop < HGAS_OP_SUM || rop > HGAS_OP_XOR)
         return fail(status::invalid_arg, "%s: op %d is not an hgas_op_t (HGAS_OP_SUM, HGAS_OP_MIN, HGAS_OP_MAX, "
-                    "HGAS_OP_PROD)", op, static_cast<int>(rop));
+                    "HGAS_OP_PROD, HGAS_OP_AND, HGAS_OP_OR, HGAS_OP_XOR)", op, static_cast<int>(rop));
+    if (rop >= HGAS_OP_AND && (type == HGAS_FLOAT || type == HGAS_DOUBLE))
+        return fail(status::invalid_arg, "%s: op %s is bitwise and takes integer types only, not %s", op,
+                    rop == HGAS_OP_AND ? "HGAS_OP_AND" : rop == HGAS_OP_OR ? "HGAS_OP_OR" : "HGAS_OP_XOR",
+                    type == HGAS_FLOAT ? "HGAS_FLOAT" : "HGAS_DOUBLE");
     return status::ok;
 }
 
@@ -145,37 +184,26 @@ using namespace detail;
 
 namespace {
 constexpr size_t bcast_chunk = 64 * 1024;
+}  // namespace
 
 // n * bytes without overflow.
-status total_bytes(const char *op, int n, size_t bytes, size_t &out) {
+status detail::total_bytes(const char *op, int n, size_t bytes, size_t &out) {
     if (bytes > SIZE_MAX / static_cast<size_t>(n))
         return fail(status::invalid_arg, "%s: %d ranks x %zu bytes overflows", op, n, bytes);
     out = bytes * static_cast<size_t>(n);
     return status::ok;
 }
-}  // namespace
 
 namespace {
 // A large add into a broadcast child's chunk counter: "your parent failed, stop waiting".
 // It satisfies any wait for a chunk, and the child tells it from chunks by its size.
 constexpr uint64_t bcast_poison = uint64_t{1} << 40;
 
-// A rank whose own arguments are bad: with peers, it enters the collective under desc_failed,
-// so that the ranks that read its w_entered word (to write to it, or because they wait for
-// its data) fail at once instead of waiting for it, and returns its error.
-status fail_entered(core::rank &r, status err) {
-    if (r.n() > 1) {
-        const std::string why = last_error();
-        { session s(r, desc_failed, ""); }
-        return fail(err, "%s", why.c_str());
-    }
-    return err;
-}
 
 // Checked mode (HGAS_CHECK=1): the arguments of a collective must be the same on every rank,
 // verified by an allreduce of (x, ~x) with MIN before any byte moves, so that a mismatch, or a
 // bad argument on any rank, fails the call on every rank with the same message.
-status agree_args(core::rank &r, const char *op, status local, const uint64_t *vals, const char *const *names,
+status agree_args(team &t, const char *op, status local, const uint64_t *vals, const char *const *names,
                   int k) {
     uint64_t v[2 * 4 + 2], out[2 * 4 + 2];
     const std::string why = local == status::ok ? std::string() : last_error();
@@ -185,7 +213,7 @@ status agree_args(core::rank &r, const char *op, status local, const uint64_t *v
         v[2 + 2 * i] = vals[i];
         v[3 + 2 * i] = ~vals[i];
     }
-    HGAS_TRY(allreduce(r, out, v, static_cast<size_t>(2 + 2 * k), HGAS_UINT64, HGAS_OP_MIN));
+    HGAS_TRY(allreduce(t, out, v, static_cast<size_t>(2 + 2 * k), HGAS_UINT64, HGAS_OP_MIN));
     if (local != status::ok) return fail(local, "%s", why.c_str());
     if (~out[1] != 0)
         return fail(status::invalid_arg, "%s: another rank passed a bad argument (its hgas_last_error() says which); "
@@ -198,11 +226,12 @@ status agree_args(core::rank &r, const char *op, status local, const uint64_t *v
     return status::ok;
 }
 
-status broadcast_local_checks(core::rank &r, const char *op, void *dst, const void *src, size_t bytes, int root,
+status broadcast_local_checks(team &t, const char *op, void *dst, const void *src, size_t bytes, int root,
                               sym_ref &dref) {
-    HGAS_TRY(check_root(r, op, root));
+    core::rank &r = *t.r;
+    HGAS_TRY(check_root(t, op, root));
     HGAS_TRY(check_symmetric(r, op, dst, bytes, "dst", &dref));
-    if (r.me() == root) HGAS_TRY(check_host_buf(r, op, src, bytes, "src"));
+    if (t.me == root) HGAS_TRY(check_host_buf(r, op, src, bytes, "src"));
     return status::ok;
 }
 
@@ -226,26 +255,30 @@ status end_failed_broadcast(const session &s, uint64_t drain, const int *childre
 }  // namespace
 
 status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int root) {
-    const char *op = "hgas_broadcast";
-    if (bytes == 0) return check_root(r, op, root);
-    const int n = r.n(), me = r.me();
+    return broadcast(world(r), dst, src, bytes, root);
+}
+
+status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
+    const char *op = t.world ? "hgas_broadcast" : "hgas_team_broadcast";
+    if (bytes == 0) return check_root(t, op, root);
+    core::rank &r = *t.r;
+    const int n = t.n(), me = t.me;
     sym_ref dref;
-    const status local = broadcast_local_checks(r, op, dst, src, bytes, root, dref);
+    const status local = broadcast_local_checks(t, op, dst, src, bytes, root, dref);
     if (n > 1 && r.cfg().flag(setting::check)) {
         const uint64_t vals[2] = {static_cast<uint64_t>(static_cast<int64_t>(root)), bytes};
         const char *const names[2] = {"roots", "sizes"};
-        HGAS_TRY(agree_args(r, op, local, vals, names, 2));
+        HGAS_TRY(agree_args(t, op, local, vals, names, 2));
     }
-    if (local != status::ok) return fail_entered(r, local);
+    if (local != status::ok) return fail_entered(t, local);
     char *d = static_cast<char *>(dst);
     if (n == 1) {
         if (src != dst) std::memmove(d, src, bytes);
         return status::ok;
     }
 
-    char args[64];
-    std::snprintf(args, sizeof args, "root %d, %zu bytes", root, bytes);
-    session s(r, fingerprint(c_broadcast, static_cast<uint64_t>(root), bytes), args);
+    session s(t, fingerprint(c_broadcast, static_cast<uint64_t>(root), bytes), "root %llu, %llu bytes", bit(w_bcast),
+              {static_cast<uint64_t>(root), bytes});
     const int v = (me - root + n) % n;  // rank relative to the root
     // Children in the binomial tree: v + mask for every mask below v's lowest set bit (below
     // n for the root), the largest subtree first so that it starts forwarding earliest.
@@ -273,14 +306,15 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
                 return end_failed_broadcast(s, 0, children, nchildren,
                                        fail(status::invalid_arg, "%s: rank %d, this rank's parent in the broadcast tree "
                                             "(%s), failed it: some rank passed a bad argument or other arguments "
-                                            "(hgas_last_error() on the ranks says which)", op, parent, args));
+                                            "(hgas_last_error() on the ranks says which)", op, t.rank_of(parent),
+                                            s.describe_args().c_str()));
         }
         for (int i = 0; i < nchildren; ++i) {
             const int ch = children[i];
             if (c == 0)  // its dst is free for this broadcast, and it expects our chunks
                 if (status e = s.wait_entered(ch, op); e != status::ok)
                     return end_failed_broadcast(s, drain, children, nchildren, e);
-            HGAS_TRY(rma::put_signal(r, mem::make_gptr(ch, dref.seg, off + at), from + at, len,
+            HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(ch), dref.seg, off + at), from + at, len,
                                      s.peer_word(ch, w_bcast), 1, HGAS_SIGNAL_ADD, false, rma::issuer::runtime));
         }
         // The child counts chunks: chunk c+1's signal must not overtake chunk c's data.
@@ -292,28 +326,62 @@ status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int ro
 }
 
 status fcollect(core::rank &r, void *dst, const void *src, size_t bytes) {
-    const char *op = "hgas_fcollect";
+    return fcollect(world(r), dst, src, bytes);
+}
+
+namespace {
+// Whether fcollect of `bytes` per rank on `t` runs as a ring (HGAS_COLL_FCOLLECT).
+bool fcollect_ring(team &t, size_t bytes) {
+    core::rank &r = *t.r;
+    const std::string &choice = r.cfg().text(setting::coll_fcollect);
+    if (choice == "ring") return true;
+    if (choice == "direct" || bytes < 32 * 1024) return false;
+    for (int i = 0; i < t.n(); ++i) {
+        const core::peer_segment *ps = r.segment(static_cast<uint32_t>(t.rank_of(i)), mem::seg_symmetric);
+        if (!ps || !ps->direct) return true;  // a peer over the network
+    }
+    return false;
+}
+}  // namespace
+
+status fcollect(team &t, void *dst, const void *src, size_t bytes) {
+    const char *op = t.world ? "hgas_fcollect" : "hgas_team_fcollect";
     if (bytes == 0) return status::ok;
-    const int n = r.n(), me = r.me();
+    core::rank &r = *t.r;
+    const int n = t.n(), me = t.me;
     size_t total = 0;
     sym_ref dref;
     status local = total_bytes(op, n, bytes, total);
     if (local == status::ok) local = check_symmetric(r, op, dst, total, "dst", &dref);
     if (local == status::ok) local = check_host_buf(r, op, src, bytes, "src");
-    if (local != status::ok) return fail_entered(r, local);
+    if (local != status::ok) return fail_entered(t, local);
     char *d = static_cast<char *>(dst);
     const uint64_t off = dref.off + bytes * me;
     if (n > 1) {
-        char args[48];
-        std::snprintf(args, sizeof args, "%zu bytes", bytes);
-        session s(r, fingerprint(c_fcollect, bytes), args);
+        session s(t, fingerprint(c_fcollect, bytes), "%llu bytes", bit(w_fcollect), {bytes});
         // Every peer first: if any passed other arguments, every rank finds a mismatch (it
         // differs from one of the two) before it writes anywhere.
         for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, op));
+        if (fcollect_ring(t, bytes)) {
+            // Step k (1 .. n-1): pass block (me - k + 1) mod n, our own first, to the right
+            // neighbour at its offset, then wait for block (me - k) from the left one, which
+            // the next step forwards. Only the left neighbour adds to our w_fcollect, one per
+            // step, in order (each put_signal lands its data before its signal).
+            const int right = (me + 1) % n;
+            if (d + bytes * me != src) std::memmove(d + bytes * me, src, bytes);
+            for (int k = 1; k < n; ++k) {
+                const int blk = ((me - k + 1) % n + n) % n;
+                HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(right), dref.seg, dref.off + bytes * blk),
+                                         d + bytes * blk, bytes, s.peer_word(right, w_fcollect), 1, HGAS_SIGNAL_ADD,
+                                         false, rma::issuer::runtime));
+                HGAS_TRY(s.wait_count(w_fcollect, static_cast<uint64_t>(k), op));
+            }
+            return status::ok;
+        }
         // Start at me+1 so that the ranks do not all write to rank 0 first.
         for (int k = 1; k < n; ++k) {
             const int peer = (me + k) % n;
-            HGAS_TRY(rma::put_signal(r, mem::make_gptr(peer, dref.seg, off), src, bytes,
+            HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(peer), dref.seg, off), src, bytes,
                                      s.peer_word(peer, w_fcollect), 1, HGAS_SIGNAL_ADD, false,
                                      rma::issuer::runtime));
         }
@@ -325,9 +393,14 @@ status fcollect(core::rank &r, void *dst, const void *src, size_t bytes) {
 }
 
 status alltoall(core::rank &r, void *dst, const void *src, size_t bytes) {
-    const char *op = "hgas_alltoall";
+    return alltoall(world(r), dst, src, bytes);
+}
+
+status alltoall(team &t, void *dst, const void *src, size_t bytes) {
+    const char *op = t.world ? "hgas_alltoall" : "hgas_team_alltoall";
     if (bytes == 0) return status::ok;
-    const int n = r.n(), me = r.me();
+    core::rank &r = *t.r;
+    const int n = t.n(), me = t.me;
     size_t total = 0;
     sym_ref dref;
     status local = total_bytes(op, n, bytes, total);
@@ -337,16 +410,14 @@ status alltoall(core::rank &r, void *dst, const void *src, size_t bytes) {
     const char *sp = static_cast<const char *>(src);
     if (local == status::ok && sp < d + total && d < sp + total)
         local = fail(status::invalid_arg, "%s: src and dst overlap; alltoall cannot run in place", op);
-    if (local != status::ok) return fail_entered(r, local);
+    if (local != status::ok) return fail_entered(t, local);
     const uint64_t off = dref.off + bytes * me;
     if (n > 1) {
-        char args[48];
-        std::snprintf(args, sizeof args, "%zu bytes", bytes);
-        session s(r, fingerprint(c_alltoall, bytes), args);
+        session s(t, fingerprint(c_alltoall, bytes), "%llu bytes", bit(w_alltoall), {bytes});
         for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, op));  // as in fcollect
         for (int k = 1; k < n; ++k) {
             const int peer = (me + k) % n;
-            HGAS_TRY(rma::put_signal(r, mem::make_gptr(peer, dref.seg, off), sp + bytes * peer, bytes,
+            HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(peer), dref.seg, off), sp + bytes * peer, bytes,
                                      s.peer_word(peer, w_alltoall), 1, HGAS_SIGNAL_ADD, false,
                                      rma::issuer::runtime));
         }

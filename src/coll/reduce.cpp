@@ -30,6 +30,9 @@ T combine(T a, T b, hgas_op_t op) {
         case HGAS_OP_PROD: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
         case HGAS_OP_MIN: return b < a ? b : a;
         case HGAS_OP_MAX: return a < b ? b : a;
+        case HGAS_OP_AND: return static_cast<T>(a & b);
+        case HGAS_OP_OR: return static_cast<T>(a | b);
+        case HGAS_OP_XOR: return static_cast<T>(a ^ b);
         }
     } else {
         switch (op) {
@@ -37,6 +40,7 @@ T combine(T a, T b, hgas_op_t op) {
         case HGAS_OP_PROD: return a * b;
         case HGAS_OP_MIN: return b < a ? b : a;
         case HGAS_OP_MAX: return a < b ? b : a;
+        default: break;  // bitwise ops: integers only (check_type_op)
         }
     }
     return a;
@@ -63,6 +67,15 @@ void apply_type(void *inout, const void *in, size_t count, hgas_op_t op) {
     case HGAS_OP_MIN: apply_op<T, HGAS_OP_MIN, Rev>(inout, in, count); break;
     case HGAS_OP_MAX: apply_op<T, HGAS_OP_MAX, Rev>(inout, in, count); break;
     case HGAS_OP_PROD: apply_op<T, HGAS_OP_PROD, Rev>(inout, in, count); break;
+    case HGAS_OP_AND:
+    case HGAS_OP_OR:
+    case HGAS_OP_XOR:
+        if constexpr (std::is_integral_v<T>) {
+            if (op == HGAS_OP_AND) apply_op<T, HGAS_OP_AND, Rev>(inout, in, count);
+            else if (op == HGAS_OP_OR) apply_op<T, HGAS_OP_OR, Rev>(inout, in, count);
+            else apply_op<T, HGAS_OP_XOR, Rev>(inout, in, count);
+        }
+        break;
     }
 }
 
@@ -121,16 +134,18 @@ struct scratch_plan {
 
     uint64_t buf_off(int s, uint64_t seq) const { return slot_bytes * s + chunk_bytes * (seq & 1); }
     char *slot(int s, uint64_t seq) const { return local + buf_off(s, seq); }
+    // `peer` is a job rank.
     hgas_gptr_t peer_slot(int peer, int s, uint64_t seq) const {
         return mem::make_gptr(peer, mem::seg_symmetric, off + buf_off(s, seq));
     }
 };
 
-status plan_scratch(core::rank &r, const char *op, int nslots, size_t esize, scratch_plan &p) {
+status plan_scratch(const team &t, const char *op, int nslots, size_t esize, scratch_plan &p) {
+    core::rank &r = *t.r;
     auto &in = r.internal();
     if (nslots > max_slots)
         return fail(status::unsupported, "%s: %d ranks need %d scratch slots, more than the %d this build has", op,
-                    r.n(), nslots, static_cast<int>(max_slots));
+                    t.n(), nslots, static_cast<int>(max_slots));
     p.off = in.coll_scratch;
     p.local = r.own_base(mem::seg_symmetric) + in.coll_scratch;
     p.slot_bytes = (in.coll_scratch_size / nslots) & ~size_t{127};
@@ -152,7 +167,7 @@ status send_chunk(const session &ss, const scratch_plan &p, const char *op, int 
     // Chunks seq and seq + 1 may be in flight together: the receiver counts them, so chunk
     // seq + 1's signal must not overtake chunk seq's data.
     if (seq >= 1) HGAS_TRY(rma::fence(ss.r));
-    return rma::put_signal(ss.r, p.peer_slot(peer, s, seq), data, len, ss.peer_word(peer, w_data + s), 1,
+    return rma::put_signal(ss.r, p.peer_slot(ss.t.rank_of(peer), s, seq), data, len, ss.peer_word(peer, w_data + s), 1,
                            HGAS_SIGNAL_ADD, false, rma::issuer::runtime);
 }
 
@@ -186,15 +201,20 @@ status check_count(const char *op, size_t count, size_t esize, size_t &bytes) {
 // --- reduce: binomial tree -----------------------------------------------------------------
 
 status reduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op, int root) {
-    const char *name = "hgas_reduce";
-    HGAS_TRY(check_root(r, name, root));
+    return reduce(world(r), dst, src, count, type, op, root);
+}
+
+status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op, int root) {
+    const char *name = t.world ? "hgas_reduce" : "hgas_team_reduce";
+    core::rank &r = *t.r;
+    HGAS_TRY(check_root(t, name, root));
     HGAS_TRY(check_type_op(name, type, op));
     if (count == 0) return status::ok;
     const size_t esize = dtype_size(type);
     size_t bytes;
     HGAS_TRY(check_count(name, count, esize, bytes));
     HGAS_TRY(check_host_buf(r, name, src, bytes, "src"));
-    const int n = r.n(), me = r.me();
+    const int n = t.n(), me = t.me;
     if (me == root) HGAS_TRY(check_host_buf(r, name, dst, bytes, "dst"));
     if (n == 1) {
         if (dst != src) std::memmove(dst, src, bytes);
@@ -207,7 +227,7 @@ status reduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtyp
     const int v = (me - root + n) % n;
     const int nslots = log2_floor(n - 1) + 1;
     scratch_plan p;
-    HGAS_TRY(plan_scratch(r, name, nslots, esize, p));
+    HGAS_TRY(plan_scratch(t, name, nslots, esize, p));
     int parent = -1, myslot = -1, nchildren = 0;
     int child_rank[32], child_slot[32];
     for (int k = 0, mask = 1; mask < n; ++k, mask <<= 1) {
@@ -222,10 +242,9 @@ status reduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtyp
         }
     }
 
-    char args[80];
-    std::snprintf(args, sizeof args, "root %d, %zu elements of type %d, op %d", root, count, static_cast<int>(type),
-                  static_cast<int>(op));
-    session ss(r, fingerprint(c_reduce, static_cast<uint64_t>(root), count, static_cast<uint64_t>(type) << 8 | op), args);
+    session ss(t, fingerprint(c_reduce, static_cast<uint64_t>(root), count, static_cast<uint64_t>(type) << 8 | op),
+               "root %llu, %llu elements of type %llu, op %llu", slot_words(nslots),
+               {static_cast<uint64_t>(root), count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     const char *s = static_cast<const char *>(src);
     char *d = static_cast<char *>(dst);
     std::vector<char> acc_buf;
@@ -257,7 +276,12 @@ status reduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtyp
 // --- allreduce: recursive doubling ---------------------------------------------------------
 
 status allreduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op) {
-    const char *name = "hgas_allreduce";
+    return allreduce(world(r), dst, src, count, type, op);
+}
+
+status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op) {
+    const char *name = t.world ? "hgas_allreduce" : "hgas_team_allreduce";
+    core::rank &r = *t.r;
     HGAS_TRY(check_type_op(name, type, op));
     if (count == 0) return status::ok;
     const size_t esize = dtype_size(type);
@@ -265,7 +289,7 @@ status allreduce(core::rank &r, void *dst, const void *src, size_t count, hgas_d
     HGAS_TRY(check_count(name, count, esize, bytes));
     HGAS_TRY(check_host_buf(r, name, src, bytes, "src"));
     HGAS_TRY(check_host_buf(r, name, dst, bytes, "dst"));
-    const int n = r.n(), me = r.me();
+    const int n = t.n(), me = t.me;
     if (dst != src) std::memmove(dst, src, bytes);
     if (n == 1) return status::ok;
 
@@ -276,14 +300,13 @@ status allreduce(core::rank &r, void *dst, const void *src, size_t count, hgas_d
     const int rounds = log2_floor(n), p2 = 1 << rounds;
     const int fold_in = rounds, fold_out = rounds + 1;
     scratch_plan p;
-    HGAS_TRY(plan_scratch(r, name, rounds + 2, esize, p));
+    HGAS_TRY(plan_scratch(t, name, rounds + 2, esize, p));
     const bool extra = me >= p2;
     const int partner_extra = me < n - p2 ? me + p2 : -1;
 
-    char args[64];
-    std::snprintf(args, sizeof args, "%zu elements of type %d, op %d", count, static_cast<int>(type),
-                  static_cast<int>(op));
-    session ss(r, fingerprint(c_allreduce, count, static_cast<uint64_t>(type) << 8 | op), args);
+    session ss(t, fingerprint(c_allreduce, count, static_cast<uint64_t>(type) << 8 | op),
+               "%llu elements of type %llu, op %llu", slot_words(rounds + 2),
+               {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     char *d = static_cast<char *>(dst);
     const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
     for (uint64_t c = 0; c < nchunks; ++c) {

@@ -119,7 +119,8 @@ status rank::init() {
     };
     HGAS_TRY(alloc(internal_objects::max_rounds * 64, internal_.barrier_flags));
     HGAS_TRY(alloc(64, internal_.barrier_entered));
-    HGAS_TRY(alloc(64 * 64, internal_.coll_flags));
+    HGAS_TRY(alloc(uint64_t{internal_objects::coll_team_slots} * internal_objects::coll_team_words * 64,
+                   internal_.coll_flags));
     internal_.coll_scratch_size = cfg_.bytes(setting::coll_scratch);
     if (internal_.coll_scratch_size < 4096) internal_.coll_scratch_size = 4096;
     HGAS_TRY(alloc(internal_.coll_scratch_size, internal_.coll_scratch));
@@ -428,8 +429,14 @@ status rank::exchange_segments() {
             out.str(blob);
         }
     }
+    // Which GPU this rank uses (for the "same GPU" team): cuda first, else sim.
+    {
+        gpu::device *g = device(mem::kind::cuda) ? device(mem::kind::cuda) : device(mem::kind::sim);
+        out.u64(g ? static_cast<uint64_t>(g->ordinal()) + 1 : 0);
+    }
     std::vector<std::string> all;
     HGAS_TRY(store_->allgather("init.segments", out.hex(), all, cfg_.seconds(setting::boot_timeout)));
+    gpu_of_.assign(job_.size, -1);
     peers_.assign(job_.size, {});
     const bool staged_only = cfg_.text(setting::path) == "staged";
     for (int p = 0; p < job_.size; ++p) {
@@ -447,6 +454,11 @@ status rank::exchange_segments() {
                 std::string blob;
                 if (!in.get_str(blob)) return fail(status::bootstrap, "segment table of rank %d is short", p);
                 if (size && !mem::is_device_segment(s) && t->can_reach(p)) HGAS_TRY(t->attach_segment(p, s, size, blob));
+            }
+            if (s + 1 == mem::seg_count) {
+                uint64_t g = 0;
+                if (!in.get_u64(g)) return fail(status::bootstrap, "segment table of rank %d is short", p);
+                gpu_of_[p] = static_cast<int>(g) - 1;
             }
             if (!size || !mem::is_device_segment(s)) continue;
             // Device memory: our own, or a same-node peer's mapped by IPC where the device can

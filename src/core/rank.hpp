@@ -44,8 +44,9 @@ struct internal_objects {
     uint64_t barrier_epoch = 0;               // barriers completed by this rank
     uint64_t barrier_entered = 0;             // one word: the last barrier this rank entered, for
                                               // peers that time out to see who has not arrived
-    uint64_t coll_flags = 0;                  // collective signal words (see coll/)
-    uint64_t coll_epoch = 0;                  // collectives completed by this rank
+    uint64_t coll_flags = 0;                  // collective signal words (see coll/): one block of
+                                              // coll_team_words words per team slot, slot 0 the world's
+    uint64_t coll_epoch = 0;                  // world-team collectives completed by this rank
     uint64_t coll_scratch = 0;                // HGAS_COLL_SCRATCH bytes
     uint64_t coll_scratch_size = 0;
     uint64_t staging = 0;                     // proto::staging's rings, credits and replies (0: none)
@@ -59,6 +60,8 @@ struct internal_objects {
     uint64_t msg_stream = 0;                  // msg/'s stream-ordered messages: go and done words
     static constexpr uint64_t msg_stream_slots = 256;
     static constexpr uint64_t device_sync_bytes = max_rounds * 64;
+    static constexpr int coll_team_slots = 128;  // teams a rank may belong to at once (coll/team.hpp)
+    static constexpr int coll_team_words = 96;   // words (64 bytes apart) per team slot
 };
 
 // Bytes of the message area (src/msg/msg.hpp has its layout): a ring of `slots` slots of
@@ -88,6 +91,9 @@ public:
     int me() const { return job_.rank; }
     int n() const { return job_.size; }
     const boot::topology &topo() const { return topo_; }
+    // The ordinal of the GPU (kind cuda, else sim) that rank `p` uses, or -1 if it has none;
+    // with the node (topo().node_of) it says which ranks share a GPU.
+    int gpu_of(int p) const { return p >= 0 && p < static_cast<int>(gpu_of_.size()) ? gpu_of_[p] : -1; }
     const boot::job_info &job() const { return job_; }
     const settings &cfg() const { return cfg_; }
     double timeout() const { return timeout_; }
@@ -197,6 +203,7 @@ private:
     gpu::reg_cache regs_;  // before devices_: they hold a pointer to it
     gpu::reg_policy reg_policy_{regs_};  // stopped in unregister_host_segments, before devices_ go
     std::array<std::unique_ptr<gpu::device>, 3> devices_;  // by mem::kind; [host] stays empty
+    std::vector<int> gpu_of_;  // by rank: its GPU's ordinal, -1 for none (exchange_segments)
     std::array<std::string, 3> kind_off_;
     std::array<std::string, mem::seg_count> dev_blob_;    // device segments: what peers map
     mem::kind default_kind_ = mem::kind::host;

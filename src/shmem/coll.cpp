@@ -1,11 +1,11 @@
 // OpenSHMEM collectives: on teams, and the deprecated active-set forms.
 //
-// Where hgas has the collective (world broadcast, fcollect, alltoall, allreduce of its six
-// types), a call on a team that is the whole job in order is passed through. The rest — teams
-// and active sets smaller than the job, collect with per-PE sizes, strided alltoalls,
-// reductions hgas does not combine (and/or/xor, char, short, long double) — is done here with
-// puts/gets between two barriers of the set; on a subset of PEs the barrier runs over the
-// caller's pSync words (active sets) or the team's slot words (teams, team.cpp). See
+// A call on a team runs on the hgas team behind it (hgas_team_*: broadcast, collect,
+// fcollect, alltoall, and reductions of the types and ops hgas combines); active sets that are
+// the whole job use hgas's world collectives. The rest — other active sets, strided
+// alltoalls, reductions hgas does not combine (char, short, long double, complex) — is done
+// here with puts/gets between two barriers of the set; on a subset of PEs the barrier runs
+// over the caller's pSync words (active sets) or the team's slot words (teams, team.cpp). See
 // docs/shmem.md.
 #include <cstdio>
 #include <cstring>
@@ -202,8 +202,11 @@ constexpr int hgas_op(op o) {
     case op::prod: return HGAS_OP_PROD;
     case op::max: return HGAS_OP_MAX;
     case op::min: return HGAS_OP_MIN;
-    default: return -1;
+    case op::and_: return HGAS_OP_AND;
+    case op::or_: return HGAS_OP_OR;
+    case op::xor_: return HGAS_OP_XOR;
     }
+    return -1;
 }
 
 // dest[i] = op over the set of source[i]. The world and a type/op hgas combines: allreduce.
@@ -215,7 +218,7 @@ void set_reduce(const char *fn, const active_set &s, op o, T *dest, const T *sou
     if (count == 0) return;
     if (!dest || !source) fatal(fn, "dest or source is NULL");
     constexpr int dt = reduce_dtype<T>();
-    if (s.world && dt >= 0 && hgas_op(o) >= 0) {
+    if (s.world && dt >= 0 && (hgas_op(o) < HGAS_OP_AND || dt < HGAS_FLOAT)) {
         check(fn, hgas_allreduce(dest, source, count, static_cast<hgas_dtype_t>(dt),
                                  static_cast<hgas_op_t>(hgas_op(o))));
         return;
@@ -234,38 +237,33 @@ void set_reduce(const char *fn, const active_set &s, op o, T *dest, const T *sou
 }
 
 // --- teams ------------------------------------------------------------------------------------
-// A team that is the whole job in order goes to hgas's world collectives where it has them;
-// any other team runs the set algorithms above over the team's slot words.
+// Every team has an hgas team with the same members (team.cpp); the collectives hgas has run
+// on it, the rest (strided alltoalls, reductions of types hgas does not combine) as sets over
+// the team's slot words.
 int team_broadcast(const char *fn, shmem_team_t team, void *dest, const void *source, size_t bytes, int root) {
     const hgasi_shmem_team *t = team_of(fn, team);
     if (!t) return team_unavailable(fn, team);
-    if (t->world) {
-        if (bytes) check(fn, hgas_broadcast(dest, source, bytes, root));
-        return 0;
-    }
-    const active_set s = team_set(*t);
-    set_broadcast(fn, s, dest, source, bytes, root);
-    if (s.me == root && bytes && dest != source) std::memmove(dest, source, bytes);  // the root's own dest too
+    if (root < 0 || root >= static_cast<int>(t->pes.size()))
+        fatal(fn, "PE_root %d is not a PE of the team (0..%zu)", root, t->pes.size() - 1);
+    if (bytes) check(fn, hgas_team_broadcast(t->core, dest, source, bytes, root));  // the root's dest too
     return 0;
 }
 int team_collect(const char *fn, shmem_team_t team, void *dest, const void *source, size_t bytes) {
     const hgasi_shmem_team *t = team_of(fn, team);
     if (!t) return team_unavailable(fn, team);
-    set_collect(fn, t->world ? world_set(fn) : team_set(*t), dest, source, bytes);
+    check(fn, hgas_team_collect(t->core, dest, source, bytes, nullptr));
     return 0;
 }
 int team_fcollect(const char *fn, shmem_team_t team, void *dest, const void *source, size_t bytes) {
     const hgasi_shmem_team *t = team_of(fn, team);
     if (!t) return team_unavailable(fn, team);
-    if (!t->world) set_fcollect(fn, team_set(*t), dest, source, bytes);
-    else if (bytes) check(fn, hgas_fcollect(dest, source, bytes));
+    if (bytes) check(fn, hgas_team_fcollect(t->core, dest, source, bytes));
     return 0;
 }
 int team_alltoall(const char *fn, shmem_team_t team, void *dest, const void *source, size_t nelems, size_t size) {
     const hgasi_shmem_team *t = team_of(fn, team);
     if (!t) return team_unavailable(fn, team);
-    if (!t->world) set_alltoalls(fn, team_set(*t), dest, source, 1, 1, nelems, size);
-    else if (nelems) check(fn, hgas_alltoall(dest, source, nelems * size));
+    if (nelems) check(fn, hgas_team_alltoall(t->core, dest, source, nelems * size));
     return 0;
 }
 int team_alltoalls(const char *fn, shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
@@ -279,6 +277,14 @@ template <class T>
 int team_reduce(const char *fn, shmem_team_t team, op o, T *dest, const T *source, size_t count) {
     const hgasi_shmem_team *t = team_of(fn, team);
     if (!t) return team_unavailable(fn, team);
+    constexpr int dt = reduce_dtype<T>();
+    if (dt >= 0 && (hgas_op(o) < HGAS_OP_AND || dt < HGAS_FLOAT)) {
+        if (count == 0) return 0;
+        if (!dest || !source) fatal(fn, "dest or source is NULL");
+        check(fn, hgas_team_allreduce(t->core, dest, source, count, static_cast<hgas_dtype_t>(dt),
+                                      static_cast<hgas_op_t>(hgas_op(o))));
+        return 0;
+    }
     set_reduce(fn, t->world ? world_set(fn) : team_set(*t), o, dest, source, count);
     return 0;
 }

@@ -128,6 +128,8 @@ struct hgasi_shmem_team {
     long *words = nullptr; // the slot's words: [0, 4) for the team's collectives, [4, 8) for
                            // the subsets of it that split from it
     bool world = false;    // pes is 0 .. n-1: the runtime's world collectives serve it
+    hgas_team_t core = HGAS_TEAM_INVALID;  // the same ranks as an hgas team: its collectives run
+                                           // on it (split and destroyed with this one)
     bool predefined = false;
     shmem_team_config_t config{};
     long config_mask = 0;

@@ -191,6 +191,7 @@ bool setup_teams(const char *fn) {
         t->predefined = true;
         t->slot = t == &st->world ? 0 : 1;
         t->words = st->slot(t->slot);
+        t->core = t == &st->world ? HGAS_TEAM_WORLD : HGAS_TEAM_NODE;
     }
     check(fn, hgas_rank_data_set(&k_state_key, st, release_state));
     return true;
@@ -238,7 +239,7 @@ int shmem_team_sync(shmem_team_t team) {
     const char *fn = "shmem_team_sync";
     const hgasi_shmem_team *t = team_of(fn, team);
     if (!t) return team_unavailable(fn, team);
-    set_barrier(fn, team_set(*t));
+    check(fn, hgas_team_barrier(t->core));  // quiets first
     return 0;
 }
 
@@ -313,6 +314,14 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
         if (rc == 0) std::fprintf(stderr, "%s: no team slot was left on another PE of the new team\n", fn);
         return 1;
     }
+    // The hgas team with the same members (collective over the parent, fails alike everywhere).
+    hgas_team_t core = HGAS_TEAM_INVALID;
+    if (hgas_team_split_strided(parent->core, start, stride, size, &core) != HGAS_OK) {
+        std::fprintf(stderr, "%s: %s\n", fn, hgas_last_error());
+        unmake_team(st, new_team);
+        return 1;
+    }
+    if (*new_team != SHMEM_TEAM_INVALID) (*new_team)->core = core;
     return 0;
 }
 
@@ -362,6 +371,15 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
         if (rc == 0) std::fprintf(stderr, "%s: no team slot was left on another PE of a new team\n", fn);
         return 1;
     }
+    hgas_team_t xcore = HGAS_TEAM_INVALID, ycore = HGAS_TEAM_INVALID;
+    if (hgas_team_split_2d(parent->core, xrange, &xcore, &ycore) != HGAS_OK) {
+        std::fprintf(stderr, "%s: %s\n", fn, hgas_last_error());
+        unmake_team(st, xaxis_team);
+        unmake_team(st, yaxis_team);
+        return 1;
+    }
+    (*xaxis_team)->core = xcore;
+    (*yaxis_team)->core = ycore;
     return 0;
 }
 
@@ -374,6 +392,7 @@ void shmem_team_destroy(shmem_team_t team) {
     hgasi_shmem_team *t = team_of(fn, team);
     if (!t) fatal(fn, "%p is not a team of this PE (destroyed already?)", static_cast<void *>(team));
     while (!t->contexts.empty()) destroy_ctx(fn, t->contexts.back());
+    check(fn, hgas_team_destroy(t->core));
     // Collective: once every member is here, nobody uses the team's words any more.
     set_barrier(fn, team_set(*t));
     *st.free_mask() |= 1ull << t->slot;

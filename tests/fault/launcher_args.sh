@@ -57,6 +57,22 @@ rc 0; count "$ERR" "unused environment variable" 0
 run bad_setting_once HGAS_HEAP_SIZE=1Q -- -n 3 "$RING"
 rc 2; count "$ERR" "HGAS_HEAP_SIZE='1Q' is not a size" 1; count "$OUT" "got" 0
 
+# --bind core: each local rank runs on one CPU, the i-th one hgasrun may use (round robin);
+# --bind none leaves the affinity as it was; a bad value is a usage error.
+ALLOWED=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //')
+CPUS=()  # the allowed list expanded: "0-2,5" -> 0 1 2 5
+for part in ${ALLOWED//,/ }; do
+    if [[ $part == *-* ]]; then for ((c = ${part%-*}; c <= ${part#*-}; ++c)); do CPUS+=("$c"); done
+    else CPUS+=("$part"); fi
+done
+run bind_core -- -n 3 --bind core sh -c 'echo "rank $HGAS_RANK cpus $(taskset -pc $$ | sed "s/.*: //")"'
+rc 0
+for r in 0 1 2; do has "$OUT" "rank $r cpus ${CPUS[$(( r % ${#CPUS[@]} ))]}"; done
+run bind_none -- -n 2 --bind none sh -c 'echo "rank $HGAS_RANK cpus $(taskset -pc $$ | sed "s/.*: //")"'
+rc 0; count "$OUT" "cpus $ALLOWED" 2
+run bind_bad -- -n 2 --bind socket "$RING"
+rc 2; has "$ERR" "--bind is 'core' or 'none', not 'socket'"
+
 # Without hgasrun (srun, mpirun: rank variables set by hand) rank 0 warns, alone.
 CASE=unused_env_srun_style ERR=$WORK/$CASE.err
 PORT=$((21000 + $$ % 20000))

@@ -137,4 +137,32 @@ TEST(Cxx, CheckedCallsThrowAndReturnValues) {
     hx::barrier();
 }
 
+// The team overloads: a split team's reductions, broadcast and fcollect, in both styles.
+TEST(Cxx, TeamOverloads) {
+    namespace hx = hgas::checked;
+    const int me = hgas::rank_me(), n = hgas::rank_n();
+    hgas::symmetric<int> buf(2 * n);
+    hgas_team_t id;
+    ASSERT_EQ(hgas_team_split_strided(HGAS_TEAM_WORLD, 0, 2, (n + 1) / 2, &id), HGAS_OK) << hgas_last_error();
+    if (me % 2 == 0) {
+        const hgas::team t{id};
+        ASSERT_EQ(t.my_rank(), me / 2);
+        ASSERT_EQ(t.n(), (n + 1) / 2);
+        EXPECT_EQ(hx::allreduce(t, me, HGAS_OP_SUM), t.n() * (t.n() - 1));  // the even ranks
+        long out = 0, mine = me;
+        ASSERT_TRUE(hgas::allreduce(t, &out, &mine, 1, HGAS_OP_MAX));
+        EXPECT_EQ(out, 2L * (t.n() - 1));
+        const int v = 40 + me;
+        hx::broadcast(t, buf.data(), &v, 1, t.n() - 1);
+        EXPECT_EQ(buf[0], 40 + 2 * (t.n() - 1));
+        hx::fcollect(t, buf.data(), &me, 1);
+        for (int i = 0; i < t.n(); ++i) EXPECT_EQ(buf[i], 2 * i);
+        hx::barrier(t);
+        ASSERT_EQ(hgas_team_destroy(id), HGAS_OK);
+    } else {
+        EXPECT_EQ(id, HGAS_TEAM_INVALID);
+    }
+    hx::barrier();
+}
+
 }  // namespace

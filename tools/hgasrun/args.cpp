@@ -47,6 +47,11 @@ options:
   --nodes K         pretend the machine is K nodes: ranks are split into K contiguous
                     blocks and block i gets HGAS_NODE_NAME=node<i>, so ranks of different
                     blocks do not share memory (tests the inter-node paths on one machine)
+  --bind core|none  core: pin the i-th rank on this machine to the i-th CPU hgasrun may use
+                    (round robin when there are more ranks than CPUs), so that two ranks never
+                    share a core while another is idle. none (the default): the scheduler
+                    places them (several jobs on one machine would otherwise pile onto the
+                    same first cores)
   --boot unix|tcp|tcp:ADDR
                     where the bootstrap store listens: a unix socket in the job directory
                     (default) or tcp:127.0.0.1 on a free port. With hosts it always listens
@@ -233,6 +238,10 @@ options parse_args(int argc, char **argv) {
             o.prefix = true;
         } else if (is(a, "--nodes")) {
             o.nodes = static_cast<int>(number("--nodes", value(a, "--nodes"), 1, 65536));
+        } else if (is(a, "--bind")) {
+            const std::string v = value(a, "--bind");
+            if (v != "core" && v != "none") usage_error("--bind is 'core' or 'none', not '%s'", v.c_str());
+            o.bind = v == "core";
         } else if (is(a, "--boot")) {
             o.boot = value(a, "--boot");
             if (o.boot != "unix" && o.boot != "tcp" && (o.boot.rfind("tcp:", 0) != 0 || o.boot.size() == 4))

@@ -9,6 +9,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -394,9 +395,29 @@ void launcher::spawn(int r, const std::vector<std::string> &base_env, int devnul
         if (in[1] >= 0) close(in[0]), close(in[1]);
         return;
     }
+    // --bind core: the CPU of this rank, chosen before fork (the child only makes the call).
+    int cpu = -1;
+    if (o_.bind && !remote(r)) {
+        cpu_set_t allowed;
+        if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
+            int local = 0;  // this rank's index among the ranks on this machine
+            for (int q = 0; q < r; ++q) local += !remote(q);
+            for (int c = 0, seen = 0; c < CPU_SETSIZE; ++c)
+                if (CPU_ISSET(c, &allowed) && seen++ == local % CPU_COUNT(&allowed)) {
+                    cpu = c;
+                    break;
+                }
+        }
+    }
     const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        if (cpu >= 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            (void)sched_setaffinity(0, sizeof one, &one);
+        }
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -19,6 +19,7 @@ struct options {
     bool prefix = false;
     int nodes = 0;
     std::string boot = "unix";       // unix, tcp, or tcp:<address the remote ranks connect to>
+    bool bind = false;               // --bind core: local rank i runs on the i-th allowed CPU
     std::vector<std::string> export_names;  // -x: variables forwarded to remote ranks
     std::vector<host> hosts;         // empty: every rank on this machine
     std::vector<int> host_of_rank;   // with hosts: the index into hosts of each rank

@@ -1,0 +1,180 @@
+// The collectives with per-rank sizes or blocks: reduce_scatter, collect (varying sizes) and
+// alltoallv. They follow the protocol of coll.cpp (session, wait_entered before writing).
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "coll/coll.hpp"
+#include "rma/rma.hpp"
+
+namespace hgas::coll {
+
+using namespace detail;
+
+status reduce_scatter(team &t, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op) {
+    const char *name = "hgas_team_reduce_scatter";
+    core::rank &r = *t.r;
+    HGAS_TRY(check_type_op(name, type, op));
+    if (count == 0) return status::ok;
+    const size_t esize = dtype_size(type);
+    size_t block = 0, total = 0;
+    if (count > SIZE_MAX / esize) return fail(status::invalid_arg, "%s: count %zu overflows", name, count);
+    block = count * esize;
+    HGAS_TRY(total_bytes(name, t.n(), block, total));
+    HGAS_TRY(check_host_buf(r, name, src, total, "src"));
+    HGAS_TRY(check_host_buf(r, name, dst, block, "dst"));
+    const char *s = static_cast<const char *>(src);
+    char *d = static_cast<char *>(dst);
+    const size_t mine = block * static_cast<size_t>(t.me);
+    if (d != s + mine && d < s + total && s < d + block)
+        return fail(status::invalid_arg, "%s: dst overlaps src other than as this rank's block (dst == src + %d * "
+                    "count elements)", name, t.me);
+    // The whole vector is reduced on every rank (recursive doubling), then each keeps its
+    // block: a ring would move (n-1)/n of the bytes instead of log2(n) times them (not done).
+    std::vector<char> all(total);
+    HGAS_TRY(allreduce(t, all.data(), src, count * static_cast<size_t>(t.n()), type, op));
+    std::memcpy(d, all.data() + mine, block);
+    return status::ok;
+}
+
+status collect(team &t, void *dst, const void *src, size_t bytes, size_t *total_out) {
+    const char *name = "hgas_team_collect";
+    core::rank &r = *t.r;
+    const int n = t.n(), me = t.me;
+    // Everyone's size, by an allreduce of a vector that is zero but for each rank's own entry.
+    std::vector<uint64_t> sizes(static_cast<size_t>(n), 0), all(static_cast<size_t>(n));
+    sizes[static_cast<size_t>(me)] = bytes;
+    HGAS_TRY(allreduce(t, all.data(), sizes.data(), static_cast<size_t>(n), HGAS_UINT64, HGAS_OP_SUM));
+    uint64_t total = 0, at = 0;
+    for (int i = 0; i < n; ++i) {
+        if (i == me) at = total;
+        if (all[static_cast<size_t>(i)] > UINT64_MAX - total)
+            return fail(status::invalid_arg, "%s: the sizes overflow", name);
+        total += all[static_cast<size_t>(i)];
+    }
+    if (total_out) *total_out = static_cast<size_t>(total);
+    if (total == 0) return status::ok;
+    sym_ref dref;
+    status local = check_symmetric(r, name, dst, static_cast<size_t>(total), "dst", &dref);
+    if (local == status::ok) local = check_host_buf(r, name, src, bytes, "src");
+    if (local != status::ok) return fail_entered(t, local);
+    char *d = static_cast<char *>(dst);
+    if (n == 1) {
+        if (d != src) std::memmove(d, src, bytes);
+        return status::ok;
+    }
+    session s(t, fingerprint(c_collect, total, static_cast<uint64_t>(n)), "%llu bytes in all", bit(w_collect), {total});
+    for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, name));  // as in fcollect
+    for (int k = 1; k < n; ++k) {
+        const int peer = (me + k) % n;
+        if (bytes)
+            HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(peer), dref.seg, dref.off + at), src, bytes,
+                                     s.peer_word(peer, w_collect), 1, HGAS_SIGNAL_ADD, false,
+                                     rma::issuer::runtime));
+        else
+            HGAS_TRY(rma::signal_update(r, s.peer_word(peer, w_collect), HGAS_SIGNAL_ADD, 1, rma::issuer::runtime));
+    }
+    if (bytes && d + at != src) std::memmove(d + at, src, bytes);
+    return s.wait_count(w_collect, static_cast<uint64_t>(n - 1), name);
+}
+
+namespace {
+// What each rank tells each peer in the first phase of alltoallv (in the peer's scratch).
+struct vdesc {
+    uint64_t recv_off, recv_bytes, send_bytes, pad;
+};
+
+status alltoallv_checks(team &t, const char *name, void *dst, const size_t *recv_off, const size_t *recv_bytes,
+                        const void *src, const size_t *send_off, const size_t *send_bytes, sym_ref &dref) {
+    core::rank &r = *t.r;
+    const int n = t.n();
+    if (!recv_off || !recv_bytes || !send_off || !send_bytes)
+        return fail(status::invalid_arg, "%s: recv_off, recv_bytes, send_off and send_bytes must not be NULL", name);
+    if (static_cast<uint64_t>(n) * sizeof(vdesc) > r.internal().coll_scratch_size)
+        return fail(status::unsupported, "%s: %d ranks need %zu bytes of collective scratch; raise "
+                    "HGAS_COLL_SCRATCH", name, n, static_cast<size_t>(n) * sizeof(vdesc));
+    size_t dend = 0, send = 0, sbeg = SIZE_MAX, dbeg = SIZE_MAX;
+    for (int j = 0; j < n; ++j) {
+        if (recv_off[j] > SIZE_MAX - recv_bytes[j] || send_off[j] > SIZE_MAX - send_bytes[j])
+            return fail(status::invalid_arg, "%s: the block of rank %d overflows", name, j);
+        if (recv_bytes[j]) dbeg = std::min(dbeg, recv_off[j]), dend = std::max(dend, recv_off[j] + recv_bytes[j]);
+        if (send_bytes[j]) sbeg = std::min(sbeg, send_off[j]), send = std::max(send, send_off[j] + send_bytes[j]);
+    }
+    // dst's symmetric offset is needed to send too (the peers' dst lie at the same offset).
+    if (dend || send) HGAS_TRY(check_symmetric(r, name, dst, dend, "dst", &dref));
+    if (send) HGAS_TRY(check_host_buf(r, name, static_cast<const char *>(src) + sbeg, send - sbeg, "src"));
+    const char *s = static_cast<const char *>(src), *d = static_cast<const char *>(dst);
+    if (dend && send && s + sbeg < d + dend && d + dbeg < s + send)
+        return fail(status::invalid_arg, "%s: the blocks of src and dst overlap; alltoallv cannot run in place",
+                    name);
+    return status::ok;
+}
+}  // namespace
+
+status alltoallv(team &t, void *dst, const size_t *recv_off, const size_t *recv_bytes, const void *src,
+                 const size_t *send_off, const size_t *send_bytes) {
+    const char *name = "hgas_team_alltoallv";
+    core::rank &r = *t.r;
+    const int n = t.n(), me = t.me;
+    sym_ref dref;
+    const status local = alltoallv_checks(t, name, dst, recv_off, recv_bytes, src, send_off, send_bytes, dref);
+    if (local != status::ok) return fail_entered(t, local);
+    char *d = static_cast<char *>(dst);
+    const char *sp = static_cast<const char *>(src);
+    if (send_bytes[me] != recv_bytes[me])
+        return fail_entered(t, fail(status::invalid_arg, "%s: this rank (%d) sends itself %zu bytes but receives %zu "
+                                    "from itself", name, r.me(), send_bytes[me], recv_bytes[me]));
+    if (n == 1) {
+        if (send_bytes[0]) std::memcpy(d + recv_off[0], sp + send_off[0], send_bytes[0]);
+        return status::ok;
+    }
+    session s(t, fingerprint(c_alltoallv, static_cast<uint64_t>(n)), "varying blocks",
+              bit(w_alltoallv) | bit(w_vdata));
+    for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, name));
+    // Phase 1: tell every peer where its block goes in our dst and how large the blocks are
+    // both ways, into its scratch at our index.
+    const uint64_t scratch = r.internal().coll_scratch;
+    for (int k = 1; k < n; ++k) {
+        const int peer = (me + k) % n;
+        const vdesc v{recv_off[peer], recv_bytes[peer], send_bytes[peer], 0};
+        HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(peer), mem::seg_symmetric, scratch + sizeof(vdesc) * me),
+                                 &v, sizeof v, s.peer_word(peer, w_alltoallv), 1, HGAS_SIGNAL_ADD, false,
+                                 rma::issuer::runtime));
+    }
+    HGAS_TRY(s.wait_count(w_alltoallv, static_cast<uint64_t>(n - 1), name));
+    std::vector<vdesc> theirs(static_cast<size_t>(n));
+    std::memcpy(theirs.data(), r.own_base(mem::seg_symmetric) + scratch, sizeof(vdesc) * static_cast<size_t>(n));
+    // Phase 2: a pair exchanges blocks only if both agree on both sizes; both ends see the
+    // same numbers, so a pair that disagrees sends nothing either way and both fail.
+    int expected = 0, bad = -1;
+    for (int k = 1; k < n; ++k) {
+        const int peer = (me + k) % n;
+        const vdesc &v = theirs[static_cast<size_t>(peer)];
+        if (v.recv_bytes != send_bytes[peer] || v.send_bytes != recv_bytes[peer]) {
+            if (bad < 0) bad = peer;
+            continue;
+        }
+        ++expected;
+        const hgas_gptr_t to = mem::make_gptr(t.rank_of(peer), dref.seg, dref.off + v.recv_off);
+        if (send_bytes[peer])
+            HGAS_TRY(rma::put_signal(r, to, sp + send_off[peer], send_bytes[peer], s.peer_word(peer, w_vdata), 1,
+                                     HGAS_SIGNAL_ADD, false, rma::issuer::runtime));
+        else
+            HGAS_TRY(rma::signal_update(r, s.peer_word(peer, w_vdata), HGAS_SIGNAL_ADD, 1, rma::issuer::runtime));
+    }
+    if (send_bytes[me]) std::memmove(d + recv_off[me], sp + send_off[me], send_bytes[me]);
+    HGAS_TRY(s.wait_count(w_vdata, static_cast<uint64_t>(expected), name));
+    if (bad >= 0) {
+        const vdesc &v = theirs[static_cast<size_t>(bad)];
+        return fail(status::invalid_arg, "%s: rank %d and rank %d disagree on the sizes of their blocks: rank %d sends "
+                    "%zu bytes and rank %d expects %llu; rank %d expects %zu bytes and rank %d sends %llu (nothing "
+                    "moved between these two)", name, r.me(), t.rank_of(bad), r.me(), send_bytes[bad],
+                    t.rank_of(bad), (unsigned long long)v.recv_bytes, r.me(), recv_bytes[bad], t.rank_of(bad),
+                    (unsigned long long)v.send_bytes);
+    }
+    return status::ok;
+}
+
+}  // namespace hgas::coll
