@@ -21,7 +21,12 @@ $(VENV)/.ucx-installed: requirements-ucx.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-ucx.txt
 	touch $@
 
-deps: $(VENV)/.ucx-installed
+# The Python package's tests run with the same venv: numpy and pytest, pinned.
+$(VENV)/.python-installed: requirements-python.txt $(VENV)/.ucx-installed
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-python.txt
+	touch $@
+
+deps: $(VENV)/.ucx-installed $(VENV)/.python-installed
 
 $(BUILD)/build.ninja: deps CMakeLists.txt
 	cmake -G Ninja -S . -B $(BUILD) -DHGAS_UCX_ROOT=$(UCX_PREFIX) $(CMAKE_FLAGS)
