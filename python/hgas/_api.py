@@ -15,6 +15,19 @@ from ._arrays import KINDS, DeviceArray, local_buffer
 from ._errors import InvalidArgError, check
 from ._lib import gptr_t, lib, msg_info_t
 
+try:  # the hot calls in C where the extension was built (the build tree, pip install); else ctypes
+    from . import _fast
+    _fast.setup(*(ctypes.cast(getattr(lib, f), c_void_p).value
+                  for f in ("hgas_ptr", "hgas_put", "hgas_get", "hgas_allreduce")))
+    _fast_put, _fast_get, _fast_allreduce = _fast.put, _fast.get, _fast.allreduce
+except ImportError:
+    def _fast_put(dst: Any, src: Any, rank: int) -> int:
+        return -1
+    _fast_get = _fast_put
+
+    def _fast_allreduce(array: Any, op: int) -> int:
+        return -1
+
 ANY_RANK = -1
 ANY_TAG = -1
 TAG_MAX = 0x7FFFFFFF
@@ -311,6 +324,11 @@ def _get_args(dst: Any, src: Any, rank: int, call: str) -> tuple[int, gptr_t, in
 def put(dst: Any, src: Any, rank: int) -> None:
     """Copies local array `src` into symmetric array `dst` as it lives on `rank` (src.nbytes
     bytes, from dst's start). Returns when `src` may be reused."""
+    st = _fast_put(dst, src, rank)
+    if st >= 0:
+        if st:
+            check(st)
+        return
     g, s, n = _put_args(dst, src, rank, "put")
     st = lib.hgas_put(g, s, n)
     if st:
@@ -319,6 +337,11 @@ def put(dst: Any, src: Any, rank: int) -> None:
 
 def get(dst: Any, src: Any, rank: int) -> None:
     """Copies symmetric array `src` as it lives on `rank` into local array `dst` (dst.nbytes bytes)."""
+    st = _fast_get(dst, src, rank)
+    if st >= 0:
+        if st:
+            check(st)
+        return
     d, g, n = _get_args(dst, src, rank, "get")
     st = lib.hgas_get(d, g, n)
     if st:
@@ -512,8 +535,15 @@ def _reduce_args(array: Any, out: Any, call: str) -> tuple[int, int, int, int]:
 
 def allreduce(array: Any, op: str = "sum", out: Any = None) -> Any:
     """Combines `array` of every rank element-wise with op ("sum", "min", "max", "prod") into
-    `out` (default: `array` itself, in place) on every rank; returns the result array. Any local
-    memory (host or device, symmetric or not)."""
+    `out` (default: `array` itself, in place) on every rank; returns the result array. Host
+    memory, symmetric or not (the C library refuses device memory in collectives: copy it out
+    with .numpy(), or cupy.asnumpy / tensor.cpu())."""
+    if out is None and type(op) is str and op in _OP:
+        st = _fast_allreduce(array, _OP[op])
+        if st >= 0:
+            if st:
+                check(st)
+            return array
     dst, src, count, t = _reduce_args(array, out, "allreduce")
     st = lib.hgas_allreduce(dst, src, count, t, _pick(_OP, op, "reduction op", "allreduce"))
     if st:

@@ -7,6 +7,13 @@ import hgas
 from conftest import KIND, fill, host
 
 
+def test_the_c_extension_is_in_use_where_built():
+    import os
+    if os.environ.get("HGAS_TEST_FAST") == "1" and os.environ.get("HGAS_TEST_CTYPES") != "1":
+        from hgas import _api
+        assert _api._fast_put is _api._fast.put  # the build made hgas._fast and the package loaded it
+
+
 def test_rank_and_size():
     assert 0 <= hgas.rank() < hgas.size()
     seen = hgas.zeros(hgas.size(), np.int64, KIND)
