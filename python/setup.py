@@ -2,4 +2,5 @@
 # Python's headers are at hand; without them the package installs anyway and uses ctypes alone.
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("hgas._fast", ["hgas/_fast.c"], optional=True)])
+setup(packages=["hgas"], package_data={"hgas": ["py.typed"]},
+      ext_modules=[Extension("hgas._fast", ["hgas/_fast.c"], optional=True)])

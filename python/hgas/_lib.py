@@ -39,8 +39,8 @@ def _candidates() -> list[str]:
         pass
     # Beside the launcher on PATH: <prefix>/bin/hgasrun next to <prefix>/lib/libhgas.so.0
     run = shutil.which("hgasrun")
-    if run:
-        prefix = os.path.dirname(os.path.dirname(os.path.realpath(run)))
+    if run:  # an install tree (<prefix>/bin), or a build tree (<build>/bin holds a link to hgasrun)
+        prefix = os.path.dirname(os.path.dirname(os.path.abspath(run)))
         for sub in ("lib", "lib64", "src/api"):
             out.append(os.path.join(prefix, sub, "libhgas.so.0"))
     found = ctypes.util.find_library("hgas")
