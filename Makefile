@@ -10,7 +10,7 @@ VENV    := $(BUILD)/venv
 UCX_PREFIX = $(shell $(VENV)/bin/python -c 'import libucx, os; print(os.path.dirname(libucx.__file__))' 2>/dev/null)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test bench bench-deps info clean
+.PHONY: all deps configure build run test bench bench-deps bench-python info clean
 
 all: build
 
@@ -52,6 +52,14 @@ bench-deps:
 
 bench: build
 	$(BUILD)/tools/hgas-bench/hgas-bench --all
+
+# Python call overhead (python/bench/overhead.py): hgas from Python, the same loops in C, mpi4py
+# (pinned, built against the machine's Open MPI: make bench-deps installs it).
+bench-python: build
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-binary mpi4py -r requirements-bench-python.txt
+	$(BUILD)/bin/hgasrun -n 2 $(BUILD)/python/hgas-py-overhead-c
+	PYTHONPATH=$(BUILD)/python $(BUILD)/bin/hgasrun -n 2 $(VENV)/bin/python python/bench/overhead.py
+	mpirun --allow-run-as-root --oversubscribe -n 2 $(VENV)/bin/python python/bench/overhead.py --mpi
 
 info: build
 	$(BUILD)/tools/hgas-info/hgas-info
