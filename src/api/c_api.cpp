@@ -25,16 +25,14 @@
 using namespace hgas;
 
 namespace {
-// The trace arguments of a one-sided operation (HGAS_TRACE): bytes, the peer, the target's kind
-// and the path: "load/store" where the target is mapped into this process, else "transport".
-std::string rma_args(hgas_gptr_t p, size_t bytes) {
-    std::string path = hgas_local_addr(p) ? "load/store" : "transport";
-    return "\"bytes\":" + std::to_string(bytes) + ",\"peer\":" + std::to_string(p.rank) + ",\"kind\":\"" +
-           hgas_kind_name(hgas_gptr_kind(p)) + "\",\"path\":\"" + path + "\"";
-}
-// The flow id of a SET signal update (docs/trace.md: the arrow ends at the wait that sees it).
-uint64_t put_signal_flow(hgas_gptr_t sig, uint64_t value, hgas_signal_op_t op) {
-    return op == HGAS_SIGNAL_SET ? trace::signal_flow(sig.rank, sig.segment, sig.offset, value) : 0;
+// The trace fields of a one-sided operation (HGAS_TRACE): bytes, the peer, the target's kind and
+// the path: load/store where the target is mapped into this process, else the transport.
+void rma_fields(trace::span &sp, hgas_gptr_t p, size_t bytes) {
+    trace::fields &f = sp.args();
+    f.bytes = bytes;
+    f.peer = static_cast<int32_t>(p.rank);
+    f.kind = static_cast<int8_t>(hgas_gptr_kind(p));
+    f.path = hgas_local_addr(p) ? 0 : 1;
 }
 }  // namespace
 
@@ -346,32 +344,32 @@ void *hgas_array_local(const hgas_array_t *a) {
 // --- RMA -------------------------------------------------------------------------------
 hgas_status_t hgas_put(hgas_gptr_t dst, const void *src, size_t bytes) {
     HGASI_RANK(r);
-    if (hgasi_span_.active()) hgasi_span_.args(rma_args(dst, bytes));
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, dst, bytes);
     return to_c(rma::put(*r, dst, src, bytes, false));
 }
 hgas_status_t hgas_get(void *dst, hgas_gptr_t src, size_t bytes) {
     HGASI_RANK(r);
-    if (hgasi_span_.active()) hgasi_span_.args(rma_args(src, bytes));
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, src, bytes);
     return to_c(rma::get(*r, dst, src, bytes, false));
 }
 hgas_status_t hgas_put_nbi(hgas_gptr_t dst, const void *src, size_t bytes) {
     HGASI_RANK(r);
-    if (hgasi_span_.active()) hgasi_span_.args(rma_args(dst, bytes));
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, dst, bytes);
     return to_c(rma::put(*r, dst, src, bytes, true));
 }
 hgas_status_t hgas_get_nbi(void *dst, hgas_gptr_t src, size_t bytes) {
     HGASI_RANK(r);
-    if (hgasi_span_.active()) hgasi_span_.args(rma_args(src, bytes));
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, src, bytes);
     return to_c(rma::get(*r, dst, src, bytes, true));
 }
 hgas_status_t hgas_put_nb(hgas_gptr_t dst, const void *src, size_t bytes, hgas_handle_t *h) {
     HGASI_RANK(r);
-    if (hgasi_span_.active()) hgasi_span_.args(rma_args(dst, bytes));
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, dst, bytes);
     return to_c(rma::put_nb(*r, dst, src, bytes, h));
 }
 hgas_status_t hgas_get_nb(void *dst, hgas_gptr_t src, size_t bytes, hgas_handle_t *h) {
     HGASI_RANK(r);
-    if (hgasi_span_.active()) hgasi_span_.args(rma_args(src, bytes));
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, src, bytes);
     return to_c(rma::get_nb(*r, dst, src, bytes, h));
 }
 hgas_status_t hgas_wait(hgas_handle_t h) {
@@ -430,8 +428,11 @@ hgas_status_t hgas_put_signal(hgas_gptr_t dst, const void *src, size_t bytes, hg
                               hgas_signal_op_t op) {
     HGASI_RANK(r);
     if (hgasi_span_.active()) {
-        hgasi_span_.args(rma_args(dst, bytes) + ",\"signal\":" + std::to_string(value));
-        hgasi_span_.flow_out(put_signal_flow(sig, value, op));
+        rma_fields(hgasi_span_, dst, bytes);
+        hgasi_span_.args().value = value;
+        hgasi_span_.args().has_value = true;
+        // SET only: the arrow ends at the wait that sees this value (docs/trace.md)
+        if (op == HGAS_SIGNAL_SET) hgasi_span_.args().flow_out = trace::signal_flow(sig.rank, sig.segment, sig.offset, value);
     }
     return to_c(rma::put_signal(*r, dst, src, bytes, sig, value, op, false));
 }
@@ -439,8 +440,11 @@ hgas_status_t hgas_put_signal_nbi(hgas_gptr_t dst, const void *src, size_t bytes
                                   hgas_signal_op_t op) {
     HGASI_RANK(r);
     if (hgasi_span_.active()) {
-        hgasi_span_.args(rma_args(dst, bytes) + ",\"signal\":" + std::to_string(value));
-        hgasi_span_.flow_out(put_signal_flow(sig, value, op));
+        rma_fields(hgasi_span_, dst, bytes);
+        hgasi_span_.args().value = value;
+        hgasi_span_.args().has_value = true;
+        // SET only: the arrow ends at the wait that sees this value (docs/trace.md)
+        if (op == HGAS_SIGNAL_SET) hgasi_span_.args().flow_out = trace::signal_flow(sig.rank, sig.segment, sig.offset, value);
     }
     return to_c(rma::put_signal(*r, dst, src, bytes, sig, value, op, true));
 }
@@ -453,11 +457,11 @@ hgas_status_t hgas_signal_wait_until(const uint64_t *sig, hgas_cmp_t cmp, uint64
         if (observed) *observed = seen;
         int seg = r->own_segment_of(sig, 0);
         if (seg >= 0)
-            hgasi_span_.flow_in(trace::signal_flow(static_cast<uint32_t>(r->me()), static_cast<uint16_t>(seg),
-                                                   static_cast<uint64_t>(reinterpret_cast<const char *>(sig) -
-                                                                         r->own_base(seg)),
-                                                   seen));
-        hgasi_span_.args("\"value\":" + std::to_string(seen));
+            hgasi_span_.args().flow_in = trace::signal_flow(
+                static_cast<uint32_t>(r->me()), static_cast<uint16_t>(seg),
+                static_cast<uint64_t>(reinterpret_cast<const char *>(sig) - r->own_base(seg)), seen);
+        hgasi_span_.args().value = seen;
+        hgasi_span_.args().has_value = true;
     }
     return to_c(st);
 }

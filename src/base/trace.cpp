@@ -21,13 +21,16 @@ namespace {
 struct event {
     const char *name, *cat;
     uint64_t t0, t1;
+    fields f;
+};
+// Each thread records into its own buffer (no lock per event); the buffers are listed once.
+struct buffer {
     int tid;
-    std::string args;
-    uint64_t flow_out, flow_in;
+    std::vector<event> events;
 };
 struct state {
     std::mutex mu;
-    std::vector<event> events;
+    std::vector<buffer *> buffers;
     std::vector<std::pair<int, std::string>> threads;
     std::string path;
     int rank = 0, nranks = 0;
@@ -60,7 +63,6 @@ void start(const std::string &path, int rank, int nranks, uint64_t epoch_ns) {
     s.rank = rank;
     s.nranks = nranks;
     s.epoch = epoch_ns;
-    s.events.reserve(1 << 16);
     s.threads.emplace_back(tid(), "api");
     g_on.store(true, std::memory_order_relaxed);
 }
@@ -71,12 +73,20 @@ void thread_name(const char *name) {  // kept even before start(): threads start
     s.threads.emplace_back(tid(), name);
 }
 
-void record(const char *name, const char *cat, uint64_t t0, uint64_t t1, std::string args, uint64_t flow_out,
-            uint64_t flow_in) {
-    state &s = st();
-    int t = tid();
-    std::lock_guard<std::mutex> g(s.mu);
-    s.events.push_back(event{name, cat, t0, t1, t, std::move(args), flow_out, flow_in});
+buffer &my_buffer() {
+    thread_local buffer *b = [] {
+        auto *nb = new buffer{tid(), {}};  // kept to the end of the process: stop() may read it late
+        nb->events.reserve(1 << 14);
+        state &s = st();
+        std::lock_guard<std::mutex> g(s.mu);
+        s.buffers.push_back(nb);
+        return nb;
+    }();
+    return *b;
+}
+
+void record(const char *name, const char *cat, uint64_t t0, uint64_t t1, const fields &f) {
+    my_buffer().events.push_back(event{name, cat, t0, t1, f});
 }
 
 uint64_t signal_flow(uint32_t rank, uint16_t segment, uint64_t offset, uint64_t value) {
@@ -112,23 +122,38 @@ std::string stop() {
         std::fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}},\n",
                      pid, t, escape(name.c_str()).c_str());
     auto us = [&s](uint64_t t) { return t >= s.epoch ? (t - s.epoch) / 1e3 : -((s.epoch - t) / 1e3); };
-    for (const event &e : s.events) {
-        std::fprintf(f, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"cat\":\"%s\",\"ts\":%.3f,\"dur\":%.3f",
-                     pid, e.tid, e.name, e.cat, us(e.t0), (e.t1 - e.t0) / 1e3);
-        std::fprintf(f, ",\"args\":{%s}},\n", e.args.c_str());
-        // Flow arrows bind to the span that encloses their time stamp: the middle of this one.
-        const double mid = us(e.t0 + (e.t1 - e.t0) / 2);
-        if (e.flow_out)
-            std::fprintf(f, "{\"ph\":\"s\",\"pid\":%d,\"tid\":%d,\"name\":\"signal\",\"cat\":\"flow\",\"id\":\"0x%llx\","
-                            "\"ts\":%.3f},\n", pid, e.tid, static_cast<unsigned long long>(e.flow_out), mid);
-        if (e.flow_in)
-            std::fprintf(f, "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":%d,\"tid\":%d,\"name\":\"signal\",\"cat\":\"flow\","
-                            "\"id\":\"0x%llx\",\"ts\":%.3f},\n", pid, e.tid,
-                         static_cast<unsigned long long>(e.flow_in), mid);
+    static const char *kinds[] = {"host", "cuda", "sim"};
+    for (buffer *b : s.buffers) {
+        for (const event &e : b->events) {
+            const fields &a = e.f;
+            std::fprintf(f, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"cat\":\"%s\",\"ts\":%.3f,"
+                            "\"dur\":%.3f,\"args\":{", pid, b->tid, e.name, e.cat, us(e.t0), (e.t1 - e.t0) / 1e3);
+            const char *sep = "";
+            if (a.peer >= 0) {
+                std::fprintf(f, "\"bytes\":%llu,\"peer\":%d,\"kind\":\"%s\",\"path\":\"%s\"",
+                             static_cast<unsigned long long>(a.bytes), a.peer,
+                             a.kind >= 0 && a.kind < 3 ? kinds[a.kind] : "?", a.path == 0 ? "load/store" : "transport");
+                sep = ",";
+            }
+            if (a.has_value)
+                std::fprintf(f, "%s\"%s\":%llu", sep, a.peer >= 0 ? "signal" : "value",
+                             static_cast<unsigned long long>(a.value));
+            std::fprintf(f, "}},\n");
+            // Flow arrows bind to the span that encloses their time stamp: the middle of this one.
+            const double mid = us(e.t0 + (e.t1 - e.t0) / 2);
+            if (a.flow_out)
+                std::fprintf(f, "{\"ph\":\"s\",\"pid\":%d,\"tid\":%d,\"name\":\"signal\",\"cat\":\"flow\","
+                                "\"id\":\"0x%llx\",\"ts\":%.3f},\n", pid, b->tid,
+                             static_cast<unsigned long long>(a.flow_out), mid);
+            if (a.flow_in)
+                std::fprintf(f, "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":%d,\"tid\":%d,\"name\":\"signal\","
+                                "\"cat\":\"flow\",\"id\":\"0x%llx\",\"ts\":%.3f},\n", pid, b->tid,
+                             static_cast<unsigned long long>(a.flow_in), mid);
+        }
+        b->events.clear();
     }
     std::string err;
     if (std::fclose(f) != 0) err = "HGAS_TRACE: cannot write " + file + ": " + std::strerror(errno);
-    s.events.clear();
     return err;
 }
 

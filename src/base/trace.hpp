@@ -7,6 +7,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <new>
 #include <string>
 
 namespace hgas::trace {
@@ -24,27 +25,39 @@ std::string stop();
 // Names the calling thread's track ("api", "progress", "proxy", ...).
 void thread_name(const char *name);
 
-// One complete span [t0, t1] (steady ns) on the calling thread. `args` is a JSON object's
-// members without braces (may be empty); `flow_out`/`flow_in` non-zero bind a flow arrow's
-// start or end to this span.
-void record(const char *name, const char *cat, uint64_t t0, uint64_t t1, std::string args, uint64_t flow_out = 0,
-            uint64_t flow_in = 0);
+// What a span carries besides its name and times: filled by the API call it records, written
+// as the span's args at stop() (numbers here, text only then: recording allocates nothing).
+struct fields {
+    uint64_t bytes = 0, value = 0;  // value: the signal written or seen
+    int32_t peer = -1;
+    int8_t kind = -1;               // hgas_kind_t of the target
+    int8_t path = -1;               // 0 load/store (mapped), 1 transport
+    bool has_value = false;
+    uint64_t flow_out = 0, flow_in = 0;  // flow arrows bound to this span (0: none)
+};
+
+// One complete span [t0, t1] (steady ns) on the calling thread.
+void record(const char *name, const char *cat, uint64_t t0, uint64_t t1, const fields &f);
 
 // The flow id that links a signal update to its observation: the signal word (rank, segment,
 // offset) and the value written (SET) or seen.
 uint64_t signal_flow(uint32_t rank, uint16_t segment, uint64_t offset, uint64_t value);
 
-// A span over a scope. Zero cost beyond a branch when tracing is off.
+// A span over a scope. Off, it costs the branch in its constructor and destructor: its fields
+// are constructed only when tracing is on.
 class span {
 public:
-    explicit span(const char *name, const char *cat = "api") : name_(name), cat_(cat), t0_(on() ? now() : 0) {}
+    explicit span(const char *name, const char *cat = "api") : name_(name), cat_(cat), t0_(0) {
+        if (on()) {
+            new (&u_.f) fields();
+            t0_ = now();
+        }
+    }
     ~span() {
-        if (t0_) record(name_, cat_, t0_, now(), std::move(args_), flow_out_, flow_in_);
+        if (t0_) record(name_, cat_, t0_, now(), u_.f);
     }
     bool active() const { return t0_ != 0; }
-    void args(std::string a) { args_ = std::move(a); }
-    void flow_out(uint64_t id) { flow_out_ = id; }
-    void flow_in(uint64_t id) { flow_in_ = id; }
+    fields &args() { return u_.f; }  // only when active()
     span(const span &) = delete;
     span &operator=(const span &) = delete;
 
@@ -52,8 +65,10 @@ private:
     static uint64_t now();
     const char *name_, *cat_;
     uint64_t t0_;
-    std::string args_;
-    uint64_t flow_out_ = 0, flow_in_ = 0;
+    union storage {
+        storage() {}
+        fields f;
+    } u_;
 };
 
 }  // namespace hgas::trace
