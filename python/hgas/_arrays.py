@@ -141,11 +141,14 @@ def local_buffer(obj: Any, writable: bool = False) -> tuple[int, int, np.dtype]:
         if not contiguous:
             raise InvalidArgError("hgas: the array is not contiguous (C order); pass a contiguous copy")
         return addr, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, dtype
-    try:
-        return local_buffer(np.frombuffer(obj, np.uint8) if not isinstance(obj, (list, tuple)) else None, writable)
-    except TypeError:
-        raise InvalidArgError(f"hgas: {type(obj).__name__} is not an array: pass a NumPy, CuPy or torch array, "
-                              "an hgas array, or any object with DLPack or the buffer protocol") from None
+    try:  # the buffer protocol: bytearray, memoryview, array.array, ...
+        view = np.frombuffer(obj, np.uint8)
+    except (TypeError, ValueError):
+        view = None
+    if view is not None:
+        return local_buffer(view, writable)
+    raise InvalidArgError(f"hgas: {type(obj).__name__} is not an array: pass a NumPy, CuPy or torch array, "
+                          "an hgas array, or any object with DLPack or the buffer protocol")
 
 
 def _c_strides(shape: tuple, itemsize: int) -> tuple:
