@@ -73,3 +73,32 @@ def test_free_twice():
 def test_out_of_memory_names_the_setting():
     with pytest.raises(hgas.NoMemoryError, match="HGAS_(SIM_|CUDA_)?HEAP_SIZE"):
         hgas.zeros(1 << 40, np.uint8, KIND)
+
+
+def test_stream_ordered_calls_reach_the_library():
+    """Without a GPU every stream-ordered call fails with the library's message naming it; with
+    one, a put on the default stream lands (tests/test_gpu.py does more)."""
+    me, n = hgas.rank(), hgas.size()
+    if not hgas.kind_available("cuda"):
+        a = hgas.zeros(4, np.float64)
+        s = hgas.zeros(1, np.uint64)
+        calls = [("put_on_stream", (a, np.ones(4), 0)), ("put_signal_on_stream", (a, np.ones(4), s, 1, 0)),
+                 ("signal_wait_on_stream", (s, "eq", 1)), ("barrier_on_stream", ()), ("quiet_on_stream", ()),
+                 ("stream_sync", ())]
+        for name, args in calls:
+            with pytest.raises(hgas.UnsupportedError, match=f"hgas_{name}: this rank has no GPU"):
+                getattr(hgas, name)(*args)
+        hgas.barrier()
+        hgas.free(s)
+    else:
+        a = hgas.zeros(4, np.float64, "cuda")
+        src = hgas.zeros(4, np.float64, "cuda")
+        src.copy_from(np.full(4, me + 1.0))
+        hgas.put_on_stream(a, src, (me + 1) % n, None)
+        hgas.quiet_on_stream(None)
+        hgas.stream_sync(None)
+        hgas.barrier()
+        assert (a.numpy() == (me + n - 1) % n + 1.0).all()
+        hgas.free(src)
+    hgas.barrier()
+    hgas.free(a)
