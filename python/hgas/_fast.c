@@ -101,6 +101,7 @@ static PyMethodDef methods[] = {
      "allreduce(array, op) in place -> hgas status, or -1: use the ctypes path"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fast", "hot calls of hgas in C", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fast", "hot calls of hgas in C", -1, methods,
+                                    NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__fast(void) { return PyModule_Create(&module); }
