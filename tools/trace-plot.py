@@ -43,14 +43,23 @@ def main() -> int:
             ax.broken_barh([(e["ts"], max(e["dur"], 1e-3))], (row[(e["pid"], e["tid"])] - 0.4, 0.8),
                            facecolors=colour[n])
         ax.plot([], [], color=colour[n], linewidth=6, label=n.replace("hgas_", ""))
-    # flow arrows: start and finish share an id
+    # flow arrows (start and finish share an id): from the put's start to the end of the wait
+    # that saw its signal, the spans the flow events fall in
+    def enclosing(e):
+        inside = [s for s in spans if s["pid"] == e["pid"] and s["tid"] == e["tid"]
+                  and s["ts"] <= e["ts"] <= s["ts"] + s["dur"]]
+        return min(inside, key=lambda s: s["dur"]) if inside else None
     starts = {e["id"]: e for e in events if e["ph"] == "s"}
     for e in events:
         s = starts.get(e.get("id")) if e["ph"] == "f" else None
-        if s and (s["pid"], s["tid"]) in row and (e["pid"], e["tid"]) in row:
-            if (a.t0 is None or s["ts"] >= a.t0) and (a.t1 is None or e["ts"] <= a.t1):
-                ax.annotate("", xy=(e["ts"], row[(e["pid"], e["tid"])]), xytext=(s["ts"], row[(s["pid"], s["tid"])]),
-                            arrowprops=dict(arrowstyle="->", color="black", linewidth=0.6, alpha=0.6))
+        if not s or (s["pid"], s["tid"]) not in row or (e["pid"], e["tid"]) not in row:
+            continue
+        put, wait = enclosing(s), enclosing(e)
+        x0 = put["ts"] if put else s["ts"]
+        x1 = wait["ts"] + wait["dur"] if wait else e["ts"]
+        if (a.t0 is None or x0 >= a.t0) and (a.t1 is None or x1 <= a.t1):
+            ax.annotate("", xy=(x1, row[(e["pid"], e["tid"])]), xytext=(x0, row[(s["pid"], s["tid"])]),
+                        arrowprops=dict(arrowstyle="->", color="black", linewidth=0.6, alpha=0.6))
     ax.set_yticks(range(len(tracks)))
     ax.set_yticklabels([f"rank {p} {tname.get((p, t), t)}" for p, t in tracks])
     ax.invert_yaxis()
