@@ -10,7 +10,7 @@ VENV    := $(BUILD)/venv
 UCX_PREFIX = $(shell $(VENV)/bin/python -c 'import libucx, os; print(os.path.dirname(libucx.__file__))' 2>/dev/null)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test bench bench-deps plot-deps info clean
+.PHONY: all deps configure build run test bench bench-deps plot-deps bench-python info clean
 
 all: build
 
@@ -21,7 +21,12 @@ $(VENV)/.ucx-installed: requirements-ucx.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-ucx.txt
 	touch $@
 
-deps: $(VENV)/.ucx-installed
+# The Python package's tests run with the same venv: numpy and pytest, pinned.
+$(VENV)/.python-installed: requirements-python.txt $(VENV)/.ucx-installed
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-python.txt
+	touch $@
+
+deps: $(VENV)/.ucx-installed $(VENV)/.python-installed
 
 $(BUILD)/build.ninja: deps CMakeLists.txt
 	cmake -G Ninja -S . -B $(BUILD) -DHGAS_UCX_ROOT=$(UCX_PREFIX) $(CMAKE_FLAGS)
@@ -51,6 +56,14 @@ plot-deps: deps
 
 bench: build
 	$(BUILD)/tools/hgas-bench/hgas-bench --all
+
+# Python call overhead (python/bench/overhead.py): hgas from Python, the same loops in C, mpi4py
+# (pinned, built against the machine's Open MPI: make bench-deps installs it).
+bench-python: build
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-binary mpi4py -r requirements-bench-python.txt
+	$(BUILD)/bin/hgasrun -n 2 $(BUILD)/python/hgas-py-overhead-c
+	PYTHONPATH=$(BUILD)/python $(BUILD)/bin/hgasrun -n 2 $(VENV)/bin/python python/bench/overhead.py
+	mpirun --allow-run-as-root --oversubscribe -n 2 $(VENV)/bin/python python/bench/overhead.py --mpi
 
 info: build
 	$(BUILD)/tools/hgas-info/hgas-info

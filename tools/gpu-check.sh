@@ -11,6 +11,7 @@
 #   bench.jsonl   every result record (one JSON object per line; docs/bench.md "GPU peers")
 #   hgas-bench-gpu.json   hgas-bench --gpu --json, when hgas-bench has --gpu
 #   plots.tar     PNG plots from tools/bench-plot.py, when matplotlib is importable
+#   python-overhead.jsonl  Python call overhead vs C (python/bench/overhead.py)
 #   himeno.txt    himeno: its GPU tests' summary and the L runs' result lines
 #   himeno.jsonl  himeno: one JSON record per L run (apps/himeno/README.md, "Output")
 #   himeno-tests.log  ctest -R '^himeno\.gpu\.'
@@ -224,6 +225,17 @@ if [ "$ONLY" = all ] || [ "$ONLY" = tests ] || [ "$ONLY" = device ]; then
             say "tests: status $rc after $((SECONDS - t)) s"
             [ $rc = 0 ] || FAILED+=("tests")
         fi
+        # The Python package's GPU tests exist only where cmake's python3 has numpy and pytest
+        # (and CuPy / torch for python.gpu.*): say how many there were.
+        npy=$(ctest --test-dir "$BUILD" -N -R '^python\.(cuda|gpu)\.' 2>/dev/null | sed -n 's/^Total Tests: *//p')
+        say "tests: ${npy:-0} Python GPU tests (python.cuda, python.gpu.cupy, python.gpu.torch; python/README.md)"
+    fi
+    # Python call overhead against C (python/bench/overhead.py), JSON lines in python-overhead.jsonl
+    if [ "$ONLY" = all ] && [ -x "$BUILD/python/hgas-py-overhead-c" ] && python3 -c 'import numpy' 2>/dev/null; then
+        { timeout 60 "$BUILD/bin/hgasrun" -n 2 "$BUILD/python/hgas-py-overhead-c" 20000
+          PYTHONPATH=$BUILD/python timeout 60 "$BUILD/bin/hgasrun" -n 2 python3 python/bench/overhead.py 20000
+        } >"$OUT/python-overhead.jsonl" 2>&1
+        say "python overhead: $(grep -c us_per_call "$OUT/python-overhead.jsonl") figures in python-overhead.jsonl"
     fi
 fi
 

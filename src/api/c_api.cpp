@@ -5,11 +5,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "api/enum_arg.hpp"
 #include "api/rank_guard.hpp"
 #include "api/testing.h"
+#include "base/clock.hpp"
 #include "base/log.hpp"
 #include "coll/coll.hpp"
 #include "coll/symmetric.hpp"
@@ -20,6 +23,18 @@
 #include "sync/sync.hpp"
 
 using namespace hgas;
+
+namespace {
+// The trace fields of a one-sided operation (HGAS_TRACE): bytes, the peer, the target's kind and
+// the path: load/store where the target is mapped into this process, else the transport.
+void rma_fields(trace::span &sp, hgas_gptr_t p, size_t bytes) {
+    trace::fields &f = sp.args();
+    f.bytes = bytes;
+    f.peer = static_cast<int32_t>(p.rank);
+    f.kind = static_cast<int8_t>(hgas_gptr_kind(p));
+    f.path = hgas_local_addr(p) ? 0 : 1;
+}
+}  // namespace
 
 namespace {
 // Set once a rank of this process has left its job (hgas_finalize). Process state, not rank
@@ -48,12 +63,34 @@ hgas_status_t hgas_init(void) {
     if (!r.ok()) return to_c(r.error());
     msg::attach(*r.value());  // the message layer's state
     core::set_current(r.value().release());
+    const std::string &trace_path = core::current()->cfg().text(setting::trace);
+    if (!trace_path.empty()) {
+        // Time 0 of the trace (docs/trace.md, "Clocks"): ranks of one node share the steady
+        // clock, so each takes its node leader's reading; leaders read theirs as they leave one
+        // barrier, so nodes agree within that barrier's exit skew.
+        core::rank &me = *core::current();
+        if (status b = sync::barrier(me); b != status::ok) return to_c(b);
+        uint64_t t = now_ns();
+        std::vector<std::string> all;
+        if (status g = me.store().allgather("trace.clock", std::to_string(t), all, me.cfg().seconds(setting::boot_timeout));
+            g != status::ok)
+            return to_c(g);
+        int leader = me.me();
+        for (int q = 0; q < me.n(); ++q)
+            if (hgas_node_of(q) == hgas_node_of(me.me())) {
+                leader = q;
+                break;
+            }
+        trace::start(trace_path, me.me(), me.n(), std::stoull(all[static_cast<size_t>(leader)]));
+    }
     return HGAS_OK;
 }
 
 hgas_status_t hgas_finalize(void) {
     core::rank *r = core::current();
     if (!r) return HGAS_OK;  // idempotent
+    std::string trace_err = trace::stop();  // this rank's part of the trace; hgasrun merges them
+    if (!trace_err.empty()) std::fprintf(stderr, "hgas: rank %d: %s\n", r->me(), trace_err.c_str());
     status s = r->finalize();
     g_left_job.store(true, std::memory_order_release);
     core::set_current(nullptr);
@@ -307,26 +344,32 @@ void *hgas_array_local(const hgas_array_t *a) {
 // --- RMA -------------------------------------------------------------------------------
 hgas_status_t hgas_put(hgas_gptr_t dst, const void *src, size_t bytes) {
     HGASI_RANK(r);
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, dst, bytes);
     return to_c(rma::put(*r, dst, src, bytes, false));
 }
 hgas_status_t hgas_get(void *dst, hgas_gptr_t src, size_t bytes) {
     HGASI_RANK(r);
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, src, bytes);
     return to_c(rma::get(*r, dst, src, bytes, false));
 }
 hgas_status_t hgas_put_nbi(hgas_gptr_t dst, const void *src, size_t bytes) {
     HGASI_RANK(r);
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, dst, bytes);
     return to_c(rma::put(*r, dst, src, bytes, true));
 }
 hgas_status_t hgas_get_nbi(void *dst, hgas_gptr_t src, size_t bytes) {
     HGASI_RANK(r);
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, src, bytes);
     return to_c(rma::get(*r, dst, src, bytes, true));
 }
 hgas_status_t hgas_put_nb(hgas_gptr_t dst, const void *src, size_t bytes, hgas_handle_t *h) {
     HGASI_RANK(r);
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, dst, bytes);
     return to_c(rma::put_nb(*r, dst, src, bytes, h));
 }
 hgas_status_t hgas_get_nb(void *dst, hgas_gptr_t src, size_t bytes, hgas_handle_t *h) {
     HGASI_RANK(r);
+    if (hgasi_span_.active()) rma_fields(hgasi_span_, src, bytes);
     return to_c(rma::get_nb(*r, dst, src, bytes, h));
 }
 hgas_status_t hgas_wait(hgas_handle_t h) {
@@ -384,16 +427,43 @@ hgas_status_t hgas_quiet(void) {
 hgas_status_t hgas_put_signal(hgas_gptr_t dst, const void *src, size_t bytes, hgas_gptr_t sig, uint64_t value,
                               hgas_signal_op_t op) {
     HGASI_RANK(r);
+    if (hgasi_span_.active()) {
+        rma_fields(hgasi_span_, dst, bytes);
+        hgasi_span_.args().value = value;
+        hgasi_span_.args().has_value = true;
+        // SET only: the arrow ends at the wait that sees this value (docs/trace.md)
+        if (op == HGAS_SIGNAL_SET) hgasi_span_.args().flow_out = trace::signal_flow(sig.rank, sig.segment, sig.offset, value);
+    }
     return to_c(rma::put_signal(*r, dst, src, bytes, sig, value, op, false));
 }
 hgas_status_t hgas_put_signal_nbi(hgas_gptr_t dst, const void *src, size_t bytes, hgas_gptr_t sig, uint64_t value,
                                   hgas_signal_op_t op) {
     HGASI_RANK(r);
+    if (hgasi_span_.active()) {
+        rma_fields(hgasi_span_, dst, bytes);
+        hgasi_span_.args().value = value;
+        hgasi_span_.args().has_value = true;
+        // SET only: the arrow ends at the wait that sees this value (docs/trace.md)
+        if (op == HGAS_SIGNAL_SET) hgasi_span_.args().flow_out = trace::signal_flow(sig.rank, sig.segment, sig.offset, value);
+    }
     return to_c(rma::put_signal(*r, dst, src, bytes, sig, value, op, true));
 }
 hgas_status_t hgas_signal_wait_until(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, uint64_t *observed) {
     HGASI_RANK(r);
-    return to_c(sync::signal_wait_until(*r, sig, enum_arg(cmp), value, observed));
+    if (!hgasi_span_.active()) return to_c(sync::signal_wait_until(*r, sig, enum_arg(cmp), value, observed));
+    uint64_t seen = 0;
+    status st = sync::signal_wait_until(*r, sig, enum_arg(cmp), value, &seen);
+    if (st == status::ok) {
+        if (observed) *observed = seen;
+        int seg = r->own_segment_of(sig, 0);
+        if (seg >= 0)
+            hgasi_span_.args().flow_in = trace::signal_flow(
+                static_cast<uint32_t>(r->me()), static_cast<uint16_t>(seg),
+                static_cast<uint64_t>(reinterpret_cast<const char *>(sig) - r->own_base(seg)), seen);
+        hgasi_span_.args().value = seen;
+        hgasi_span_.args().has_value = true;
+    }
+    return to_c(st);
 }
 hgas_status_t hgas_signal_test(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, int *satisfied) {
     HGASI_RANK(r);

@@ -2,6 +2,7 @@
 #include <hgas/hgas_device.h>
 
 #include "api/enum_arg.hpp"
+#include "base/trace.hpp"
 #include "core/rank.hpp"
 #include "device/device.hpp"
 
@@ -12,7 +13,8 @@ using namespace hgas;
     if (!r)                                                                                                    \
         return to_c(fail(status::not_initialized, "%s called before hgas_init() or after hgas_finalize(); call " \
                          "hgas_init() first", __func__));                                                      \
-    core::api_guard hgasi_guard_(*r)
+    core::api_guard hgasi_guard_(*r);                                                                          \
+    trace::span hgasi_span_(__func__) /* HGAS_TRACE: a stream-ordered call is the span of its enqueue */
 
 extern "C" {
 

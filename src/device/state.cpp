@@ -17,6 +17,7 @@
 
 #include "base/clock.hpp"
 #include "base/log.hpp"
+#include "base/trace.hpp"
 #include "device/cuda_ops.hpp"
 #include "device/device.hpp"
 #include "device/proxy.hpp"
@@ -96,7 +97,10 @@ result<state *> state::of(core::rank &r, const char *op) {
     if (raw->ctx_.slots) {
         r.set_serialized();
         std::lock_guard<std::recursive_mutex> g(r.api_mutex());
-        raw->thread_ = std::thread([raw] { raw->run(); });
+        raw->thread_ = std::thread([raw] {
+            trace::thread_name("device proxy");
+            raw->run();
+        });
     }
     return raw;
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/log.hpp"
+#include "base/trace.hpp"
 
 namespace hgas::progress {
 
@@ -23,6 +24,7 @@ void engine::start_helper(unsigned interval_us, int rank) {
     stop_.store(false);
     helper_ = std::thread([this, interval_us, rank] {
         log_set_rank(rank);
+        trace::thread_name("progress helper");
         while (!stop_.load(std::memory_order_acquire)) {
             for (auto *t : polled_) {
                 status s = t->progress();

@@ -662,6 +662,7 @@ int launcher::run() {
     if (!job_id_.empty()) remove_shm(job_id_);
     if (!dir_.empty()) remove_job_dir(dir_);
     if (!started) return 1;
+    hgasrun::merge_trace(o_.n);
     if (timed_out_) return 124;
     if (got_signal_) return 128 + got_signal_;
     if (exit_requested_) return exit_code_;

@@ -31,6 +31,8 @@ struct options {
 // Parses argv; prints --help/--version and exits, or exits 2 with a message on bad options.
 // Applies -x VAR=value to this process's environment (the ranks inherit it).
 options parse_args(int argc, char **argv);
+// HGAS_TRACE: merges the ranks' trace parts into one file after the job (trace_merge.cpp).
+void merge_trace(int nranks);
 
 // Hosts: "a,b:2" (--host) and a hostfile ("a slots=2", "b:2", "c", # comments).
 std::vector<host> parse_host_list(const std::string &list, const char *what);

@@ -1,0 +1,74 @@
+// The timeline trace (HGAS_TRACE=path; docs/trace.md): spans of API calls, waits and copies,
+// and flow arrows from a put_signal to the wait that saw its signal, written per rank at
+// finalize as Chrome/Perfetto trace events and merged per job by hgasrun.
+//
+// Off (the default) every hook is one predictable branch on a global flag: nothing is
+// allocated, timed or locked.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <new>
+#include <string>
+
+namespace hgas::trace {
+
+extern std::atomic<bool> g_on;
+inline bool on() { return g_on.load(std::memory_order_relaxed); }
+
+// Starts recording for `rank` of `nranks`; `epoch_ns` (steady clock) becomes time 0 of this
+// rank's events: the caller takes it right after a barrier, so that every rank's zero is the
+// same moment within the barrier's exit skew (the ranks' clocks need not agree).
+void start(const std::string &path, int rank, int nranks, uint64_t epoch_ns);
+// Writes this rank's events to `<path>.rank<N>` (one JSON event per line) and stops. The
+// message says what failed; "" on success.
+std::string stop();
+// Names the calling thread's track ("api", "progress", "proxy", ...).
+void thread_name(const char *name);
+
+// What a span carries besides its name and times: filled by the API call it records, written
+// as the span's args at stop() (numbers here, text only then: recording allocates nothing).
+struct fields {
+    uint64_t bytes = 0, value = 0;  // value: the signal written or seen
+    int32_t peer = -1;
+    int8_t kind = -1;               // hgas_kind_t of the target
+    int8_t path = -1;               // 0 load/store (mapped), 1 transport
+    bool has_value = false;
+    uint64_t flow_out = 0, flow_in = 0;  // flow arrows bound to this span (0: none)
+};
+
+// One complete span [t0, t1] (steady ns) on the calling thread.
+void record(const char *name, const char *cat, uint64_t t0, uint64_t t1, const fields &f);
+
+// The flow id that links a signal update to its observation: the signal word (rank, segment,
+// offset) and the value written (SET) or seen.
+uint64_t signal_flow(uint32_t rank, uint16_t segment, uint64_t offset, uint64_t value);
+
+// A span over a scope. Off, it costs the branch in its constructor and destructor: its fields
+// are constructed only when tracing is on.
+class span {
+public:
+    explicit span(const char *name, const char *cat = "api") : name_(name), cat_(cat), t0_(0) {
+        if (on()) {
+            new (&u_.f) fields();
+            t0_ = now();
+        }
+    }
+    ~span() {
+        if (t0_) record(name_, cat_, t0_, now(), u_.f);
+    }
+    bool active() const { return t0_ != 0; }
+    fields &args() { return u_.f; }  // only when active()
+    span(const span &) = delete;
+    span &operator=(const span &) = delete;
+
+private:
+    static uint64_t now();
+    const char *name_, *cat_;
+    uint64_t t0_;
+    union storage {
+        storage() {}
+        fields f;
+    } u_;
+};
+
+}  // namespace hgas::trace
