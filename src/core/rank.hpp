@@ -164,6 +164,14 @@ private:
     rank() = default;
     status init();
     void log_init_summary() const;
+    // init's phases: a name and the time it ended (HGAS_LOG_LEVEL=info prints them).
+    void phase(const char *name);
+    struct phase_mark {
+        const char *name;
+        uint64_t ns;
+    };
+    std::array<phase_mark, 16> phases_{};
+    size_t phase_count_ = 0;
     status open_devices();
     status create_segments();
     status create_staging();
