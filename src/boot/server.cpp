@@ -99,6 +99,7 @@ public:
         wake();
     }
     bool all_joined() const override { return all_joined_.load(std::memory_order_acquire); }
+    uint64_t frames_sent() const override { return frames_sent_.load(std::memory_order_relaxed); }
     bool exit_requested(int *rank, int *code) const override {
         std::lock_guard<std::mutex> lk(mu_);
         if (exit_rank_ < 0) return false;
@@ -170,6 +171,7 @@ private:
     log_limiter accept_log_, stranger_log_;
     std::thread thread_;
     std::atomic<bool> stop_{false}, all_joined_{false};
+    std::atomic<uint64_t> frames_sent_{0};
     bool unlinked_ = false;
 
     // server-thread state
@@ -549,6 +551,7 @@ void socket_server::answer_gather(const std::string &prefix, long long count, co
         auto w = conns_.find(wid);
         if (w == conns_.end() || w->second.dead) continue;
         w->second.out += frame;
+        frames_sent_.fetch_add(1, std::memory_order_relaxed);
         flush(w->second);
     }
 }
@@ -597,6 +600,7 @@ void socket_server::abort_job(const std::string &reason, int rank, int code) {
 void socket_server::send(conn &c, const message &m) {
     if (c.dead) return;
     c.out += wire::encode(m);
+    frames_sent_.fetch_add(1, std::memory_order_relaxed);
     flush(c);
 }
 
