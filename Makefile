@@ -10,7 +10,7 @@ VENV    := $(BUILD)/venv
 UCX_PREFIX = $(shell $(VENV)/bin/python -c 'import libucx, os; print(os.path.dirname(libucx.__file__))' 2>/dev/null)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test bench bench-deps info clean
+.PHONY: all deps configure build run test bench bench-deps bench-init info clean
 
 all: build
 
@@ -47,6 +47,17 @@ bench-deps:
 
 bench: build
 	$(BUILD)/tools/hgas-bench/hgas-bench --all
+
+# matplotlib for the plots, pinned, into the same virtual environment.
+$(VENV)/.plot-installed: requirements-plot.txt
+	test -x $(VENV)/bin/pip || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-plot.txt
+	touch $@
+
+# Start-up time against the number of ranks: table and $(BUILD)/init.png (docs/bench.md).
+bench-init: build $(VENV)/.plot-installed
+	PATH=$(abspath $(VENV))/bin:$$PATH $(BUILD)/tools/hgas-bench/hgas-bench --init --json $(BUILD)/init.jsonl \
+	    --plot-dir $(BUILD)
 
 info: build
 	$(BUILD)/tools/hgas-info/hgas-info
