@@ -22,6 +22,7 @@ struct range {
     char name[96];
 };
 range g_ranges[shm_guard_capacity];
+std::atomic<int> g_top{0};  // slots [0, g_top) have been used: scans stop there (a job maps 3N ranges)
 std::mutex g_mu;
 std::once_flag g_installed;
 struct sigaction g_previous;
@@ -46,7 +47,9 @@ void put_u64(char *buf, size_t cap, size_t &at, uint64_t v, int base = 10) {
 // Fills buf with the message for `addr`; false if it is in no guarded range.
 bool format(const void *addr, char *buf, size_t cap) {
     const auto a = reinterpret_cast<uintptr_t>(addr);
-    for (auto &r : g_ranges) {
+    const int top = g_top.load(std::memory_order_acquire);
+    for (int i = 0; i < top; ++i) {
+        range &r = g_ranges[i];
         const uintptr_t hi = r.hi.load(std::memory_order_acquire);
         if (!hi || a < r.lo.load(std::memory_order_relaxed) || a >= hi) continue;
         size_t at = 0;
@@ -107,20 +110,28 @@ void shm_guard(void *base, size_t size, const std::string &name) {
     if (!base || !size) return;
     std::call_once(g_installed, install);
     std::lock_guard<std::mutex> lk(g_mu);
-    for (auto &r : g_ranges) {
+    const int top = g_top.load(std::memory_order_relaxed);
+    for (int i = 0; i <= top && i < shm_guard_capacity; ++i) {
+        range &r = g_ranges[i];
         if (r.hi.load(std::memory_order_relaxed)) continue;
         std::snprintf(r.name, sizeof r.name, "%s", name.c_str());
         r.lo.store(reinterpret_cast<uintptr_t>(base), std::memory_order_relaxed);
         r.hi.store(reinterpret_cast<uintptr_t>(base) + size, std::memory_order_release);
+        if (i == top) g_top.store(top + 1, std::memory_order_release);
         return;
     }
 }
 
 void shm_unguard(void *base) {
     std::lock_guard<std::mutex> lk(g_mu);
-    for (auto &r : g_ranges)
+    int top = g_top.load(std::memory_order_relaxed);
+    for (int i = 0; i < top; ++i) {
+        range &r = g_ranges[i];
         if (r.hi.load(std::memory_order_relaxed) && r.lo.load(std::memory_order_relaxed) == reinterpret_cast<uintptr_t>(base))
             r.hi.store(0, std::memory_order_release);
+    }
+    while (top > 0 && !g_ranges[top - 1].hi.load(std::memory_order_relaxed)) --top;  // unmapped in reverse: shrink
+    g_top.store(top, std::memory_order_release);
 }
 
 std::string shm_free_text() {
