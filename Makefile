@@ -10,7 +10,7 @@ VENV    := $(BUILD)/venv
 UCX_PREFIX = $(shell $(VENV)/bin/python -c 'import libucx, os; print(os.path.dirname(libucx.__file__))' 2>/dev/null)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test bench bench-deps plot-deps bench-python info clean
+.PHONY: all deps configure build run test bench bench-deps plot-deps bench-python bench-init info clean
 
 all: build
 
@@ -50,9 +50,12 @@ test: build
 bench-deps:
 	sh bench/install-peers.sh
 
-# matplotlib (pinned) for the sweep scripts' PNG plots, into the same venv.
-plot-deps: deps
+# matplotlib (pinned) for the sweep scripts' and benchmarks' PNG plots, into the same venv.
+$(VENV)/.plot-installed: requirements-plot.txt $(VENV)/.ucx-installed
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-plot.txt
+	touch $@
+
+plot-deps: $(VENV)/.plot-installed
 
 bench: build
 	$(BUILD)/tools/hgas-bench/hgas-bench --all
@@ -64,6 +67,11 @@ bench-python: build
 	$(BUILD)/bin/hgasrun -n 2 $(BUILD)/python/hgas-py-overhead-c
 	PYTHONPATH=$(BUILD)/python $(BUILD)/bin/hgasrun -n 2 $(VENV)/bin/python python/bench/overhead.py
 	mpirun --allow-run-as-root --oversubscribe -n 2 $(VENV)/bin/python python/bench/overhead.py --mpi
+
+# Start-up time against the number of ranks: table and $(BUILD)/init.png (docs/bench.md).
+bench-init: build $(VENV)/.plot-installed
+	PATH=$(abspath $(VENV))/bin:$$PATH $(BUILD)/tools/hgas-bench/hgas-bench --init --json $(BUILD)/init.jsonl \
+	    --plot-dir $(BUILD)
 
 info: build
 	$(BUILD)/tools/hgas-info/hgas-info

@@ -18,7 +18,11 @@
  * so h2d and d2h show what registration buys over the driver's pageable copies.
  * (the common options are in bench_common.h). --transport labels the path; --peer says the two
  * ranks use different GPUs (direction d2d-peer, as the peers name it). Output: one JSON record
- * per point in the GPU peers' shape (bench put_lat/put_bw/get_lat/get_bw, path, direction). */
+ * per point in the GPU peers' shape (bench put_lat/put_bw/get_lat/get_bw, path, direction).
+ * --budget S: the whole run stays within about S seconds: each point's timed loops are cut to
+ * its share of S (at least one operation per batch), and once S is spent the remaining sizes
+ * are left out with a "# skipped" line, so that a slow path (pageable host buffers without
+ * the registration cache) yields what it measured instead of nothing. */
 #include "bench_common.h"
 
 #include <hgas/hgas.h>
@@ -38,6 +42,22 @@ static int me, target;
 static hgas_kind_t dev_kind = HGAS_KIND_CUDA;
 static int peer_gpu = 0; /* --peer: the two ranks use different GPUs (direction d2d-peer) */
 static int reg_host = 0; /* --register: user host buffers are registered with hgas_register */
+static double budget_s = 0; /* --budget: seconds for the whole run (0: no limit) */
+static double point_s = 0;  /* each point's share of it */
+static uint64_t start_ns;
+
+/* Rank 0's clock decides, for both ranks (they meet in every point's barriers anyway). */
+static int budget_spent(void) {
+    int mine = me == 0 && budget_s > 0 && (double)(bench_now_ns() - start_ns) / 1e9 > budget_s, any = 0;
+    CHECK(hgas_allreduce(&any, &mine, 1, HGAS_INT32, HGAS_OP_MAX));
+    return any;
+}
+/* How many of `want` operations of `op_s` seconds each fit in a batch's share of the point. */
+static long fit(long want, double op_s, int batches) {
+    if (point_s <= 0 || op_s <= 0) return want;
+    const double n = point_s / (double)batches / op_s;
+    return n >= (double)want ? want : n < 1 ? 1 : (long)n;
+}
 
 /* One JSON record in the GPU peers' shape (bench/gpu/gpu_common.h): the operation as `bench`,
  * the direction and the path as fields, so that bench-plot.py lines hgas up with its peers. */
@@ -142,6 +162,12 @@ static void run_dir(const bench_opts_t *o, const dir_t *d) {
             if (!bench_selected(o, name) && !bench_selected(o, d->name)) continue;
             for (size_t s = o->min_size; s; s = bench_next_size(o, s)) {
                 if (lat && s > (4u << 20)) break; /* latency: up to 4 MiB */
+                if (budget_spent()) {
+                    if (me == 0)
+                        printf("# skipped %s %s from %zu B on: the time budget (--budget %g s) is spent\n", name,
+                               d->name, s, budget_s);
+                    break;
+                }
                 int ok = 1;
                 /* check: the measuring rank moves a known pattern once; the owner looks at it */
                 if (me == 0) {
@@ -168,10 +194,13 @@ static void run_dir(const bench_opts_t *o, const dir_t *d) {
                     double samples[MAXB];
                     if (lat) {
                         long iters = bench_iters(s, o->quick ? 50 : 200, o->quick ? 64e6 : 256e6, 3);
-                        for (long i = 0; i < iters / 5 + 2; ++i) { /* warm-up */
+                        const long warm = iters / 5 + 2;
+                        const uint64_t w0 = bench_now_ns();
+                        for (long i = 0; i < warm; ++i) { /* warm-up */
                             if (is_put) { CHECK(hgas_put(g, loc.p, s)); CHECK(hgas_quiet()); }
                             else CHECK(hgas_get(loc.p, g, s));
                         }
+                        iters = fit(iters, (double)(bench_now_ns() - w0) / 1e9 / (double)warm, o->batches);
                         for (int b = 0; b < o->batches; ++b) {
                             uint64_t t0 = bench_now_ns();
                             for (long i = 0; i < iters; ++i) {
@@ -183,8 +212,9 @@ static void run_dir(const bench_opts_t *o, const dir_t *d) {
                         report(o, name, d->name, s, samples, o->batches, iters, 0, all_ok);
                     } else {
                         const long window = window_of(o, s);
-                        const long rounds = bench_iters(s * (size_t)window, o->quick ? 20 : 100,
-                                                        o->quick ? 256e6 : 1e9, 2);
+                        long rounds = bench_iters(s * (size_t)window, o->quick ? 20 : 100,
+                                                  o->quick ? 256e6 : 1e9, 2);
+                        const uint64_t w0 = bench_now_ns();
                         for (int w = 0; w < 2; ++w) { /* warm-up */
                             for (long i = 0; i < window; ++i) {
                                 if (is_put) CHECK(hgas_put_nbi(g, loc.p, s));
@@ -192,6 +222,7 @@ static void run_dir(const bench_opts_t *o, const dir_t *d) {
                             }
                             CHECK(hgas_quiet());
                         }
+                        rounds = fit(rounds, (double)(bench_now_ns() - w0) / 1e9 / 2.0, o->batches);
                         for (int b = 0; b < o->batches; ++b) {
                             uint64_t t0 = bench_now_ns();
                             for (long r = 0; r < rounds; ++r) {
@@ -230,6 +261,12 @@ int main(int argc, char **argv) {
             reg_host = 1;
         } else if (!strcmp(argv[i], "--dirs") && i + 1 < argc) {
             dirs = argv[++i];
+        } else if (!strcmp(argv[i], "--budget") && i + 1 < argc) {
+            budget_s = atof(argv[++i]);
+            if (budget_s <= 0) {
+                fprintf(stderr, "hgas-bench-kinds: --budget %s: give seconds > 0\n", argv[i]);
+                return 2;
+            }
         } else {
             argv[k++] = argv[i];
         }
@@ -257,6 +294,15 @@ int main(int argc, char **argv) {
     }
     target = hgas_rank_n() == 2 ? 1 : 0;
     bench_pin(&o, me);
+    start_ns = bench_now_ns();
+    if (budget_s > 0) { /* every (direction, operation, size) point gets an equal share */
+        long points = 0;
+        for (size_t s = o.min_size; s; s = bench_next_size(&o, s)) points += s <= (4u << 20) ? 2 : 1;
+        int ndirs = 0;
+        for (const char *d = dirs; *d; ++d) ndirs += *d == ',';
+        points *= 2 * (ndirs + 1); /* put and get, each direction */
+        point_s = budget_s / (double)(points > 0 ? points : 1);
+    }
     const dir_t all[] = {{"d2d", dev_kind, dev_kind}, {"h2d", HGAS_KIND_HOST, dev_kind}, {"d2h", dev_kind, HGAS_KIND_HOST}};
     for (int i = 0; i < 3; ++i)
         if (strstr(dirs, all[i].name)) run_dir(&o, &all[i]);

@@ -96,6 +96,8 @@ public:
     virtual bool aborted(std::string *reason, int *rank) const = 0;
     // True once every rank has connected (used to unlink the socket file early).
     virtual bool all_joined() const = 0;
+    // Frames the store has sent so far (its cost: an allgather of n ranks is n replies). Thread safe.
+    virtual uint64_t frames_sent() const = 0;
     virtual void stop() = 0;
 };
 

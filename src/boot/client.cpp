@@ -103,6 +103,7 @@ private:
     wire::frame_reader in_;
     std::unique_ptr<store_server> server_;  // rank 0 under srun/mpirun hosts the store
     std::map<std::string, std::string> values_;
+    std::map<std::string, std::vector<std::string>> gathered_;  // VALUES by prefix
     std::set<std::string> barriers_done_;
     std::map<std::string, message> missing_;  // WHO replies by "kind/name"
     bool welcomed_ = false, rejected_ = false, lost_ = false, aborted_ = false, finalized_ = false;
@@ -139,6 +140,13 @@ void socket_client::dispatch(message &m) {
         break;
     case msg::barrier_done:
         if (has(1)) barriers_done_.insert(m.fields[0]);
+        break;
+    case msg::values:
+        if (has(1)) {
+            std::string prefix = std::move(m.fields[0]);
+            m.fields.erase(m.fields.begin());
+            gathered_[prefix] = std::move(m.fields);
+        }
         break;
     case msg::missing:
         if (has(5)) missing_[m.fields[0] + "/" + m.fields[1]] = std::move(m);
@@ -302,21 +310,13 @@ status socket_client::barrier(const std::string &name, double timeout_s) {
 status socket_client::allgather(const std::string &name, const std::string &mine, std::vector<std::string> &all,
                                 double timeout_s) {
     HGAS_TRY(usable());
-    // Every rank fetches every value: n^2 messages through one store. Fine for the few
-    // allgathers at init; a tree or a store-side gather is the fix if jobs grow large.
+    // One GATHER: the store answers with all n values in one frame once the last one is put
+    // (n messages through the store per allgather, not n^2).
     const std::string prefix = name + "/";
     HGAS_TRY(send({msg::put, {prefix + std::to_string(job_.rank), mine}}));
-    std::string batch;  // all GETs in one write: one round trip instead of n
-    for (int r = 0; r < job_.size; ++r) {
-        values_.erase(prefix + std::to_string(r));
-        batch += wire::encode({msg::get, {prefix + std::to_string(r)}});
-    }
-    HGAS_TRY(wire::write_all(fd_, batch, deadline(default_timeout_)));
-    auto complete = [&] {
-        for (int r = 0; r < job_.size; ++r)
-            if (!values_.count(prefix + std::to_string(r))) return false;
-        return true;
-    };
+    gathered_.erase(prefix);
+    HGAS_TRY(send({msg::gather, {prefix, std::to_string(job_.size)}}));
+    auto complete = [&] { return gathered_.count(prefix) > 0; };
     status st = wait_until(complete, deadline(timeout_s));
     if (st == status::timeout) {
         std::string who = ask_missing("keys", prefix);
@@ -331,13 +331,15 @@ status socket_client::allgather(const std::string &name, const std::string &mine
     } else {
         HGAS_TRY(st);
     }
-    std::vector<std::string> out(job_.size);
-    for (int r = 0; r < job_.size; ++r) {
-        auto it = values_.find(prefix + std::to_string(r));
-        out[r] = std::move(it->second);
-        values_.erase(it);
+    auto it = gathered_.find(prefix);
+    if (static_cast<int>(it->second.size()) != job_.size) {
+        const size_t got = it->second.size();
+        gathered_.erase(it);
+        return fail(status::bootstrap, "bootstrap allgather '%s': the store sent %zu values for %d ranks", name.c_str(),
+                    got, job_.size);
     }
-    all = std::move(out);
+    all = std::move(it->second);
+    gathered_.erase(it);
     return status::ok;
 }
 

@@ -99,6 +99,7 @@ public:
         wake();
     }
     bool all_joined() const override { return all_joined_.load(std::memory_order_acquire); }
+    uint64_t frames_sent() const override { return frames_sent_.load(std::memory_order_relaxed); }
     bool exit_requested(int *rank, int *code) const override {
         std::lock_guard<std::mutex> lk(mu_);
         if (exit_rank_ < 0) return false;
@@ -170,6 +171,7 @@ private:
     log_limiter accept_log_, stranger_log_;
     std::thread thread_;
     std::atomic<bool> stop_{false}, all_joined_{false};
+    std::atomic<uint64_t> frames_sent_{0};
     bool unlinked_ = false;
 
     // server-thread state
@@ -179,6 +181,15 @@ private:
     std::vector<char> joined_, lost_;
     std::map<std::string, std::string> kv_;
     std::map<std::string, std::vector<int>> pending_get_;  // key -> waiting connection ids
+    // GATHER requests waiting for keys: by prefix, how many keys (prefix0..prefix<count-1>),
+    // how many of them exist, and who waits. A put under the prefix counts it up; the reply
+    // goes out when the count is complete, one VALUES frame per waiter.
+    struct gather_wait {
+        long long count = 0, have = 0;
+        std::vector<int> waiting;
+    };
+    std::map<std::string, gather_wait> pending_gather_;
+    void answer_gather(const std::string &prefix, long long count, const std::vector<int> &to);
     std::map<std::string, std::set<int>> arrivals_;        // barrier name -> ranks arrived
     std::set<std::string> barriers_done_;
     bool aborted_ = false;
@@ -444,7 +455,47 @@ void socket_server::handle(int id, conn &c, message &m) {
             }
             pending_get_.erase(waiting);
         }
-        kv_[m.fields[0]] = std::move(m.fields[1]);
+        auto [slot, fresh] = kv_.insert_or_assign(m.fields[0], std::move(m.fields[1]));
+        if (fresh && !pending_gather_.empty()) {
+            const std::string &key = slot->first;
+            const size_t cut = key.rfind('/');
+            auto g = cut == std::string::npos ? pending_gather_.end() : pending_gather_.find(key.substr(0, cut + 1));
+            long long idx = -1;
+            if (g != pending_gather_.end() && wire::parse_int(key.substr(cut + 1), idx) && idx >= 0 &&
+                idx < g->second.count && ++g->second.have == g->second.count) {
+                gather_wait done = std::move(g->second);
+                const std::string prefix = g->first;
+                pending_gather_.erase(g);
+                answer_gather(prefix, done.count, done.waiting);
+            }
+        }
+        return;
+    }
+    case msg::gather: {
+        if (!need(2)) return;
+        long long count = 0;
+        if (!wire::parse_int(m.fields[1], count) || count < 0 || count > n_) {
+            HGASI_WARN("boot", "bootstrap store: GATHER of %s keys from rank %d; dropping it", m.fields[1].c_str(),
+                       c.rank);
+            c.dead = true;
+            return;
+        }
+        const std::string &prefix = m.fields[0];
+        auto g = pending_gather_.find(prefix);
+        if (g != pending_gather_.end() && g->second.count == count) {  // others wait for it already
+            g->second.waiting.push_back(id);
+            return;
+        }
+        long long have = 0;
+        for (long long r = 0; r < count; ++r) have += kv_.count(prefix + std::to_string(r));
+        if (have == count) {
+            answer_gather(prefix, count, {id});
+            return;
+        }
+        gather_wait &w = pending_gather_[prefix];
+        w.count = count;
+        w.have = have;
+        w.waiting.push_back(id);
         return;
     }
     case msg::get: {
@@ -488,6 +539,20 @@ void socket_server::handle(int id, conn &c, message &m) {
         HGASI_WARN("boot", "bootstrap store: unexpected %s from rank %d; dropping it", wire::msg_name(m.type),
                    c.rank);
         c.dead = true;
+    }
+}
+
+void socket_server::answer_gather(const std::string &prefix, long long count, const std::vector<int> &to) {
+    message m{msg::values, {prefix}};
+    m.fields.reserve(static_cast<size_t>(count) + 1);
+    for (long long r = 0; r < count; ++r) m.fields.push_back(kv_[prefix + std::to_string(r)]);
+    const std::string frame = wire::encode(m);  // encoded once for every waiter
+    for (int wid : to) {
+        auto w = conns_.find(wid);
+        if (w == conns_.end() || w->second.dead) continue;
+        w->second.out += frame;
+        frames_sent_.fetch_add(1, std::memory_order_relaxed);
+        flush(w->second);
     }
 }
 
@@ -535,6 +600,7 @@ void socket_server::abort_job(const std::string &reason, int rank, int code) {
 void socket_server::send(conn &c, const message &m) {
     if (c.dead) return;
     c.out += wire::encode(m);
+    frames_sent_.fetch_add(1, std::memory_order_relaxed);
     flush(c);
 }
 

@@ -82,6 +82,8 @@ const char *msg_name(msg m) {
     case msg::abort: return "ABORT";
     case msg::aborted: return "ABORTED";
     case msg::bye: return "BYE";
+    case msg::gather: return "GATHER";
+    case msg::values: return "VALUES";
     }
     return "?";
 }
@@ -121,7 +123,7 @@ int frame_reader::next(message &out, std::string &err, size_t limit) {
     if (avail < 4 + size_t{len}) return 0;
     const char *q = p + 4, *end = q + len;
     const auto type = static_cast<uint8_t>(*q++);
-    if (type < static_cast<uint8_t>(msg::hello) || type > static_cast<uint8_t>(msg::bye)) {
+    if (type < static_cast<uint8_t>(msg::hello) || type > static_cast<uint8_t>(msg::values)) {
         err = "unknown message type " + std::to_string(type);
         return -1;
     }

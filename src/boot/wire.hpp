@@ -29,6 +29,8 @@ enum class msg : uint8_t {
     abort,         // c->s  reason [, exit code]         with a code: a job exit (shmem_global_exit)
     aborted,       // s->c  reason [, exit code]         pushed at any time, also between replies
     bye,           // c->s  (no fields)                  a clean goodbye: closing is not a failure
+    gather,        // c->s  prefix, count                answered by values once prefix0..prefix<count-1> exist
+    values,        // s->c  prefix, value0 .. value<count-1>
 };
 const char *msg_name(msg m);
 

@@ -68,6 +68,7 @@ status sym_alloc(core::rank &r, const char *op, size_t bytes, size_t align, bool
     const uint16_t seg = mem::symmetric_segment(k);
     mem::allocator &heap = r.heap(seg);
     auto off = heap.allocate(bytes, align < 64 ? 64 : align);
+    if (!off.ok() && heap.commit_failed()) return off.error();  // /dev/shm is full: its message says so
     // The heaps are identical on every rank, so all ranks fail together here; no rank is left
     // waiting in the barrier below.
     if (!off.ok())
@@ -171,6 +172,7 @@ status local_alloc(core::rank &r, size_t bytes, hgas_gptr_t *out, mem::kind k) {
     const uint16_t seg = mem::local_segment(k);
     mem::allocator &heap = r.heap(seg);
     auto off = heap.allocate(bytes, 64);
+    if (!off.ok() && heap.commit_failed()) return off.error();  // /dev/shm is full: its message says so
     if (!off.ok())
         return fail(status::no_memory, "hgas_alloc: %zu bytes do not fit in rank %d's local %s heap (%llu of %llu "
                     "bytes in use); raise %s", bytes, r.me(), mem::kind_name(k), (unsigned long long)heap.in_use(),

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <unistd.h>
 #include <thread>
 
@@ -53,6 +54,7 @@ result<std::unique_ptr<rank>> rank::create() {
 }
 
 status rank::init() {
+    phase("start");
     HGAS_TRY_ASSIGN(cfg_, settings::from_env());
     const std::string &lvl = cfg_.text(setting::log_level);
     log_configure(lvl == "error" ? log_level::error : lvl == "info" ? log_level::info
@@ -69,7 +71,9 @@ status rank::init() {
                        u.name.c_str(), u.suggestion.empty() ? "" : " (maybe: ",
                        u.suggestion.empty() ? "" : (u.suggestion + "?)").c_str());
     const double boot_timeout = cfg_.seconds(setting::boot_timeout);
+    phase("settings");
     HGAS_TRY_ASSIGN(store_, boot::client::connect(job_, boot_timeout));
+    phase("connect");
 
     // Node names decide who shares memory; host names decide who shares cores (they differ
     // when one machine pretends to be several nodes: hgasrun --nodes, HGAS_NODE_NAME).
@@ -89,10 +93,13 @@ status rank::init() {
     HGASI_DEBUG("core", "rank %d of %d on node %d/%d (local %d/%d), launcher %s", job_.rank, job_.size,
                 topo_.node_me, topo_.node_n, topo_.local_rank, topo_.local_n, job_.launcher.c_str());
 
+    phase("nodes");
     HGAS_TRY(create_transports());
+    phase("transports");
     HGAS_TRY(open_devices());
     HGAS_TRY(create_segments());
     HGAS_TRY(create_static_segment());
+    phase("segments");
     HGAS_TRY(exchange_segments());
 
     std::vector<transport::transport *> raw;
@@ -108,13 +115,17 @@ status rank::init() {
 
     // Internal symmetric objects: the same allocation sequence on every rank gives the same
     // offsets, before any user allocation.
-    auto alloc = [&](uint64_t bytes, uint64_t &off) -> status {
-        auto r = sym_heap().allocate(bytes, 64);
+    // A heap in a fresh shm segment reads as zeros already; zeroing it again would take the
+    // pages from /dev/shm that a sparse area (the message rings) is meant to leave untaken.
+    const bool fresh_zero = own_[mem::seg_symmetric].mapping.base() != nullptr;
+    auto alloc = [&](uint64_t bytes, uint64_t &off, bool commit = true) -> status {
+        auto r = sym_heap().allocate(bytes, 64, commit);
+        if (!r.ok() && sym_heap().commit_failed()) return r.error();  // /dev/shm is full: commit said so
         if (!r.ok())
             return fail(status::no_memory, "HGAS_HEAP_SIZE=%llu is too small for hgas's internal objects (%llu "
                         "bytes); raise it", (unsigned long long)sym_heap().capacity(), (unsigned long long)bytes);
         off = *r;
-        std::memset(own_base(mem::seg_symmetric) + off, 0, bytes);
+        if (!fresh_zero) std::memset(own_base(mem::seg_symmetric) + off, 0, bytes);
         return status::ok;
     };
     HGAS_TRY(alloc(internal_objects::max_rounds * 64, internal_.barrier_flags));
@@ -130,7 +141,10 @@ status rank::init() {
     if (internal_.msg_slot < 256 || internal_.msg_slot % 64)
         return fail(status::invalid_setting, "HGAS_MSG_SLOT=%llu: use at least 256, a multiple of 64",
                     (unsigned long long)internal_.msg_slot);
-    HGAS_TRY(alloc(msg_area_bytes(job_.size, internal_.msg_slot, internal_.msg_slots), internal_.msg));
+    // The message rings grow with the job (a ring per sending rank) and most stay unused:
+    // left sparse, each ring's pages are taken when a sender first writes them (a full
+    // /dev/shm then is a SIGBUS that mem/shm_guard.hpp names).
+    HGAS_TRY(alloc(msg_area_bytes(job_.size, internal_.msg_slot, internal_.msg_slots), internal_.msg, false));
     // The message layer's pinned pool: a fixed number of chunks whatever the number of peers.
     internal_.msg_pool_chunk = cfg_.bytes(setting::msg_pool_chunk);
     internal_.msg_pool_depth = static_cast<uint64_t>(cfg_.integer(setting::msg_pool_depth));
@@ -159,8 +173,18 @@ status rank::init() {
     for (auto &h : heaps_) h.seal_runtime_prefix();
     if (cfg_.flag(setting::progress_thread))
         engine_.start_helper(static_cast<unsigned>(cfg_.integer(setting::progress_interval_us)), job_.rank);
+    phase("objects");
+    HGAS_TRY(store_->barrier("init.done", boot_timeout));
+    phase("barrier");
     if (log_enabled(log_level::info, "core")) log_init_summary();
-    return store_->barrier("init.done", boot_timeout);
+    return status::ok;
+}
+
+void rank::phase(const char *name) {
+    struct timespec cpu{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    const uint64_t c = static_cast<uint64_t>(cpu.tv_sec) * 1000000000ull + static_cast<uint64_t>(cpu.tv_nsec);
+    if (phase_count_ < phases_.size()) phases_[phase_count_++] = {name, now_ns(), c};
 }
 
 status rank::open_devices() {
@@ -317,13 +341,14 @@ status rank::create_staging() {
         return fail(status::invalid_setting, "HGAS_STAGING_CHUNK=%llu: use at least 4K, a multiple of 64",
                     (unsigned long long)c.chunk);
     const uint64_t bytes = proto::staging::area_bytes(c.n, c.chunk, c.slots);
-    auto off = sym_heap().allocate(bytes, 64);
+    // Sparse like the message rings (init): a ring's pages are taken when a sender first uses it.
+    auto off = sym_heap().allocate(bytes, 64, false);
     if (!off.ok())
         return fail(status::no_memory, "HGAS_HEAP_SIZE=%llu is too small for the device staging rings (%llu bytes "
                     "= ranks x HGAS_STAGING_SLOTS x HGAS_STAGING_CHUNK, plus replies); raise it or lower those",
                     (unsigned long long)sym_heap().capacity(), (unsigned long long)bytes);
     internal_.staging = c.area = *off;
-    std::memset(own_base(mem::seg_symmetric) + *off, 0, bytes);
+    if (!own_[mem::seg_symmetric].mapping.base()) std::memset(own_base(mem::seg_symmetric) + *off, 0, bytes);  // UCX's memory
     for (int p = 0; p < job_.size; ++p) c.peer_sym.push_back(peers_[p][mem::seg_symmetric].direct);
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
         c.own_base[s] = own_[s].base;
@@ -383,6 +408,10 @@ status rank::create_segments() {
             own_[s].base = static_cast<char *>(own_[s].mapping.base());
         }
         heaps_[s] = mem::allocator(sizes[s]);
+        // Blocks get their /dev/shm pages as they are handed out, so that a full /dev/shm is
+        // an allocation error rather than a SIGBUS at first touch.
+        if (own_[s].mapping.base())
+            heaps_[s].set_commit([m = &own_[s].mapping](uint64_t off, uint64_t n) { return m->commit(off, n); });
     }
     return status::ok;
 }
@@ -393,7 +422,24 @@ status rank::create_transports() {
         return fail(status::invalid_setting, "HGAS_TRANSPORTS is empty: name at least one of self,shm,ucx");
     transport::setup su{&cfg_, &job_, &topo_, store_.get(), oversubscribed_, [this] { return check_alive(); },
                          [this](const std::string &why) { report_peer_lost(why); }};
+    // A transport is created only while some rank is still unreached: UCX behind self and shm
+    // on one node would route nobody, and its setup (a context, a worker, an address exchange
+    // and an endpoint to every rank) was most of a one-node job's start-up (85% at 64 ranks).
+    // Every rank sees the same topology, so every rank makes the same choice.
+    auto all_reached = [&] {
+        for (int p = 0; p < job_.size; ++p) {
+            bool reached = false;
+            for (auto &t : transports_) reached = reached || t->can_reach(p);
+            if (!reached) return false;
+        }
+        return true;
+    };
     for (const auto &name : wanted) {
+        if (!transports_.empty() && all_reached()) {
+            HGASI_DEBUG("core", "transport %s is not set up: %s reach every rank", name.c_str(),
+                        transports_.size() > 1 ? "the ones before it" : transports_[0]->name());
+            continue;
+        }
         std::unique_ptr<transport::transport> t;
         if (name == "self") t = transport::create_self();
         else if (name == "shm") t = transport::create_shm();
@@ -435,8 +481,10 @@ status rank::exchange_segments() {
         out.u64(g ? static_cast<uint64_t>(g->ordinal()) + 1 : 0);
     }
     std::vector<std::string> all;
+    phase("register");
     HGAS_TRY(store_->allgather("init.segments", out.hex(), all, cfg_.seconds(setting::boot_timeout)));
     gpu_of_.assign(job_.size, -1);
+    phase("exchange");
     peers_.assign(job_.size, {});
     const bool staged_only = cfg_.text(setting::path) == "staged";
     for (int p = 0; p < job_.size; ++p) {
@@ -471,9 +519,11 @@ status rank::exchange_segments() {
             }
         }
     }
+    phase("attach");
     // Every peer has mapped our segments once all have passed this barrier: drop the names so
     // nothing is left in /dev/shm however the job ends from here on.
     HGAS_TRY(store_->barrier("init.attached", cfg_.seconds(setting::boot_timeout)));
+    phase("attached");
     for (auto &t : transports_) t->segments_attached();
     for (auto &d : devices_)
         if (d) d->segments_attached();
@@ -567,6 +617,18 @@ void rank::log_init_summary() const {
         if (!ranks.empty()) text += (text.empty() ? "" : "; ") + std::string(t->name()) + ": " + ranks;
     }
     HGASI_INFO("core", "transports by peer rank: %s", text.c_str());
+    // Where init's time went (docs/bench.md: hgas-bench --init), phase by phase.
+    std::string ph;
+    for (size_t i = 1; i < phase_count_; ++i) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%s%s %.1f/%.1f", i > 1 ? ", " : "", phases_[i].name,
+                      (phases_[i].ns - phases_[i - 1].ns) / 1e6, (phases_[i].cpu_ns - phases_[i - 1].cpu_ns) / 1e6);
+        ph += b;
+    }
+    if (phase_count_ > 1)
+        HGASI_INFO("core", "init took %.1f ms (%.1f ms of CPU): %s (ms wall/CPU)",
+                   (phases_[phase_count_ - 1].ns - phases_[0].ns) / 1e6,
+                   (phases_[phase_count_ - 1].cpu_ns - phases_[0].cpu_ns) / 1e6, ph.c_str());
     HGASI_INFO("core", "symmetric heap %llu bytes (HGAS_HEAP_SIZE), progress thread %s",
                (unsigned long long)cfg_.bytes(setting::heap_size),
                cfg_.flag(setting::progress_thread) ? "on" : "off (HGAS_PROGRESS_THREAD=0)");

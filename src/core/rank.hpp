@@ -127,6 +127,9 @@ public:
     mem::allocator &heap(uint16_t seg) { return heaps_[seg]; }
     // The device of a kind, or nullptr where this rank has no memory of it.
     gpu::device *device(mem::kind k) const { return devices_[static_cast<int>(k)].get(); }
+    // Whether any device kind (cuda, sim) is open: without one every pointer is host memory,
+    // and the put/get fast path skips kind_of.
+    bool has_devices() const { return devices_[1] || devices_[2]; }
     // Why a kind is unavailable ("" when it is available).
     const std::string &kind_unavailable(mem::kind k) const { return kind_off_[static_cast<int>(k)]; }
     mem::kind default_kind() const { return default_kind_; }
@@ -175,6 +178,14 @@ private:
     rank() = default;
     status init();
     void log_init_summary() const;
+    // init's phases: a name and the time it ended (HGAS_LOG_LEVEL=info prints them).
+    void phase(const char *name);
+    struct phase_mark {
+        const char *name;
+        uint64_t ns, cpu_ns;  // wall clock, and the calling thread's CPU time
+    };
+    std::array<phase_mark, 16> phases_{};
+    size_t phase_count_ = 0;
     status open_devices();
     status create_segments();
     status create_staging();
@@ -267,7 +278,9 @@ void set_current(rank *r);
 template <class Pred>
 status rank::wait(const char *what, Pred pred) {
     if (pred()) return status::ok;
-    deadline dl(timeout_);
+    // The deadline is set at the first budget tick, not here: a short wait (a ping-pong's)
+    // then costs no clock read, and a long one starts its timeout 1024 polls late.
+    uint64_t end_ns = 0;
     poll_budget budget;
     spin_backoff backoff(oversubscribed_);
     for (;;) {
@@ -276,7 +289,9 @@ status rank::wait(const char *what, Pred pred) {
         backoff.idle();
         if (budget.tick()) {
             HGAS_TRY(check_alive());  // rate-limited: a look at the store at most once a millisecond
-            if (dl.expired())
+            const uint64_t now = now_ns();
+            if (!end_ns) end_ns = now + static_cast<uint64_t>(timeout_ * 1e9);
+            if (now >= end_ns)
                 return fail(status::timeout, "%s did not complete within HGAS_TIMEOUT=%g s on rank %d (a peer stuck "
                             "or not calling the matching collective?)", what, timeout_, me());
         }

@@ -6,7 +6,8 @@ allocator::allocator(uint64_t size, uint64_t min_align) : size_(size), min_align
     if (size > 0) free_[0] = size;
 }
 
-result<uint64_t> allocator::allocate(uint64_t bytes, uint64_t align) {
+result<uint64_t> allocator::allocate(uint64_t bytes, uint64_t align, bool commit) {
+    commit_failed_ = false;
     if (bytes == 0 || align == 0 || (align & (align - 1)) != 0)
         return fail(status::invalid_arg, "allocation of %llu bytes with alignment %llu: the size must be > 0 and "
                     "the alignment a power of two", (unsigned long long)bytes, (unsigned long long)align);
@@ -26,6 +27,17 @@ result<uint64_t> allocator::allocate(uint64_t bytes, uint64_t align) {
         if (rest) free_[aligned + len] = rest;
         live_[aligned] = block{len, bytes};
         used_ += len;
+        if (commit && commit_) {
+            status s = commit_(aligned, len);
+            if (s != status::ok) {
+                const uint64_t keep = user_base_;  // release() refuses the runtime's prefix
+                user_base_ = 0;
+                (void)release(aligned);
+                user_base_ = keep;
+                commit_failed_ = true;
+                return s;
+            }
+        }
         return aligned;
     }
     return status::no_memory;  // the caller adds the message naming the setting

@@ -4,6 +4,7 @@
 // malloc would put its bookkeeping inside the shared segment and differ across ranks).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 
 #include "base/status.hpp"
@@ -15,8 +16,14 @@ public:
     allocator() = default;
     allocator(uint64_t size, uint64_t min_align = 64);
 
-    // Offset of a new block of `bytes` (> 0) aligned to `align` (power of two).
-    result<uint64_t> allocate(uint64_t bytes, uint64_t align);
+    // Offset of a new block of `bytes` (> 0) aligned to `align` (power of two). With a commit
+    // function set and `commit` true, the block's memory is committed before it is handed out
+    // (segment.hpp: /dev/shm pages); if that fails the block is not allocated, the error is
+    // commit's (its message says why) and commit_failed() is true until the next allocate.
+    result<uint64_t> allocate(uint64_t bytes, uint64_t align, bool commit = true);
+    using commit_fn = std::function<status(uint64_t offset, uint64_t bytes)>;
+    void set_commit(commit_fn f) { commit_ = std::move(f); }
+    bool commit_failed() const { return commit_failed_; }
     // Frees the block that starts at `offset`; invalid_pointer if no live block starts there.
     status release(uint64_t offset);
     // Size of the live block at `offset` as reserved, or 0 (also for the runtime's own blocks).
@@ -40,6 +47,8 @@ public:
 
 private:
     uint64_t size_ = 0, min_align_ = 64, used_ = 0, user_base_ = 0;
+    commit_fn commit_;
+    bool commit_failed_ = false;
     std::map<uint64_t, uint64_t> free_;  // offset -> length, coalesced
     struct block {
         uint64_t len;    // as reserved (rounded up to min_align)

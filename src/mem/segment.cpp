@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "base/shm.hpp"
+#include "mem/shm_guard.hpp"
 
 namespace hgas::mem {
 
@@ -35,17 +37,52 @@ host_mapping &host_mapping::operator=(host_mapping &&o) noexcept {
         owner_ = o.owner_;
         linked_ = o.linked_;
         keep_mapped_ = o.keep_mapped_;
+        fd_ = o.fd_;
+        committed_ = std::move(o.committed_);
+        committed_bytes_ = o.committed_bytes_;
         o.base_ = nullptr;
         o.size_ = 0;
         o.owner_ = o.linked_ = o.keep_mapped_ = false;
+        o.fd_ = -1;
+        o.committed_bytes_ = 0;
     }
     return *this;
 }
 
 host_mapping::~host_mapping() {
     unlink();
-    if (base_ && !keep_mapped_) munmap(base_, size_);
+    if (base_ && !keep_mapped_) {
+        shm_unguard(base_);
+        munmap(base_, size_);
+    }
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
     base_ = nullptr;
+}
+
+status host_mapping::commit(uint64_t off, uint64_t len) {
+    if (fd_ < 0 || len == 0) return status::ok;  // not the owner's, or UCX's memory: nothing to reserve
+    const uint64_t first = off / commit_granule;
+    const uint64_t last = (std::min<uint64_t>(off + len, size_) - 1) / commit_granule;
+    for (uint64_t g = first; g <= last;) {
+        if (committed_[g / 64] >> (g % 64) & 1) {
+            ++g;
+            continue;
+        }
+        uint64_t h = g;  // one call for the whole run of missing granules
+        while (h + 1 <= last && !(committed_[(h + 1) / 64] >> ((h + 1) % 64) & 1)) ++h;
+        const uint64_t at = g * commit_granule;
+        const uint64_t n = std::min<uint64_t>((h + 1) * commit_granule, size_) - at;
+        int rc = posix_fallocate(fd_, static_cast<off_t>(at), static_cast<off_t>(n));
+        if (rc != 0)
+            return fail(status::no_memory, "cannot reserve %llu bytes of /dev/shm for %s (%s; %s); enlarge /dev/shm "
+                        "or lower HGAS_HEAP_SIZE / HGAS_LOCAL_HEAP_SIZE and what the program allocates",
+                        (unsigned long long)n, name_.c_str(), std::strerror(rc), shm_free_text().c_str());
+        for (uint64_t i = g; i <= h; ++i) committed_[i / 64] |= uint64_t{1} << (i % 64);
+        committed_bytes_ += n;
+        g = h + 1;
+    }
+    return status::ok;
 }
 
 void host_mapping::unlink() {
@@ -96,28 +133,26 @@ result<host_mapping> host_mapping::create(const std::string &prefix, size_t size
     m.name_ = name;
     m.owner_ = true;
     m.linked_ = true;
-    // posix_fallocate reserves the pages now, so a too-small /dev/shm fails here with a clear
-    // message instead of a SIGBUS on first touch later.
-    int rc = posix_fallocate(fd, 0, static_cast<off_t>(size));
-    if (rc != 0) {
-        ::close(fd);
-        return fail(status::no_memory,
-                    "cannot reserve %zu bytes of shared memory for %s: %s; lower HGAS_HEAP_SIZE / "
-                    "HGAS_LOCAL_HEAP_SIZE or enlarge /dev/shm",
-                    size, name.c_str(), std::strerror(rc));
-    }
+    m.fd_ = fd;  // the destructor closes it (and unlinks the name) on every path from here
+    // Sized, not reserved: pages are taken from /dev/shm by commit() (what the allocator hands
+    // out) or on first touch, so that a rank costs /dev/shm what it uses, not its heap size.
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0)
+        return fail(status::no_memory, "cannot size shared memory %s to %zu bytes: %s; lower HGAS_HEAP_SIZE / "
+                    "HGAS_LOCAL_HEAP_SIZE", name.c_str(), size, std::strerror(errno));
+    m.committed_.assign((size + commit_granule * 64 - 1) / (commit_granule * 64), 0);
     void *p = map_aligned(fd, size);
-    ::close(fd);
     if (p == MAP_FAILED)
         return fail(status::no_memory, "cannot map %zu bytes of shared memory %s: %s", size, name.c_str(),
                     std::strerror(errno));
     m.base_ = p;
     m.size_ = size;
+    shm_guard(p, size, name);
     return m;
 }
 
 result<host_mapping> host_mapping::create_over(const std::string &prefix, void *addr, size_t size) {
     HGAS_TRY_ASSIGN(host_mapping m, create(prefix, size));
+    HGAS_TRY(m.commit(0, size));  // every page is written now
     copy_unchecked(m.base_, addr, size);
     // One system call replaces the old pages with the copy, so the range is never unmapped
     // in between (another thread of the process may still read its variables).
@@ -125,8 +160,10 @@ result<host_mapping> host_mapping::create_over(const std::string &prefix, void *
     if (p != addr)
         return fail(status::no_memory, "cannot move shared memory %s over [%p, +%zu): %s", m.name_.c_str(), addr, size,
                     std::strerror(errno));  // m unmaps the copy; the original pages are untouched
+    shm_unguard(m.base_);
     m.base_ = addr;
     m.keep_mapped_ = true;
+    shm_guard(addr, size, m.name_);
     return m;
 }
 
@@ -149,6 +186,7 @@ result<host_mapping> host_mapping::attach(const std::string &name, size_t size) 
     m.base_ = p;
     m.size_ = size;
     m.name_ = name;
+    shm_guard(p, size, name);
     return m;
 }
 

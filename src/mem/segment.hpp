@@ -2,10 +2,14 @@
 // A host segment is POSIX shared memory (/dev/shm/hgas-<job>-<rank>-<seg>-<random>, mode 0600) so that
 // ranks on the same node can map it; the owner unlinks the name once every peer has mapped it,
 // so nothing is left behind however the job ends after init.
+// A segment is sparse when created: /dev/shm pages are taken only for what its allocator hands
+// out (host_mapping::commit) or what is touched; a touch that /dev/shm cannot back is a SIGBUS,
+// which shm_guard.hpp turns into a message naming the cause (README.md: "Footprint").
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.hpp"
 #include "gpu/gpu.hpp"
@@ -52,8 +56,8 @@ public:
 
     // Creates and maps a new shared segment named `prefix-<64 random bits>` (base/shm.hpp: no
     // other user can predict the name, so none can block it; an existing name is never reused).
-    // name() is the full name, which peers learn through the bootstrap store. A failure to size
-    // it says which setting to lower.
+    // name() is the full name, which peers learn through the bootstrap store. The segment is
+    // sized but sparse (zero-filled, no /dev/shm pages yet): commit() reserves pages.
     static result<host_mapping> create(const std::string &prefix, size_t size);
     // Maps a peer's segment by name; checks its size.
     static result<host_mapping> attach(const std::string &name, size_t size);
@@ -64,6 +68,13 @@ public:
     static result<host_mapping> create_over(const std::string &prefix, void *addr, size_t size);
     // Removes the name (mappings stay valid). Idempotent.
     void unlink();
+    // Owner only: reserves the /dev/shm pages of [off, off+len) (whole commit_granule pieces,
+    // each once), so that the range can never SIGBUS. Fails with a message naming /dev/shm and
+    // what is free there when it is full. The allocator calls it for every block it hands out.
+    status commit(uint64_t off, uint64_t len);
+    // Bytes reserved so far by commit() (granules).
+    uint64_t committed() const { return committed_bytes_; }
+    static constexpr uint64_t commit_granule = 1 << 20;
 
     void *base() const { return base_; }
     size_t size() const { return size_; }
@@ -76,6 +87,9 @@ private:
     bool owner_ = false;
     bool linked_ = false;
     bool keep_mapped_ = false;  // create_over: the program's own memory, never unmapped
+    int fd_ = -1;               // owner: kept for commit()
+    std::vector<uint64_t> committed_;  // owner: bitmap of committed granules
+    uint64_t committed_bytes_ = 0;
 };
 
 // Copies `n` bytes without the address sanitizer's checks: the program's data that

@@ -128,7 +128,7 @@ status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) 
     HGAS_TRY(check_local(r, op, src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, dst, n));
     if (n == 0) return status::ok;  // checked; nothing to move (the buffer may be NULL)
-    const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
+    const mem::kind sk = n && r.has_devices() ? r.kind_of(src, n) : mem::kind::host;
     if (sk != mem::kind::host || ps->kind != mem::kind::host) return device_put(r, op, dst, *ps, src, sk, n, nullptr, nbi);
     if (ps->direct) {
         std::memcpy(ps->direct + dst.offset, src, n);
@@ -142,7 +142,7 @@ status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi, issuer
     HGAS_TRY(check_local(r, op, dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, src, n, by));
     if (n == 0) return status::ok;  // checked; nothing to move (the buffer may be NULL)
-    const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
+    const mem::kind dk = n && r.has_devices() ? r.kind_of(dst, n) : mem::kind::host;
     if (dk != mem::kind::host || ps->kind != mem::kind::host) return device_get(r, op, dst, dk, src, *ps, n, nbi);
     if (ps->direct) {
         std::memcpy(dst, ps->direct + src.offset, n);
@@ -159,7 +159,7 @@ status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_ha
         *h = HGAS_HANDLE_DONE;
         return status::ok;
     }
-    const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
+    const mem::kind sk = n && r.has_devices() ? r.kind_of(src, n) : mem::kind::host;
     if (sk != mem::kind::host || ps->kind != mem::kind::host) {
         *h = HGAS_HANDLE_DONE;
         return device_put(r, "hgas_put_nb", dst, *ps, src, sk, n, nullptr);
@@ -188,7 +188,7 @@ status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t
         *h = HGAS_HANDLE_DONE;
         return status::ok;
     }
-    const mem::kind dk = n ? r.kind_of(dst, n) : mem::kind::host;
+    const mem::kind dk = n && r.has_devices() ? r.kind_of(dst, n) : mem::kind::host;
     if (dk != mem::kind::host || ps->kind != mem::kind::host) {
         *h = HGAS_HANDLE_DONE;
         return device_get(r, "hgas_get_nb", dst, dk, src, *ps, n);
@@ -279,7 +279,7 @@ status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hga
     HGAS_TRY_ASSIGN(const core::peer_segment *ss, target(r, name, sig, 8, by));
     HGAS_TRY(mem::check_aligned(name, sig, 8));
     const auto sop = op == HGAS_SIGNAL_SET ? transport::signal_op::set : transport::signal_op::add;
-    const mem::kind sk = n ? r.kind_of(src, n) : mem::kind::host;
+    const mem::kind sk = n && r.has_devices() ? r.kind_of(src, n) : mem::kind::host;
     if (sk != mem::kind::host || ps->kind != mem::kind::host || ss->kind != mem::kind::host)
         return device_put_signal(r, name, dst, *ps, src, sk, n, sig, *ss, sop, value);
     if (ps->direct && ss->direct) {

@@ -54,5 +54,36 @@ if [ -n "$log" ] && grep -q "Process received signal" "$log"; then echo "ok   th
 else fail "no trace in '$log'"; fi
 # The 64K row compares with the peer's 64K line.
 has "$WORK/run.out" "0.001 GB/s"
+
+# kinds_budget_bounds_the_run: --budget cuts the points to fit and leaves out sizes past it,
+# saying so, instead of running until an outside limit kills the run (and its table).
+HGAS_SIM_HEAP_SIZE=64M timeout 100 "$HGASRUN" -n 1 "$DIR/hgas-bench-kinds" --kind sim --dirs h2d --sizes 8:8M:2 \
+    --quick --no-pin --budget 0.5 --transport self >"$WORK/kinds.out" 2>&1
+rc=$?
+[ $rc = 0 ] && echo "ok   kinds --budget: exit 0" || { fail "kinds --budget: exit $rc"; sed 's/^/      | /' "$WORK/kinds.out" | head; }
+has "$WORK/kinds.out" "the time budget (--budget 0.5 s) is spent"
+n=$(grep -c '^{"bench":"put_lat","impl":"hgas"' "$WORK/kinds.out")
+[ "$n" -ge 1 ] && echo "ok   $n put_lat records before the budget ran out" || fail "no put_lat record"
+"$BENCH" --gpu --budget 0 >"$WORK/budget.out" 2>&1
+[ $? = 2 ] && echo "ok   --budget 0: exit 2" || fail "--budget 0 accepted"
+has "$WORK/budget.out" "--budget: '0' is not seconds > 0"
+
+# bench_init_sweep: hgas-bench --init runs hgas-bench-init per rank count and prints the table
+# with the growth exponents (the plot needs matplotlib, which this machine may lack).
+"$BENCH" --init --hgasrun "$HGASRUN" --bench-dir "$DIR" --ranks 1,2,4 --repeat 1 --plot-dir "$WORK/plots" \
+    --json "$WORK/init.jsonl" >"$WORK/init.out" 2>&1
+rc=$?
+[ $rc = 0 ] && echo "ok   --init: exit 0" || { fail "--init: exit $rc"; sed 's/^/      | /' "$WORK/init.out" | head -20; }
+has "$WORK/init.out" "hgas-bench --init: ranks 1,2,4, 1 run(s) each"
+has "$WORK/init.out" "k init"
+n=$(grep -c '"bench":"init"' "$WORK/init.jsonl")
+[ "$n" = 3 ] && echo "ok   3 init records" || fail "$n init records, expected 3"
+for r in 1 2 4; do
+    grep -q "\"ranks\":$r,\"init_s\":[0-9.]*,\"init_max_s\":[0-9.]*,\"cpu_s\":[0-9.]*" "$WORK/init.jsonl" \
+        && echo "ok   record for $r ranks" || fail "no record for $r ranks"
+done
+"$BENCH" --init --ranks 2,x >"$WORK/ranks.out" 2>&1
+[ $? = 2 ] && echo "ok   --ranks 2,x: exit 2" || fail "--ranks 2,x accepted"
+has "$WORK/ranks.out" "--ranks: 'x' is not a rank count"
 echo "$FAILED failed"
 [ $FAILED = 0 ]

@@ -189,6 +189,31 @@ TEST_F(BootStore, PutGetBarrierAllgather) {
     EXPECT_TRUE(server_->all_joined());
 }
 
+// Start-up at scale spent its time here: every rank fetched every value with its own GET, so
+// an allgather cost the store n^2 replies (65536 at 256 ranks, three allgathers at init).
+// The store now gathers: one VALUES reply per rank, whatever the order of arrival.
+TEST_F(BootStore, AllgatherCostsTheStoreOneReplyPerRank) {
+    const int n = 12;
+    start(n);
+    std::vector<std::unique_ptr<client>> clients(n);
+    each_rank(n, [&](int r) {
+        clients[r] = join(r, n);
+        ASSERT_TRUE(clients[r]);
+        ASSERT_EQ(clients[r]->barrier("joined", 5.0), status::ok) << last_error();
+    });
+    const uint64_t before = server_->frames_sent();
+    each_rank(n, [&](int r) {
+        // Late contributors: ranks put in reverse order of rank, some long after others asked.
+        std::this_thread::sleep_for(std::chrono::milliseconds(3 * (n - r)));
+        std::vector<std::string> all;
+        ASSERT_EQ(clients[r]->allgather("ag", std::string(r + 1, char('a' + r)), all, 5.0), status::ok) << last_error();
+        ASSERT_EQ(all.size(), size_t(n));
+        for (int p = 0; p < n; ++p) EXPECT_EQ(all[p], std::string(p + 1, char('a' + p))) << "rank " << r;
+    });
+    EXPECT_EQ(server_->frames_sent() - before, uint64_t(n)) << "one reply per rank, not one per value";
+    each_rank(n, [&](int r) { EXPECT_EQ(clients[r]->finalize(), status::ok); });
+}
+
 TEST_F(BootStore, SocketFileIsPrivateAndGoesOnceAllJoined) {
     start(2);
     struct stat st;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 
 #include <cstring>
 #include <random>
@@ -14,6 +15,7 @@
 #include "mem/allocator.hpp"
 #include "mem/gptr.hpp"
 #include "mem/segment.hpp"
+#include "mem/shm_guard.hpp"
 
 using namespace hgas;
 using namespace hgas::mem;
@@ -180,4 +182,74 @@ TEST(Segment, ShmNamePredictableFromJobIdIsNotUsed) {
     ASSERT_EQ(stat(("/dev/shm" + c->name()).c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
     EXPECT_EQ(st.st_uid, getuid());
+}
+
+// Every rank reserved its whole heaps in /dev/shm at init (posix_fallocate: ~88 MB a rank at
+// the default sizes, so 256 ranks did not fit in 24 GB). A segment is now sparse: it takes
+// pages for what the allocator hands out (commit) and nothing else.
+TEST(Segment, HeapIsSparseUntilTheAllocatorCommits) {
+    const size_t size = 64u << 20;
+    auto a = host_mapping::create(shm_name("sparse" + std::to_string(getpid()), 0, 0), size);
+    ASSERT_TRUE(a.ok()) << last_error();
+    auto resident = [&] {  // bytes of /dev/shm the segment holds
+        int fd = shm_open(a->name().c_str(), O_RDONLY, 0);
+        struct stat st{};
+        EXPECT_EQ(fstat(fd, &st), 0);
+        close(fd);
+        return uint64_t(st.st_blocks) * 512;
+    };
+    EXPECT_EQ(resident(), 0u);
+    EXPECT_EQ(static_cast<char *>(a->base())[size - 1], 0);  // reads as zeros (a read takes no page here)
+    allocator heap(size);
+    heap.set_commit([&](uint64_t off, uint64_t n) { return a->commit(off, n); });
+    auto x = heap.allocate(3u << 20, 64);
+    ASSERT_TRUE(x.ok()) << last_error();
+    EXPECT_EQ(a->committed(), 3u << 20);
+    EXPECT_GE(resident(), 3u << 20);
+    EXPECT_LE(resident(), 4u << 20);
+    auto y = heap.allocate(100, 64);  // inside a granule committed already: no new pages
+    ASSERT_TRUE(y.ok());
+    EXPECT_EQ(a->committed(), 4u << 20);
+    auto z = heap.allocate(1000, 64, false);  // the runtime's sparse areas: nothing reserved
+    ASSERT_TRUE(z.ok());
+    EXPECT_EQ(a->committed(), 4u << 20);
+}
+
+// A full /dev/shm is an allocation error that names /dev/shm, and the block is not handed out.
+TEST(Segment, CommitFailureFailsTheAllocationAndNamesDevShm) {
+    allocator heap(8u << 20);
+    heap.set_commit([](uint64_t, uint64_t n) {
+        return fail(status::no_memory, "cannot reserve %llu bytes of /dev/shm (test)", (unsigned long long)n);
+    });
+    auto x = heap.allocate(4096, 64);
+    EXPECT_EQ(x.error(), status::no_memory);
+    EXPECT_TRUE(heap.commit_failed());
+    EXPECT_NE(last_error().find("/dev/shm"), std::string::npos) << last_error();
+    EXPECT_EQ(heap.in_use(), 0u);
+    EXPECT_EQ(heap.largest_free(), 8u << 20);  // nothing leaked
+    heap.set_commit(nullptr);
+    ASSERT_TRUE(heap.allocate(4096, 64).ok());
+    EXPECT_FALSE(heap.commit_failed());
+}
+
+// A touch that /dev/shm cannot back is a SIGBUS; the handler's message names the segment,
+// /dev/shm and what to change (the default would die saying only "Bus error").
+TEST(Segment, SigbusInASegmentIsExplained) {
+    auto a = host_mapping::create(shm_name("bus" + std::to_string(getpid()), 0, 0), 1 << 20);
+    ASSERT_TRUE(a.ok()) << last_error();
+    const char *p = static_cast<char *>(a->base()) + 4096;
+    const std::string msg = shm_guard_message(p);
+    EXPECT_NE(msg.find(a->name()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("/dev/shm is full"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("offset 4096"), std::string::npos) << msg;
+    EXPECT_EQ(shm_guard_message(&msg), "");  // not a segment: not ours to explain
+    // The real thing, in a child: a segment whose file was truncated below the mapping faults
+    // like a page /dev/shm cannot back, and the child dies of SIGBUS after printing why.
+    EXPECT_EXIT(
+        {
+            int fd = shm_open(a->name().c_str(), O_RDWR, 0);
+            if (fd < 0 || ftruncate(fd, 0) != 0) _exit(3);
+            *(volatile char *)p = 1;
+        },
+        ::testing::KilledBySignal(SIGBUS), "SIGBUS at 0x[0-9a-f]+ in shared memory .*/dev/shm is full");
 }

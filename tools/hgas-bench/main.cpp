@@ -75,6 +75,18 @@ options:
   --msg               tagged messages (bench/hgas-bench-msg: msg_lat, msg_bw, msg_bibw, msg_rate)
                       over each transport, one JSON record per line into --json FILE; with
                       --gpu also bench/gpu/hgas-bench-msg-gpu (GPU buffers, baselines, halo)
+  --budget S          --gpu: finish within about S seconds: each program gets an equal share
+                      of what is left (bench/hgas-bench-kinds cuts its loops to fit and
+                      leaves out sizes past it, saying so in "# skipped" lines), so that a
+                      slow path cannot cost the whole table
+  --init              start-up mode: hgas_init's time against the number of ranks
+                      (bench/hgas-bench-init under hgasrun -n N for each N of --ranks,
+                      oversubscribed on this machine), then tools/init-plot.py: a table with
+                      the growth exponent between points and a PNG (--plot-dir)
+  --ranks N,N,...     rank counts for --init (default 2,4,8,16,32,64,128,256; --quick
+                      stops at 64)
+  --repeat K          runs per rank count for --init, median kept (default 3; --quick 1)
+  --plot-dir DIR      where --init puts init.png (default: the current folder)
   -v, --verbose       also print the benchmark programs' own tables as they run
   -h, --help          this text
 
@@ -95,6 +107,10 @@ struct options {
     bool verbose = false;
     bool gpu = false;
     bool msg = false;
+    bool init = false;
+    std::string ranks, plot_dir = ".";
+    int repeat = 0;
+    double budget = 0;
     std::string only;
     std::string hgasrun, bench_dir, perftest;
 };
@@ -224,6 +240,25 @@ options parse(int argc, char **argv) {
             o.gpu = true;
         } else if (a == "--msg") {
             o.msg = true;
+        } else if (a == "--init") {
+            o.init = true;
+        } else if (a == "--ranks") {
+            o.ranks = value("--ranks");
+            for (auto &n : split(o.ranks, ','))
+                if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || std::stoi(n) < 1)
+                    usage_error("--ranks: '" + n + "' is not a rank count (a list such as 2,4,8)");
+        } else if (a == "--repeat") {
+            const std::string v = value("--repeat");
+            if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || std::stoi(v) < 1)
+                usage_error("--repeat: '" + v + "' is not a positive count");
+            o.repeat = std::stoi(v);
+        } else if (a == "--budget") {
+            const std::string v = value("--budget");
+            char *end = nullptr;
+            o.budget = std::strtod(v.c_str(), &end);
+            if (end == v.c_str() || *end || o.budget <= 0) usage_error("--budget: '" + v + "' is not seconds > 0");
+        } else if (a == "--plot-dir") {
+            o.plot_dir = value("--plot-dir");
         } else if (a == "-v" || a == "--verbose") {
             o.verbose = true;
         } else {
@@ -779,10 +814,30 @@ int run_gpu(const options &o) {
         return 1;
     }
     int failed = 0;
-    for (auto &[name, spec] : runs) {
+    const double t_start = static_cast<double>(std::time(nullptr));
+    for (size_t i = 0; i < runs.size(); ++i) {
+        auto &[name, spec] = runs[i];
+        double limit = 300;
+        if (o.budget > 0) {
+            // An equal share of what is left; the kinds program fits its loops into 80% of it
+            // (its start-up and checks take the rest), and a program that still overruns is
+            // stopped at its share plus a grace, keeping what it printed.
+            const double left = o.budget - (static_cast<double>(std::time(nullptr)) - t_start);
+            if (left < 5) {
+                std::printf("# skipped %s: the time budget (--budget %g s) is spent\n", name.c_str(), o.budget);
+                continue;
+            }
+            const double share = left / static_cast<double>(runs.size() - i);
+            if (spec.argv.size() > 3 && spec.argv[3] == kinds) {
+                char b[32];
+                std::snprintf(b, sizeof b, "%.1f", share * 0.8);
+                spec.argv.insert(spec.argv.end(), {"--budget", b});
+            }
+            limit = share + 10;
+        }
         std::printf("hgas-bench: %s ...\n", name.c_str());
         std::fflush(stdout);
-        child_result r = run_capture(spec, 300, o.verbose);
+        child_result r = run_capture(spec, limit, o.verbose);
         size_t recs = 0, bad = 0;
         for (auto &line : split(r.out, '\n')) {
             if (line.rfind("{", 0) == 0) {
@@ -799,6 +854,7 @@ int run_gpu(const options &o) {
                         r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
         }
         std::printf("hgas-bench: %s: %zu records\n", name.c_str(), recs);
+        std::fflush(out);  // a run stopped from outside keeps the records of the programs done
     }
     std::fclose(out);
     spawn_spec plot;
@@ -854,12 +910,69 @@ int run_msg(const options &o) {
     return failed ? 1 : 0;
 }
 
+// Start-up mode: hgas-bench-init under hgasrun -n N for each N; the median of --repeat runs
+// per N goes to the JSON lines, and tools/init-plot.py prints the table and draws the plot.
+int run_init(const options &o) {
+    const std::string prog = o.bench_dir + "/hgas-bench-init";
+    if (!is_exec(o.hgasrun) || !is_exec(prog)) {
+        std::fprintf(stderr, "hgas-bench: --init needs %s and %s; build them (ninja hgasrun hgas-bench-init)\n",
+                     o.hgasrun.c_str(), prog.c_str());
+        return 1;
+    }
+    const std::string ranks = !o.ranks.empty() ? o.ranks : o.quick ? "2,4,8,16,32,64" : "2,4,8,16,32,64,128,256";
+    const int repeat = o.repeat ? o.repeat : o.quick ? 1 : 3;
+    std::string jsonl = o.json.empty() ? "/tmp/hgas-bench-init-" + std::to_string(getpid()) + ".jsonl" : o.json;
+    FILE *out = std::fopen(jsonl.c_str(), "w");
+    if (!out) {
+        std::fprintf(stderr, "hgas-bench: cannot write %s: %s\n", jsonl.c_str(), std::strerror(errno));
+        return 1;
+    }
+    std::printf("hgas-bench --init: ranks %s, %d run(s) each (median kept), %ld CPUs\n", ranks.c_str(), repeat,
+                sysconf(_SC_NPROCESSORS_ONLN));
+    int failed = 0;
+    for (auto &n : split(ranks, ',')) {
+        std::vector<std::pair<double, std::string>> got;  // (init_s, record)
+        for (int k = 0; k < repeat; ++k) {
+            spawn_spec s;
+            s.argv = {o.hgasrun, "-n", n, prog};
+            child_result r = run_capture(s, 600, o.verbose);
+            std::string rec;
+            for (auto &line : split(r.out, '\n'))
+                if (line.rfind("{", 0) == 0 && line.find("\"bench\":\"init\"") != std::string::npos) rec = line;
+            if (r.rc != 0 || rec.empty()) {
+                ++failed;
+                std::printf("hgas-bench: init of %s ranks FAILED (status %d)\n%s\n", n.c_str(), r.rc,
+                            r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
+                break;
+            }
+            got.push_back({std::stod(parse_flat_json(rec)["init_s"]), rec});
+        }
+        if (got.empty()) continue;
+        std::sort(got.begin(), got.end());
+        const std::string &median = got[got.size() / 2].second;
+        std::fprintf(out, "%s\n", median.c_str());
+        std::fflush(out);
+        auto m = parse_flat_json(median);
+        std::printf("hgas-bench: %5s ranks: init %s s (cpu %s s, ranks entered over %s s)\n", n.c_str(),
+                    m["init_s"].c_str(), m["cpu_s"].c_str(), m["spawn_s"].c_str());
+        std::fflush(stdout);
+    }
+    std::fclose(out);
+    spawn_spec plot;
+    plot.argv = {"python3", HGAS_BENCH_INIT_PLOT, "--out", o.plot_dir, jsonl};
+    child_result pr = run_capture(plot, 120, false);
+    std::printf("%s", pr.out.c_str());
+    if (o.json.empty()) unlink(jsonl.c_str());
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     bench_run run;
     run.o = parse(argc, argv);
     options &o = run.o;
     if (o.gpu) return run_gpu(o);
     if (o.msg) return run_msg(o);
+    if (o.init) return run_init(o);
     if (!is_exec(o.hgasrun)) {
         std::fprintf(stderr, "hgas-bench: the launcher %s is missing; build it (ninja hgasrun) or pass --hgasrun\n",
                      o.hgasrun.c_str());
