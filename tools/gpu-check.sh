@@ -52,6 +52,9 @@
 #   $BUILD/ucx-site); otherwise -DHGAS_UCX=OFF.
 # GoogleTest: the system's if there is one, else a carried source tree at .deps/googletest
 #   (cp -r /usr/src/googletest .deps/), built into $BUILD/gtest; else tests are not built.
+# FFTW (nas-ft on the CPU): the system's, else Debian's packages unpacked into .deps/fftw
+#   (apt-get download libfftw3-dev libfftw3-double3 libfftw3-single3; dpkg -x each into
+#   .deps/fftw); without either nas-ft is not built.
 # Exit status: 0 when every step that ran passed; 1 otherwise; 2 for bad options.
 set -u -o pipefail
 
@@ -132,6 +135,7 @@ find_gtest() {
 if [ $DO_BUILD = 1 ]; then
     say "build: configuring $BUILD (CUDA on, architectures $CUDA_ARCH) ..."
     args=(-G Ninja -S . -B "$BUILD" -DHGAS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH")
+    prefixes=()   # CMAKE_PREFIX_PATH: carried GoogleTest and FFTW
     : >"$OUT/build.log"
     whl=$(ls .whl/libucx*.whl 2>/dev/null | head -1)
     venv_ucx=$(ls -d build/venv/lib/python3*/site-packages/libucx 2>/dev/null | head -1)
@@ -159,7 +163,7 @@ if [ $DO_BUILD = 1 ]; then
             -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_POLICY_VERSION_MINIMUM=3.5 -DCMAKE_INSTALL_PREFIX="$ROOT/$BUILD/gtest" >>"$OUT/build.log" 2>&1 \
             && cmake --build "$BUILD/gtest-build" -j "$JOBS" >>"$OUT/build.log" 2>&1 \
             && cmake --install "$BUILD/gtest-build" >>"$OUT/build.log" 2>&1; then
-            args+=(-DCMAKE_PREFIX_PATH="$ROOT/$BUILD/gtest")
+            prefixes+=("$ROOT/$BUILD/gtest")
         else
             args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON -DEPISIM_TESTS=ON -DSEISMIC_TESTS=ON)
             say "build: building the carried GoogleTest failed (build.log); tests are not built"
@@ -169,6 +173,13 @@ if [ $DO_BUILD = 1 ]; then
         args+=(-DHGAS_TESTS=OFF -DHIMENO_TESTS=ON -DNAS_TESTS=ON -DEPISIM_TESTS=ON -DSEISMIC_TESTS=ON)
         say "build: NO GoogleTest here (carry .deps/googletest: docs/bench.md); tests are not built (himeno's are: they need none)"
     fi
+    # FFTW (nas-ft's CPU transforms): the system's, else a carried copy of Debian's packages in
+    # .deps/fftw (dpkg -x of libfftw3-dev and its libraries; docs/bench.md says how).
+    if [ ! -f /usr/include/fftw3.h ] && [ -f .deps/fftw/usr/include/fftw3.h ]; then
+        prefixes+=("$ROOT/.deps/fftw/usr")
+        say "build: FFTW from the carried .deps/fftw"
+    fi
+    [ ${#prefixes[@]} -gt 0 ] && args+=(-DCMAKE_PREFIX_PATH="$(IFS=';'; echo "${prefixes[*]}")")
     t=$SECONDS
     if timeout "$(limit 120)" cmake "${args[@]}" >>"$OUT/build.log" 2>&1; then
         grep -E '^-- hgas:' "$OUT/build.log" | tee -a "$SUMMARY"
