@@ -151,12 +151,15 @@ status rank::init() {
     if (internal_.msg_pool_chunk < 4096 || internal_.msg_pool_chunk % 64 || internal_.msg_pool_chunk > (1ull << 31))
         return fail(status::invalid_setting, "HGAS_MSG_POOL_CHUNK=%llu: use 4K to 2G, a multiple of 64",
                     (unsigned long long)internal_.msg_pool_chunk);
-    // A small heap (tests, tools) keeps most of itself: the pool takes at most an eighth of it,
-    // fewer chunks first, then smaller ones (every rank computes the same).
-    const uint64_t pool_cap = sym_heap().capacity() / 8;
-    while (internal_.msg_pool_depth > 1 && 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk > pool_cap)
-        --internal_.msg_pool_depth;
-    while (internal_.msg_pool_chunk > 4096 && 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk > pool_cap)
+    // The pool takes at most 1/64 of the heap, so that programs sized to the heap still fit:
+    // smaller chunks first (down to 64 KiB), then fewer, then smaller again (every rank
+    // computes the same).
+    const uint64_t pool_cap = sym_heap().capacity() / 64;
+    auto pool_bytes = [&] { return 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk; };
+    while (internal_.msg_pool_chunk > 65536 && pool_bytes() > pool_cap)
+        internal_.msg_pool_chunk = std::max<uint64_t>(65536, internal_.msg_pool_chunk / 2 / 64 * 64);
+    while (internal_.msg_pool_depth > 1 && pool_bytes() > pool_cap) --internal_.msg_pool_depth;
+    while (internal_.msg_pool_chunk > 4096 && pool_bytes() > pool_cap)
         internal_.msg_pool_chunk = std::max<uint64_t>(4096, internal_.msg_pool_chunk / 2 / 64 * 64);
     if (internal_.msg_pool_depth)
         HGAS_TRY(alloc(2 * internal_.msg_pool_depth * internal_.msg_pool_chunk, internal_.msg_pool));

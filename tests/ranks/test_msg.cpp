@@ -185,7 +185,10 @@ TEST(Msg, PoolPipelinesLargeDeviceMessages) {
     }
     hgasi_msg_stats_t st;
     HGAS_OK_OR_FAIL(hgasi_msg_stats(&st));
-    EXPECT_EQ(st.pool_bytes, 2 * depth * chunk) << "the pool is 2 x depth x chunk whatever the number of ranks";
+    // 2 x depth x chunk whatever the number of ranks (a small heap may cap the defaults: 1/64 of it).
+    if (expect_pool) EXPECT_EQ(st.pool_bytes, 2 * depth * chunk);
+    else EXPECT_LE(st.pool_bytes, 2 * depth * chunk);
+    EXPECT_GT(st.pool_bytes, 0u);
     EXPECT_EQ(st.ring_bytes, static_cast<uint64_t>(n()) * env_size("HGAS_MSG_SLOTS", 8) * (eager_max() + 64));
     EXPECT_LE(st.pool_send_peak, depth);
     if (expect_pool) {
