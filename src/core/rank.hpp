@@ -55,7 +55,7 @@ struct internal_objects {
     uint64_t msg_slot = 0;                    // HGAS_MSG_SLOT
     uint64_t msg_slots = 0;                   // HGAS_MSG_SLOTS
     static constexpr uint64_t device_sync_bytes = max_rounds * 64;
-    static constexpr int coll_team_slots = 128;  // teams a rank may belong to at once (coll/team.hpp)
+    static constexpr int coll_team_slots = 80;   // teams a rank may belong to at once (coll/team.hpp)
     static constexpr int coll_team_words = 96;   // words (64 bytes apart) per team slot
 };
 
