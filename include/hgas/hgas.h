@@ -372,7 +372,7 @@ hgas_status_t hgas_alltoall(void *dst, const void *src, size_t bytes);
  * is named by an hgas_team_t, local to each rank (members may hold different numbers for the
  * same team); ranks are numbered 0 .. n-1 within it. Predefined: HGAS_TEAM_WORLD (every rank),
  * HGAS_TEAM_NODE (the ranks on this rank's node) and HGAS_TEAM_GPU (the ranks on this node that
- * use this rank's GPU; a rank without a GPU is alone in it). A rank may belong to at most 128
+ * use this rank's GPU; a rank without a GPU is alone in it). A rank may belong to at most 80
  * teams at once (the three predefined ones included). Splits and destroy are collective over
  * the parent / the team; every hgas_team_* collective is collective over the team, with the
  * same rules as the world collectives above (all members, same order, matching arguments:

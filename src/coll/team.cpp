@@ -18,9 +18,13 @@ namespace hgas::coll {
 namespace {
 
 constexpr int k_slots = core::internal_objects::coll_team_slots;
-constexpr int k_mask_words = k_slots / 64;  // the free-slot masks: k_mask_words 64-bit words
-static_assert(k_slots % 64 == 0 && k_mask_words == 2, "agree_split sends two mask words");
+constexpr int k_mask_words = (k_slots + 63) / 64;  // the free-slot masks: k_mask_words 64-bit words
+static_assert(k_mask_words == 2, "agree_split sends two mask words");
 using slot_mask = std::array<uint64_t, k_mask_words>;
+// The bits of word w that name a slot (the last word is partly beyond k_slots).
+constexpr uint64_t slot_bits(int w) {
+    return 64 * (w + 1) <= k_slots ? ~uint64_t{0} : (uint64_t{1} << (k_slots - 64 * w)) - 1;
+}
 
 // Everything a rank knows of its teams; attached to the rank (released with it).
 struct table {
@@ -84,7 +88,7 @@ status agree_split(team &parent, const char *op, bool joins, bool valid, const u
     constexpr int a0 = k_mask_words + 1;  // the arguments follow the masks and the valid flag
     uint64_t v[a0 + 2 * 3], out[a0 + 2 * 3];
     for (int w = 0; w < k_mask_words; ++w)
-        v[w] = joins ? ~tables(*parent.r).used[static_cast<size_t>(w)] : ~uint64_t{0};
+        v[w] = joins ? ~tables(*parent.r).used[static_cast<size_t>(w)] & slot_bits(w) : ~uint64_t{0};
     v[k_mask_words] = valid ? 1 : 0;
     for (int i = 0; i < k; ++i) {
         v[a0 + 2 * i] = args[i];
