@@ -17,7 +17,7 @@ if ! unshare -m true 2>/dev/null; then
     echo "shm_full: skipped: this machine does not allow mount namespaces"
     exit 77
 fi
-WORK=$(mktemp -d /tmp/hgas-shm-full.XXXXXX)
+WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 unset HGAS_RANK HGAS_SIZE HGAS_BOOT_ADDR HGAS_BOOT_SECRET HGAS_JOB_ID HGAS_NODE_NAME HGASRUN_PID HGAS_HEAP_SIZE \
       HGAS_LOCAL_HEAP_SIZE
