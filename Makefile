@@ -10,7 +10,7 @@ VENV    := $(BUILD)/venv
 UCX_PREFIX = $(shell $(VENV)/bin/python -c 'import libucx, os; print(os.path.dirname(libucx.__file__))' 2>/dev/null)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test bench bench-deps info clean
+.PHONY: all deps configure build run test bench bench-deps plot-deps info clean
 
 all: build
 
@@ -22,6 +22,14 @@ $(VENV)/.ucx-installed: requirements-ucx.txt
 	touch $@
 
 deps: $(VENV)/.ucx-installed
+
+# matplotlib (pinned) for the apps' sweep plots, into the same environment:
+# make plot-deps, then $(VENV)/bin/python apps/episim/sweep ...
+$(VENV)/.plot-installed: $(VENV)/.ucx-installed apps/episim/requirements-plot.txt
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r apps/episim/requirements-plot.txt
+	touch $@
+
+plot-deps: $(VENV)/.plot-installed
 
 $(BUILD)/build.ninja: deps CMakeLists.txt
 	cmake -G Ninja -S . -B $(BUILD) -DHGAS_UCX_ROOT=$(UCX_PREFIX) $(CMAKE_FLAGS)
