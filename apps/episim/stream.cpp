@@ -62,6 +62,15 @@ uint64_t Receiver::day(const sink_t &sink) {
     int left = n_;
     uint64_t got = 0;
     double last = now();
+    auto give_up_after_timeout = [&] {
+        if (now() - last <= timeout_) return;
+        std::string who;
+        for (int q = 0; q < n_; ++q)
+            if (!ended[q]) who += (who.empty() ? "" : ", ") + std::to_string(q);
+        throw error("rank " + std::to_string(hgas_rank_me()) + ": no fragment (tag " + std::to_string(tag_) +
+                    ") from rank(s) " + who + " in " + std::to_string(int(timeout_)) +
+                    " s; their streams did not end (--timeout)");
+    };
     while (left > 0) {
         for (size_t i = 0; i < reposts.size();)
             if (dev_.done(reposts[i].ev)) {
@@ -82,20 +91,14 @@ uint64_t Receiver::day(const sink_t &sink) {
         }
         if (ready < 0 && !waiting) {  // every buffer of the peers still sending is being emptied
             dev_.sync();
+            give_up_after_timeout();
             continue;
         }
         int idx = -1, flag = 0;
         if (ready < 0) check(hgas_test_any(fronts.data(), fronts.size(), &idx, &flag), "receiving a fragment");
         if (ready < 0 && flag && idx >= 0) ready = idx;
         if (ready < 0) {
-            if (now() - last > timeout_) {
-                std::string who;
-                for (int q = 0; q < n_; ++q)
-                    if (!ended[q]) who += (who.empty() ? "" : ", ") + std::to_string(q);
-                throw error("rank " + std::to_string(hgas_rank_me()) + ": no fragment (tag " + std::to_string(tag_) +
-                            ") from rank(s) " + who + " in " + std::to_string(int(timeout_)) +
-                            " s; their streams did not end (--timeout)");
-            }
+            give_up_after_timeout();
             sched_yield();
             continue;
         }

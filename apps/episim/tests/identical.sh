@@ -17,6 +17,11 @@ run() {  # run NAME N ARGS...: the table in $WORK/NAME
     if ! "$HGASRUN" -n "$n" --timeout 100 "$EPISIM" "${ARGS[@]}" --curve "$WORK/$name" "$@" >"$WORK/$name.out" 2>&1; then
         echo "FAIL: $n rank(s) $* exited with an error:"; sed 's/^/    /' "$WORK/$name.out"; FAILED=1; return 1
     fi
+    # every stream was closed: no message left unreceived, no receive left posted at finalize
+    if grep -qE "never (received|completed)" "$WORK/$name.out"; then
+        echo "FAIL: $n rank(s) $*: hgas_finalize found messages or receives left over:"
+        grep -E "never (received|completed)" "$WORK/$name.out" | head -5 | sed 's/^/    /'; FAILED=1
+    fi
 }
 run ref 1 --kind host --style integrated || exit 1
 echo "reference (1 rank, host, integrated):"; sed 's/^/    /' "$WORK/ref"
