@@ -340,11 +340,14 @@ elif [ "$ONLY" = all ] || [ "$ONLY" = bench ]; then
     UP=$(ls "$ROOT"/build/venv/lib/python3*/site-packages/libucx/bin/ucx_perftest \
         "$BUILD"/ucx-site/libucx/bin/ucx_perftest 2>/dev/null | head -1)
     if [ -n "$UP" ]; then
+        # Its own libraries first: a UCX of the machine's on the library path (another version)
+        # lacks symbols this ucx_perftest needs.
+        UPENV=(env LD_LIBRARY_PATH="$(cd "$(dirname "$UP")/../lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
         for t in tag_lat:8 tag_bw:4194304 tag_bw:67108864; do
             port=$((13337 + RANDOM % 1000))
-            timeout 60 "$UP" -p "$port" -t "${t%%:*}" -m cuda -s "${t##*:}" -n 1000 >/dev/null 2>&1 &
+            timeout 60 "${UPENV[@]}" "$UP" -p "$port" -t "${t%%:*}" -m cuda -s "${t##*:}" -n 1000 >/dev/null 2>&1 &
             sleep 2
-            bench "ucx_perftest ${t%%:*} -m cuda ${t##*:} B" 60 "$UP" localhost -p "$port" -t "${t%%:*}" -m cuda -s "${t##*:}" -n 1000
+            bench "ucx_perftest ${t%%:*} -m cuda ${t##*:} B" 60 "${UPENV[@]}" "$UP" localhost -p "$port" -t "${t%%:*}" -m cuda -s "${t##*:}" -n 1000
             wait
         done
     else say "bench: no ucx_perftest in the carried UCX: the UCX tag peer of D->D messages is not measured"; fi

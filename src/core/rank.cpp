@@ -151,10 +151,11 @@ status rank::init() {
     if (internal_.msg_pool_chunk < 4096 || internal_.msg_pool_chunk % 64 || internal_.msg_pool_chunk > (1ull << 31))
         return fail(status::invalid_setting, "HGAS_MSG_POOL_CHUNK=%llu: use 4K to 2G, a multiple of 64",
                     (unsigned long long)internal_.msg_pool_chunk);
-    // The pool takes at most 1/64 of the heap, so that programs sized to the heap still fit:
-    // smaller chunks first (down to 64 KiB), then fewer, then smaller again (every rank
-    // computes the same).
-    const uint64_t pool_cap = sym_heap().capacity() / 64;
+    // The pool takes at most 1/128 of the heap, so that programs sized to the heap still fit
+    // (an OpenSHMEM program asking SHMEM_SYMMETRIC_SIZE=32M for a 30 MiB block, with the team
+    // words and rings beside it): smaller chunks first (down to 64 KiB), then fewer, then
+    // smaller again (every rank computes the same).
+    const uint64_t pool_cap = sym_heap().capacity() / 128;
     auto pool_bytes = [&] { return 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk; };
     while (internal_.msg_pool_chunk > 65536 && pool_bytes() > pool_cap)
         internal_.msg_pool_chunk = std::max<uint64_t>(65536, internal_.msg_pool_chunk / 2 / 64 * 64);
@@ -162,7 +163,8 @@ status rank::init() {
     while (internal_.msg_pool_chunk > 4096 && pool_bytes() > pool_cap)
         internal_.msg_pool_chunk = std::max<uint64_t>(4096, internal_.msg_pool_chunk / 2 / 64 * 64);
     if (internal_.msg_pool_depth)
-        HGAS_TRY(alloc(2 * internal_.msg_pool_depth * internal_.msg_pool_chunk, internal_.msg_pool));
+        // Sparse like the rings: only jobs that message device memory take its pages.
+        HGAS_TRY(alloc(2 * internal_.msg_pool_depth * internal_.msg_pool_chunk, internal_.msg_pool, false));
     HGAS_TRY(alloc(internal_objects::msg_stream_slots * 16, internal_.msg_stream));
     // The device barrier's words, before any user allocation of the cuda heap (zeroed with the
     // segment); every rank with the cuda kind reserves the same offset.

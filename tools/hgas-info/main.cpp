@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
         const uint64_t pchunk = cfg->bytes(setting::msg_pool_chunk);
         const uint64_t depth = static_cast<uint64_t>(cfg->integer(setting::msg_pool_depth));
         if (depth)
-            std::printf("  pinned pool: %llu send + %llu receive chunks of %s B = %llu KiB per rank (at most 1/64 of "
+            std::printf("  pinned pool: %llu send + %llu receive chunks of %s B = %llu KiB per rank (at most 1/128 of "
                         "HGAS_HEAP_SIZE), whatever the number of peers (device -> chunk, transport, chunk -> device, "
                         "overlapped on internal streams)\n",
                         (unsigned long long)depth, (unsigned long long)depth, cfg->value_text(setting::msg_pool_chunk).c_str(),
