@@ -263,7 +263,18 @@ void shmem_info_get_version(int *major, int *minor) {
 void shmem_info_get_name(char *name) {
     if (name) std::snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
 }
-void start_pes(int) { shmem_init(); }
+// start_pes is OpenSHMEM 1.0's entry, from before shmem_finalize existed: its programs (OSU's
+// benchmarks among them) return from main without finalizing, and expect the library to end
+// the PE at exit. Without this, a PE that returns first leaves while a peer may still target
+// its memory, and the launcher reports it as exiting without finalizing.
+static void finalize_at_exit() {
+    if (hgas_initialized()) shmem_finalize();
+}
+void start_pes(int) {
+    shmem_init();
+    static bool registered = false;
+    if (!registered) registered = std::atexit(finalize_at_exit) == 0;
+}
 int _my_pe(void) { return hgas_rank_me(); }
 int _num_pes(void) { return hgas_rank_n(); }
 int shmem_num_pes(void) { return hgas_rank_n(); }
