@@ -60,7 +60,7 @@ set -u -o pipefail
 
 QUICK=0 DO_BUILD=1 ONLY=all
 # The steps --only can pick (each section below says what it runs).
-ONLY_STEPS="tests bench device himeno nas episim seismic"
+ONLY_STEPS="tests bench device himeno nas episim seismic osu"
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) QUICK=1 ;;
@@ -195,6 +195,7 @@ if [ $DO_BUILD = 1 ]; then
         [ "$ONLY" = nas ] && targets=(--target nas-ft nas-mg hgasrun)
         [ "$ONLY" = episim ] && targets=(--target episim hgasrun)
         [ "$ONLY" = seismic ] && targets=(--target seismic hgasrun)
+        [ "$ONLY" = osu ] && targets=(--target hgas hgas_shmem hgasrun)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
@@ -624,6 +625,27 @@ if [ "$ONLY" = all ] || [ "$ONLY" = seismic ]; then
             cp "$OUT/seismic-sweep/results.jsonl" "$OUT/seismic.jsonl" 2>/dev/null
         fi
         say "seismic: done after $((SECONDS - t)) s"
+    fi
+fi
+
+# ---- OSU OpenSHMEM benchmarks (host memory, the machine's quiet cores) --------------------
+# The OSU micro-benchmarks' OpenSHMEM programs, carried as .deps/osu/openshmem (not part of
+# hgas), built with hgas's oshcc and with the machine's own OpenSHMEM (Open MPI's, when
+# /usr/bin/oshcc exists) and run side by side at 2 PEs by tools/osu-shmem.sh: put/get latency,
+# put message rate, atomics, barrier, broadcast, collect, fcollect, reduce.
+if [ "$ONLY" = all ] || [ "$ONLY" = osu ]; then
+    OSU_SRC=${OSU_SRC:-$ROOT/.deps/osu/openshmem}
+    if [ ! -f "$OSU_SRC/osu_common.c" ]; then
+        say "osu: NOT RUN: no OSU OpenSHMEM sources at $OSU_SRC (carry .deps/osu)"
+    elif [ "$(left)" -lt 60 ]; then
+        say "osu: NOT RUN: the deadline ($DEADLINE s) is near"; FAILED+=("osu (not run)")
+    else
+        t=$SECONDS
+        peer=(); [ -x /usr/bin/oshcc ] && [ -x /usr/bin/oshrun ] && peer=(--peer-bin /usr/bin)
+        timeout -k 5 "$(limit 240)" bash tools/osu-shmem.sh "$OSU_SRC" --bin "$BUILD/bin" --np 2 --timeout 60 \
+            ${peer[@]+"${peer[@]}"} --out "$OUT/osu" >"$OUT/osu.txt" 2>&1 || FAILED+=("osu")
+        grep -E '^(==|osu-shmem:)' "$OUT/osu.txt" | tee -a "$SUMMARY"
+        say "osu: done after $((SECONDS - t)) s (table: osu.txt)"
     fi
 fi
 
