@@ -75,8 +75,8 @@ import json, os, re, sys
 out, only, np_ = sys.argv[1], sys.argv[2].split(), int(sys.argv[3])
 
 def rows(path):
-    """(key, value) of an OSU log: `size value` rows, or `name rate latency` rows (atomics:
-    the latency, the last column)."""
+    """(key, value) of an OSU log: `size value` rows, `name rate latency` rows (atomics: the
+    latency, the last column), or one number (barrier)."""
     res = {}
     try:
         text = open(path).read()
@@ -88,6 +88,8 @@ def rows(path):
         m = re.match(r"^\s*(\S+)((?:\s+[0-9.]+)+)\s*$", line)
         if m:
             res[m.group(1)] = float(m.group(2).split()[-1])
+        elif re.match(r"^\s*[0-9.]+\s*$", line):  # barrier: one number, no size
+            res["latency"] = float(line)
     return res
 
 results, lines = [], []
