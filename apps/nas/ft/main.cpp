@@ -14,6 +14,7 @@
 #include "backend.hpp"
 #include "energy.hpp"
 #include "ft_run.hpp"
+#include "grid2d.hpp"
 #include "json.hpp"
 #include "layout.hpp"
 #include "options.hpp"
@@ -38,12 +39,18 @@ void size_heap(const char *var, size_t bytes) {
 // Heap sizes for the arrays of ft_run.cpp's allocate() on `n` ranks, before hgas_init reads them.
 void size_heaps(const options &o, int n) {
     const problem &p = o.prob;
+    const size_t c = sizeof(cplx), slack = size_t(64) << 20;  // slack: hgas's own use and alignment
+    if (o.p2 > 1) {  // 2-D (ft_run2d.cpp): only the two receive buffers are symmetric
+        grid2d g(p.nx, p.ny, p.nz, o.p1, o.p2, 0);
+        const size_t recv = (size_t(o.p2) * g.row_block() + size_t(o.p1) * g.col_block()) * c;
+        size_heap(o.mem == kind::sim ? "HGAS_SIM_HEAP_SIZE" : "HGAS_HEAP_SIZE", recv + slack);
+        return;
+    }
     layout l(p.nx, p.ny, p.nz, n, 0);  // rank 0 has the largest share
-    const size_t c = sizeof(cplx), nb = size_t(n) * l.block_elems() * c;
+    const size_t nb = size_t(n) * l.block_elems() * c;
     const size_t pencil = l.pencil_elems() * c, slab = l.slab_elems() * c;
     const bool packed = o.var == variant::packed;
     const size_t dev = pencil + slab + pencil + (packed ? 2 * nb : 0);  // host and cuda kinds
-    const size_t slack = size_t(64) << 20;                              // hgas's own use and alignment
     if (o.mem == kind::host) size_heap("HGAS_HEAP_SIZE", dev + slack);
     if (o.mem == kind::cuda) size_heap("HGAS_CUDA_HEAP_SIZE", dev + slack);
     if (o.mem == kind::sim) size_heap("HGAS_SIM_HEAP_SIZE", pencil + slab + (packed ? nb : 0) + slack);
@@ -105,6 +112,7 @@ int main_ranked(const options &o) {
         std::printf(" Iterations          :     %7d\n", p.niter);
         std::printf(" Number of processes :     %7d\n", n);
         std::printf(" Variant             : %s, kind %s, %s\n", variant_name(o.var), kind_name(o.mem), r.backend.c_str());
+        std::printf(" Process grid        : %dx%d (%s)\n", o.p1, o.p2, o.p2 > 1 ? "2-D, pencils" : "1-D, slabs");
         for (int i = 0; i < p.niter; ++i)
             std::printf(" T = %4d     Checksum = %22.12e %22.12e\n", i + 1, r.sums[i].real(), r.sums[i].imag());
         if (p.ref.empty())
@@ -163,7 +171,8 @@ int main_ranked(const options &o) {
         nas::json_record j;
         j.add("app", "nas-ft").add("class", std::string(1, p.cls)).add("nx", p.nx).add("ny", p.ny).add("nz", p.nz);
         j.add("niter", p.niter).add("ranks", n).add("threads", r.threads).add("kind", kind_name(o.mem));
-        j.add("variant", variant_name(o.var)).add("backend", r.backend).add("time_s", r.seconds).add("mops", mops);
+        j.add("variant", variant_name(o.var))
+            .add("grid", std::to_string(o.p1) + "x" + std::to_string(o.p2)).add("backend", r.backend).add("time_s", r.seconds).add("mops", mops);
         j.add("mops_per_rank", mops / n).add("verified", verified).add("checksum_re", re).add("checksum_im", im);
         j.add("rel_err", err).add("compute_s", compute).add("fft_s", fft).add("pack_s", pack).add("comm_s", comm);
         j.add("wait_s", wait).add("transpose_s", transpose).add("cpu_s", cpu);
@@ -196,22 +205,27 @@ int main(int argc, char **argv) {
     const char *size_env = std::getenv("HGAS_SIZE");
     const int n = size_env ? std::atoi(size_env) : 1;
     const problem &p = o->prob;
-    // A 1-D decomposition: every rank needs at least one z-plane before the transpose and one
-    // y-row after it.
-    if (n > p.nz || n > p.ny) {
-        if (loud)
-            std::fprintf(stderr,
-                         "nas-ft: class %c (%dx%dx%d) has %d planes along z and %d rows along y, but the job has %d "
-                         "ranks: the slab decomposition needs at most %d ranks (use fewer ranks or a larger class)\n",
-                         p.cls, p.nx, p.ny, p.nz, p.nz, p.ny, n, std::min(p.nz, p.ny));
+    // The process grid: 1-D (slabs) while every rank can hold a z-plane and a y-row, else 2-D.
+    options run = *o;
+    std::string why;
+    if (!choose_grid(p.nx, p.ny, p.nz, std::max(n, 1), o->want_p1, o->want_p2, &run.p1, &run.p2, &why)) {
+        if (loud) std::fprintf(stderr, "nas-ft: class %c: %s\n", p.cls, why.c_str());
         return 2;
     }
-    if (n > 0) size_heaps(*o, n);
+    if (run.p2 > 1 && run.mem == kind::cuda) {
+        if (loud)
+            std::fprintf(stderr,
+                         "nas-ft: class %c on %d ranks needs the 2-D decomposition (grid %dx%d), which runs with "
+                         "--kind host or sim; --kind cuda takes at most min(nz, ny) = %d ranks\n",
+                         p.cls, n, run.p1, run.p2, std::min(p.nz, p.ny));
+        return 2;
+    }
+    if (n > 0) size_heaps(run, n);
     if (hgas_init() != HGAS_OK) {
         std::fprintf(stderr, "nas-ft: hgas_init: %s\n", hgas_last_error());
         return 1;
     }
-    const int rc = main_ranked(*o);
+    const int rc = main_ranked(run);
     if (hgas_finalize() != HGAS_OK && rc == 0) {
         std::fprintf(stderr, "nas-ft: hgas_finalize: %s\n", hgas_last_error());
         return 1;
