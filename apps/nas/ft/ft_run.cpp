@@ -106,6 +106,13 @@ private:
         return static_cast<cplx *>(p);
     }
 
+    // Slabs from device memory (kinds cuda and sim) with more than one rank: each plane group's
+    // rows for a peer are first copied into that peer's block of a.send (on the GPU, one strided
+    // copy on the stream), then go as one put per peer per group, not one per plane: every put
+    // from GPU memory is a copy the CPU waits for. Host memory puts plane by plane (the copy
+    // would cost as much as the put).
+    bool batched() const { return o_.var == variant::slabs && o_.mem != kind::host && l_.n > 1; }
+
     // host and cuda: the arrays are the landing buffers themselves. sim: landing buffers in sim
     // memory (reachable only through hgas), the arrays on the host, fetched after each transpose.
     void allocate() {
@@ -120,12 +127,12 @@ private:
             a_.pencil = host_array(l_.pencil_elems());
             a_.slab = host_array(l_.slab_elems());
             a_.work = host_array(l_.pencil_elems());
-            if (packed) a_.send = host_array(nb);
+            if (packed || batched()) a_.send = host_array(nb);
         } else {
             a_.pencil = static_cast<cplx *>(land_fwd_);
             a_.slab = static_cast<cplx *>(land_inv_);
             a_.work = static_cast<cplx *>(sym(l_.pencil_elems() * kC, hk_));
-            if (packed) a_.send = static_cast<cplx *>(sym(nb * kC, hk_));
+            if (packed || batched()) a_.send = static_cast<cplx *>(sym(nb * kC, hk_));
         }
         check(hgas_barrier(), "hgas_barrier");  // every rank's signal words are zero
     }
@@ -185,7 +192,17 @@ private:
             std::vector<int> marks;
             const int ngroups = (zc + group_ - 1) / group_;
             auto queue = [&](int g) {
-                xy(g * group_, std::min(zc, (g + 1) * group_), -1);
+                const int za = g * group_, zb = std::min(zc, (g + 1) * group_);
+                xy(za, zb, -1);
+                if (batched()) {  // each peer's rows of the group into its block of a.send
+                    nas::phase_timer t(&ph_.pack);
+                    for (int d = 0; d < l_.n; ++d)
+                        if (d != l_.me) {
+                            const size_t w = size_t(l_.yc[d]) * nx;
+                            be_->copy2d(a_.send + d * l_.block_elems() + size_t(za) * w, w,
+                                        a_.slab + (size_t(za) * ny + l_.y0[d]) * nx, size_t(ny) * nx, w, zb - za);
+                        }
+                }
                 marks.push_back(be_->mark());
             };
             queue(0);
@@ -201,6 +218,16 @@ private:
                 self_copy(a_.pencil + size_t(z0 + za) * l_.my_yc() * nx, size_t(l_.my_yc()) * nx,
                           a_.slab + (size_t(za) * ny + l_.y0[l_.me]) * nx, size_t(ny) * nx,
                           size_t(l_.my_yc()) * nx, zb - za);
+                if (batched()) {  // the group's rows were staged per peer in queue()
+                    const size_t B = l_.block_elems();
+                    for (int k = 1; k < l_.n; ++k) {
+                        const int d = (l_.me + k) % l_.n;
+                        const size_t w = size_t(l_.yc[d]) * nx;
+                        put(at(land_fwd_, d, size_t(z0 + za) * w), a_.send + d * B + size_t(za) * w, (zb - za) * w, d,
+                            sig_fwd, uint64_t(zb - za));
+                    }
+                    continue;
+                }
                 for (int k = 1; k < l_.n; ++k) {
                     const int d = (l_.me + k) % l_.n;  // start with the next rank: spread the load
                     for (int zl = za; zl < zb; ++zl)

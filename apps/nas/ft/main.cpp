@@ -52,7 +52,8 @@ void size_heaps(const options &o, int n) {
     const bool packed = o.var == variant::packed;
     const size_t dev = pencil + slab + pencil + (packed ? 2 * nb : 0);  // host and cuda kinds
     if (o.mem == kind::host) size_heap("HGAS_HEAP_SIZE", dev + slack);
-    if (o.mem == kind::cuda) size_heap("HGAS_CUDA_HEAP_SIZE", dev + slack);
+    // Slabs on cuda with several ranks also stages each peer's rows (ft_run.cpp, batched()).
+    if (o.mem == kind::cuda) size_heap("HGAS_CUDA_HEAP_SIZE", dev + (!packed && n > 1 ? nb : 0) + slack);
     if (o.mem == kind::sim) size_heap("HGAS_SIM_HEAP_SIZE", pencil + slab + (packed ? nb : 0) + slack);
 }
 
