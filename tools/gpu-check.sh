@@ -22,7 +22,8 @@
 #                 (FFT time / cuFFT's own 3-D transform), class B on the CPU for the speedup
 #   nas.jsonl     NAS FT: one JSON record per run (apps/nas/README.md, "Output")
 #                 NAS MG (in nas.txt too): class B on 1 rank with --kind cuda and on the CPU cores
-#                 (--kind host, one rank per core), the NPB report lines, the host/cuda ratio
+#                 (--kind host, one rank per core), the NPB report lines, the host/cuda ratio;
+#                 class C (512^3) on 1 rank with --kind cuda, verified, within 300 s
 #   nas-mg.jsonl  NAS MG: one JSON record per run
 #   episim.txt    episim: its GPU tests' summary and the benchmark table (three styles, kind
 #                 cuda, 1 and 2 GPUs); episim-tests.log; episim-sweep/ (results.jsonl, PNGs)
@@ -39,7 +40,7 @@
 #               its targets, runs its GPU tests and examples, hgas-device-bench direct and with
 #               the proxy forced, and NVSHMEM's device and stream measurements), or only himeno
 #               (its GPU tests, L runs and sweep; about four minutes after the build), or only
-#               the NAS programs (apps/nas: GPU tests, the FT class B and C runs, MG class B),
+#               the NAS programs (apps/nas: GPU tests, the FT class B and C runs, MG class B, C),
 #               or only episim or only seismic (each: its GPU tests and the benchmark of its
 #               three styles)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
@@ -519,20 +520,22 @@ if [ "$ONLY" = all ] || [ "$ONLY" = nas ]; then
         cores=$(nproc) hr=1
         while [ $((hr * 2)) -le "$cores" ]; do hr=$((hr * 2)); done
         declare -A mg_time=()
-        for run in "1 cuda" "$hr host"; do
+        # Class C (512^3, 3.6 GB of grids on one GPU; nas-mg sizes HGAS_CUDA_HEAP_SIZE for them)
+        # last, with its own time budget of 300 s.
+        for run in "1 cuda B 150" "$hr host B 150" "1 cuda C 300"; do
             set -- $run
-            l=$(limit 150)
-            if [ "$l" -lt 20 ]; then say "nas-mg: class B $2 NOT RUN: the deadline is near"; FAILED+=("nas-mg B $2 (not run)"); continue; fi
-            out=$(HGAS_CUDA_HEAP_SIZE=2G timeout -k 5 "$l" "$HGASRUN" -n "$1" --timeout "$l" "$MG" --class B --kind "$2" \
+            l=$(limit "$4")
+            if [ "$l" -lt 20 ]; then say "nas-mg: class $3 $2 NOT RUN: the deadline is near"; FAILED+=("nas-mg $3 $2 (not run)"); continue; fi
+            out=$(timeout -k 5 "$l" "$HGASRUN" -n "$1" --timeout "$l" "$MG" --class "$3" --kind "$2" \
                   --json "$OUT/nas-mg.jsonl" 2>&1)
             rc=$?
-            { echo "== nas-mg --class B --kind $2 on $1 rank(s): status $rc"
-              grep -E '^ (Kind|Time in seconds|Mop/s total|Verification|Phases|GPU energy|Number of processes)' <<<"$out"; } \
+            { echo "== nas-mg --class $3 --kind $2 on $1 rank(s): status $rc"
+              grep -E '^ (Kind|Time in seconds|Mop/s total|Verification|Phases|GPU energy|Number of processes|Memory per rank)' <<<"$out"; } \
                 | tee -a "$OUT/nas.txt" | tee -a "$SUMMARY"
             if [ $rc != 0 ]; then
                 grep -vE '^JSON' <<<"$out" | tail -8 | sed 's/^/    /' | tee -a "$OUT/nas.txt" | tee -a "$SUMMARY"
-                FAILED+=("nas-mg B $2")
-            else
+                FAILED+=("nas-mg $3 $2")
+            elif [ "$3" = B ]; then
                 mg_time[$2]=$(sed -n 's/^JSON .*"time_s":\([0-9.e+-]*\).*/\1/p' <<<"$out")
             fi
         done

@@ -7,6 +7,7 @@
 #include <hgas/hgas.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <iterator>
 #include <map>
@@ -294,6 +295,25 @@ private:
 };
 
 }  // namespace
+
+bool cuda_memory_total(size_t *bytes) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return false;
+    }
+    size_t least = SIZE_MAX;
+    for (int d = 0; d < count; ++d) {
+        cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, d) != cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        least = std::min(least, size_t(prop.totalGlobalMem));
+    }
+    *bytes = least;
+    return true;
+}
 
 std::string cuda_pci_bus_id(bool *counts) {
     int count = 0;

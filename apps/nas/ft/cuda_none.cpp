@@ -8,6 +8,8 @@ std::unique_ptr<backend> make_cuda_backend(const layout &, const arrays &, std::
     return nullptr;
 }
 
+bool cuda_memory_total(size_t *) { return false; }
+
 std::string cuda_pci_bus_id(bool *counts) {
     *counts = false;
     return "";

@@ -106,6 +106,13 @@ private:
         return static_cast<cplx *>(p);
     }
 
+    // Slabs from device memory (kinds cuda and sim) with more than one rank: each plane group's
+    // rows for a peer are first copied into that peer's block of a.send (on the GPU, one strided
+    // copy on the stream), then go as one put per peer per group, not one per plane: every put
+    // from GPU memory is a copy the CPU waits for. Host memory puts plane by plane (the copy
+    // would cost as much as the put).
+    bool batched() const { return o_.var == variant::slabs && o_.mem != kind::host && l_.n > 1; }
+
     // host and cuda: the arrays are the landing buffers themselves. sim: landing buffers in sim
     // memory (reachable only through hgas), the arrays on the host, fetched after each transpose.
     void allocate() {
@@ -120,12 +127,12 @@ private:
             a_.pencil = host_array(l_.pencil_elems());
             a_.slab = host_array(l_.slab_elems());
             a_.work = host_array(l_.pencil_elems());
-            if (packed) a_.send = host_array(nb);
+            if (packed || batched()) a_.send = host_array(nb);
         } else {
             a_.pencil = static_cast<cplx *>(land_fwd_);
             a_.slab = static_cast<cplx *>(land_inv_);
             a_.work = static_cast<cplx *>(sym(l_.pencil_elems() * kC, hk_));
-            if (packed) a_.send = static_cast<cplx *>(sym(nb * kC, hk_));
+            if (packed || batched()) a_.send = static_cast<cplx *>(sym(nb * kC, hk_));
         }
         check(hgas_barrier(), "hgas_barrier");  // every rank's signal words are zero
     }
@@ -146,13 +153,22 @@ private:
               "hgas_put_signal_nbi (transpose)");
     }
     void wait_signal(int word, uint64_t total) {
+        if (l_.n == 1) return;  // one rank: every share was a local copy
         nas::phase_timer t(&ph_.wait);
         check(hgas_quiet(), "hgas_quiet");
         check(hgas_signal_wait_until(&sig_[word], HGAS_CMP_GE, total, nullptr),
               "hgas_signal_wait_until (waiting for the transpose's data)");
     }
+    // This rank's own share of a Slabs transpose: a local strided copy (kind sim: between the
+    // host arrays, which the fetch afterwards leaves alone).
+    void self_copy(cplx *dst, size_t dpitch, const cplx *src, size_t spitch, size_t width, size_t rows) {
+        if (rows == 0 || width == 0) return;
+        nas::phase_timer t(&ph_.pack);
+        be_->copy2d(dst, dpitch, src, spitch, width, rows);
+    }
     // sim: the landing buffer's rows into the host array.
     void fetch(cplx *dst, size_t dpitch, void *land, size_t src_off, size_t spitch, size_t width, size_t rows) {
+        if (width == 0 || rows == 0) return;
         nas::phase_timer t(&ph_.pack);
         if (dpitch == width && spitch == width) {
             check(hgas_get(dst, at(land, l_.me, src_off), width * rows * kC), "hgas_get (sim landing buffer)");
@@ -176,7 +192,17 @@ private:
             std::vector<int> marks;
             const int ngroups = (zc + group_ - 1) / group_;
             auto queue = [&](int g) {
-                xy(g * group_, std::min(zc, (g + 1) * group_), -1);
+                const int za = g * group_, zb = std::min(zc, (g + 1) * group_);
+                xy(za, zb, -1);
+                if (batched()) {  // each peer's rows of the group into its block of a.send
+                    nas::phase_timer t(&ph_.pack);
+                    for (int d = 0; d < l_.n; ++d)
+                        if (d != l_.me) {
+                            const size_t w = size_t(l_.yc[d]) * nx;
+                            be_->copy2d(a_.send + d * l_.block_elems() + size_t(za) * w, w,
+                                        a_.slab + (size_t(za) * ny + l_.y0[d]) * nx, size_t(ny) * nx, w, zb - za);
+                        }
+                }
                 marks.push_back(be_->mark());
             };
             queue(0);
@@ -186,15 +212,36 @@ private:
                     nas::phase_timer t(&ph_.compute);
                     be_->wait_mark(marks[g]);
                 }
-                for (int k = 1; k <= l_.n; ++k) {
+                const int za = g * group_, zb = std::min(zc, (g + 1) * group_);
+                // My own rows: one strided copy of the group (on the GPU, queued on the stream),
+                // not a put per plane that the CPU would wait for.
+                self_copy(a_.pencil + size_t(z0 + za) * l_.my_yc() * nx, size_t(l_.my_yc()) * nx,
+                          a_.slab + (size_t(za) * ny + l_.y0[l_.me]) * nx, size_t(ny) * nx,
+                          size_t(l_.my_yc()) * nx, zb - za);
+                if (batched()) {  // the group's rows were staged per peer in queue()
+                    const size_t B = l_.block_elems();
+                    for (int k = 1; k < l_.n; ++k) {
+                        const int d = (l_.me + k) % l_.n;
+                        const size_t w = size_t(l_.yc[d]) * nx;
+                        put(at(land_fwd_, d, size_t(z0 + za) * w), a_.send + d * B + size_t(za) * w, (zb - za) * w, d,
+                            sig_fwd, uint64_t(zb - za));
+                    }
+                    continue;
+                }
+                for (int k = 1; k < l_.n; ++k) {
                     const int d = (l_.me + k) % l_.n;  // start with the next rank: spread the load
-                    for (int zl = g * group_; zl < std::min(zc, (g + 1) * group_); ++zl)
+                    for (int zl = za; zl < zb; ++zl)
                         put(at(land_fwd_, d, size_t(z0 + zl) * l_.yc[d] * nx),
                             a_.slab + (size_t(zl) * ny + l_.y0[d]) * nx, size_t(l_.yc[d]) * nx, d, sig_fwd, 1);
                 }
             }
-            wait_signal(sig_fwd, uint64_t(fwd_epoch_) * l_.nz);
-            if (o_.mem == kind::sim) fetch(a_.pencil, 0, land_fwd_, 0, 0, size_t(l_.nz) * l_.my_yc() * nx, 1);
+            wait_signal(sig_fwd, uint64_t(fwd_epoch_) * (l_.nz - zc));
+            if (o_.mem == kind::sim) {  // the other ranks' planes (mine were copied on the host)
+                const size_t pl = size_t(l_.my_yc()) * nx;
+                fetch(a_.pencil, 0, land_fwd_, 0, 0, size_t(z0) * pl, 1);
+                fetch(a_.pencil + size_t(z0 + zc) * pl, 0, land_fwd_, size_t(z0 + zc) * pl, 0,
+                      size_t(l_.nz - z0 - zc) * pl, 1);
+            }
         } else {
             xy(0, zc, -1);
             const size_t B = l_.block_elems();
@@ -270,15 +317,21 @@ private:
                     be_->wait_mark(marks[c]);
                 }
                 const int ya = c * chunk_, rows = std::min(yc, (c + 1) * chunk_) - ya;
-                for (int k = 1; k <= l_.n; ++k) {
+                self_copy(a_.slab + (size_t(y0) + ya) * nx, size_t(ny) * nx,
+                          a_.work + (size_t(l_.z0[l_.me]) * yc + ya) * nx, size_t(yc) * nx, size_t(rows) * nx, zc);
+                for (int k = 1; k < l_.n; ++k) {
                     const int d = (l_.me + k) % l_.n;
                     for (int z = l_.z0[d]; z < l_.z0[d] + l_.zc[d]; ++z)
                         put(at(land_inv_, d, (size_t(z - l_.z0[d]) * ny + y0 + ya) * nx),
                             a_.work + (size_t(z) * yc + ya) * nx, size_t(rows) * nx, d, sig_inv, uint64_t(rows));
                 }
             }
-            wait_signal(sig_inv, uint64_t(inv_epoch_) * zc * ny);
-            if (o_.mem == kind::sim) fetch(a_.slab, 0, land_inv_, 0, 0, size_t(zc) * ny * nx, 1);
+            wait_signal(sig_inv, uint64_t(inv_epoch_) * zc * (ny - yc));
+            if (o_.mem == kind::sim) {  // the other ranks' rows of each plane
+                fetch(a_.slab, size_t(ny) * nx, land_inv_, 0, size_t(ny) * nx, size_t(y0) * nx, zc);
+                fetch(a_.slab + size_t(y0 + yc) * nx, size_t(ny) * nx, land_inv_, size_t(y0 + yc) * nx,
+                      size_t(ny) * nx, size_t(ny - y0 - yc) * nx, zc);
+            }
         } else {
             {
                 nas::phase_timer t(&ph_.compute), f(&fft_s_);
@@ -348,6 +401,7 @@ run_result run_ft(const options &o) {
         const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
         threads = std::max(1, cores / std::max(1, hgas_local_n()));
     }
+    if (o.p2 > 1) return run_ft_2d(o, threads);
     ft_runner r(o, threads);
     return r.run();
 }

@@ -33,5 +33,7 @@ struct run_result {
 
 /// Runs FT as `o` says on all ranks (collective). Errors end the job with a message.
 run_result run_ft(const options &o);
+/// The same on a 2-D process grid o.p1 x o.p2 (ft_run2d.cpp; kinds host and sim).
+run_result run_ft_2d(const options &o, int threads);
 
 }  // namespace ft

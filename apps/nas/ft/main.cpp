@@ -2,11 +2,13 @@
 // This file checks the command line and the rank count, sizes hgas's heaps, runs, verifies
 // against the NPB reference checksums and reports (NPB-style block and one JSON record).
 #include <hgas/hgas.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -14,6 +16,7 @@
 #include "backend.hpp"
 #include "energy.hpp"
 #include "ft_run.hpp"
+#include "grid2d.hpp"
 #include "json.hpp"
 #include "layout.hpp"
 #include "options.hpp"
@@ -25,6 +28,8 @@ namespace ft {
 // Defined by cuda_backend.cu (or cuda_none.cpp): the rank's GPU for NVML, and whether this rank
 // is the one of its node that counts that GPU's energy.
 std::string cuda_pci_bus_id(bool *counts);
+// The smallest total memory of this node's GPUs; false where there is none (or no CUDA).
+bool cuda_memory_total(size_t *bytes);
 
 namespace {
 
@@ -35,18 +40,91 @@ void size_heap(const char *var, size_t bytes) {
     setenv(var, v.c_str(), 0);
 }
 
-// Heap sizes for the arrays of ft_run.cpp's allocate() on `n` ranks, before hgas_init reads them.
-void size_heaps(const options &o, int n) {
+// What one rank's arrays take (ft_run.cpp's allocate(), ft_run2d.cpp) on `n` ranks: the symmetric
+// heaps hgas maps at start and the plain host arrays. Bytes, for the largest share (rank 0).
+struct memory_plan {
+    size_t host_heap = 0, sim_heap = 0, cuda_heap = 0, host_arrays = 0;
+    size_t host_total() const { return host_heap + sim_heap + host_arrays; }  // sim memory is host memory
+};
+
+memory_plan plan_memory(const options &o, int n) {
     const problem &p = o.prob;
-    layout l(p.nx, p.ny, p.nz, n, 0);  // rank 0 has the largest share
-    const size_t c = sizeof(cplx), nb = size_t(n) * l.block_elems() * c;
+    const size_t c = sizeof(cplx), slack = size_t(64) << 20;  // slack: hgas's own use and alignment
+    memory_plan m;
+    if (o.p2 > 1) {  // 2-D: only the two receive buffers are symmetric
+        grid2d g(p.nx, p.ny, p.nz, o.p1, o.p2, 0);
+        const size_t recv = (size_t(o.p2) * g.row_block() + size_t(o.p1) * g.col_block()) * c;
+        const size_t send = std::max(size_t(o.p2) * g.row_block(), size_t(o.p1) * g.col_block()) * c;
+        (o.mem == kind::sim ? m.sim_heap : m.host_heap) = recv + slack;
+        m.host_arrays = (g.a_elems() + g.b_elems() + 2 * g.c_elems()) * c + send + (o.mem == kind::sim ? recv : 0);
+        return m;
+    }
+    layout l(p.nx, p.ny, p.nz, n, 0);
+    const size_t nb = size_t(n) * l.block_elems() * c;
     const size_t pencil = l.pencil_elems() * c, slab = l.slab_elems() * c;
-    const bool packed = o.var == variant::packed;
-    const size_t dev = pencil + slab + pencil + (packed ? 2 * nb : 0);  // host and cuda kinds
-    const size_t slack = size_t(64) << 20;                              // hgas's own use and alignment
-    if (o.mem == kind::host) size_heap("HGAS_HEAP_SIZE", dev + slack);
-    if (o.mem == kind::cuda) size_heap("HGAS_CUDA_HEAP_SIZE", dev + slack);
-    if (o.mem == kind::sim) size_heap("HGAS_SIM_HEAP_SIZE", pencil + slab + (packed ? nb : 0) + slack);
+    const bool packed = o.var == variant::packed, staged = !packed && n > 1;  // staged: ft_run.cpp's batched()
+    const size_t arrays = pencil + slab + pencil + (packed ? 2 * nb : 0);  // host and cuda kinds
+    if (o.mem == kind::host) m.host_heap = arrays + slack;
+    if (o.mem == kind::cuda) m.cuda_heap = arrays + (staged ? nb : 0) + slack;
+    if (o.mem == kind::sim) {
+        m.sim_heap = pencil + slab + (packed ? nb : 0) + slack;
+        m.host_arrays = 2 * pencil + slab + (packed || staged ? nb : 0);
+    }
+    return m;
+}
+
+// Sets the heap sizes for the plan before hgas_init reads them.
+void size_heaps(const options &o, int n) {
+    const memory_plan m = plan_memory(o, n);
+    if (m.host_heap) size_heap("HGAS_HEAP_SIZE", m.host_heap);
+    if (m.cuda_heap) size_heap("HGAS_CUDA_HEAP_SIZE", m.cuda_heap);
+    if (m.sim_heap) size_heap("HGAS_SIM_HEAP_SIZE", m.sim_heap);
+}
+
+std::string gib(size_t b) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.1f GiB", double(b) / double(size_t(1) << 30));
+    return t;
+}
+
+// Host memory still available on this node (MemAvailable), and what one process may map
+// (ulimit -v); SIZE_MAX where unknown or unlimited.
+size_t node_available() {
+    size_t avail = SIZE_MAX;
+    if (FILE *f = std::fopen("/proc/meminfo", "r")) {
+        char line[256];
+        unsigned long long kb = 0;
+        while (std::fgets(line, sizeof line, f))
+            if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1) avail = size_t(kb) << 10;
+        std::fclose(f);
+    }
+    return avail;
+}
+size_t process_limit() {
+    struct rlimit rl;
+    return getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? size_t(rl.rlim_cur) : SIZE_MAX;
+}
+
+// Refuses a run whose arrays cannot fit, before anything is allocated (a heap larger than the
+// memory would otherwise be mapped and fail on first touch). `ranks_here`: ranks sharing this
+// node's memory (before hgas_init: 1, a lower bound). Returns the message, or "" when it fits.
+std::string memory_refusal(const options &o, int n, int ranks_here) {
+    const problem &p = o.prob;
+    const memory_plan m = plan_memory(o, n);
+    const std::string what = "nas-ft: class " + std::string(1, p.cls) + " on " + std::to_string(n) + " rank(s) (" +
+                             variant_name(o.var) + ", kind " + kind_name(o.mem) + ") needs about ";
+    const std::string advice = "; use more ranks (more nodes), or a machine with more memory (README.md, \"Memory\")";
+    const size_t per = m.host_total(), lim = process_limit(), avail = node_available();
+    if (per > lim)
+        return what + gib(per) + " of host memory per rank, but a process may map " + gib(lim) + " (ulimit -v)" +
+               advice;
+    if (per * size_t(ranks_here) > avail)
+        return what + gib(per) + " of host memory per rank, " + gib(per * size_t(ranks_here)) + " for the " +
+               std::to_string(ranks_here) + " rank(s) on this node, but " + gib(avail) + " is available" + advice;
+    size_t gpu = 0;
+    if (m.cuda_heap && cuda_memory_total(&gpu) && m.cuda_heap > gpu)
+        return what + gib(m.cuda_heap) + " of GPU memory per rank, but this node's GPU has " + gib(gpu) + advice;
+    return "";
 }
 
 bool kind_everywhere(kind k) {
@@ -68,6 +146,15 @@ int main_ranked(const options &o) {
     const int me = hgas_rank_me(), n = hgas_rank_n();
     const problem &p = o.prob;
     if (!kind_everywhere(o.mem)) return 1;
+    {
+        // Now that the ranks on this node are known: do all their arrays fit its memory? (The
+        // heaps are mapped but not yet touched.) One answer for all, so that all stop alike.
+        const std::string no = memory_refusal(o, n, hgas_local_n());
+        double ok = no.empty() ? 1 : 0;
+        nas::check(hgas_allreduce(&ok, &ok, 1, HGAS_DOUBLE, HGAS_OP_MIN), "hgas_allreduce");
+        if (!no.empty() && hgas_local_rank() == 0) std::fprintf(stderr, "%s (rank %d)\n", no.c_str(), me);
+        if (ok < 1) return 1;
+    }
 
     std::string pci;
     bool counts = false;
@@ -105,6 +192,7 @@ int main_ranked(const options &o) {
         std::printf(" Iterations          :     %7d\n", p.niter);
         std::printf(" Number of processes :     %7d\n", n);
         std::printf(" Variant             : %s, kind %s, %s\n", variant_name(o.var), kind_name(o.mem), r.backend.c_str());
+        std::printf(" Process grid        : %dx%d (%s)\n", o.p1, o.p2, o.p2 > 1 ? "2-D, pencils" : "1-D, slabs");
         for (int i = 0; i < p.niter; ++i)
             std::printf(" T = %4d     Checksum = %22.12e %22.12e\n", i + 1, r.sums[i].real(), r.sums[i].imag());
         if (p.ref.empty())
@@ -163,7 +251,8 @@ int main_ranked(const options &o) {
         nas::json_record j;
         j.add("app", "nas-ft").add("class", std::string(1, p.cls)).add("nx", p.nx).add("ny", p.ny).add("nz", p.nz);
         j.add("niter", p.niter).add("ranks", n).add("threads", r.threads).add("kind", kind_name(o.mem));
-        j.add("variant", variant_name(o.var)).add("backend", r.backend).add("time_s", r.seconds).add("mops", mops);
+        j.add("variant", variant_name(o.var))
+            .add("grid", std::to_string(o.p1) + "x" + std::to_string(o.p2)).add("backend", r.backend).add("time_s", r.seconds).add("mops", mops);
         j.add("mops_per_rank", mops / n).add("verified", verified).add("checksum_re", re).add("checksum_im", im);
         j.add("rel_err", err).add("compute_s", compute).add("fft_s", fft).add("pack_s", pack).add("comm_s", comm);
         j.add("wait_s", wait).add("transpose_s", transpose).add("cpu_s", cpu);
@@ -196,22 +285,35 @@ int main(int argc, char **argv) {
     const char *size_env = std::getenv("HGAS_SIZE");
     const int n = size_env ? std::atoi(size_env) : 1;
     const problem &p = o->prob;
-    // A 1-D decomposition: every rank needs at least one z-plane before the transpose and one
-    // y-row after it.
-    if (n > p.nz || n > p.ny) {
-        if (loud)
-            std::fprintf(stderr,
-                         "nas-ft: class %c (%dx%dx%d) has %d planes along z and %d rows along y, but the job has %d "
-                         "ranks: the slab decomposition needs at most %d ranks (use fewer ranks or a larger class)\n",
-                         p.cls, p.nx, p.ny, p.nz, p.nz, p.ny, n, std::min(p.nz, p.ny));
+    // The process grid: 1-D (slabs) while every rank can hold a z-plane and a y-row, else 2-D.
+    options run = *o;
+    std::string why;
+    if (!choose_grid(p.nx, p.ny, p.nz, std::max(n, 1), o->want_p1, o->want_p2, &run.p1, &run.p2, &why)) {
+        if (loud) std::fprintf(stderr, "nas-ft: class %c: %s\n", p.cls, why.c_str());
         return 2;
     }
-    if (n > 0) size_heaps(*o, n);
+    if (run.p2 > 1 && run.mem == kind::cuda) {
+        if (loud)
+            std::fprintf(stderr,
+                         "nas-ft: class %c on %d ranks needs the 2-D decomposition (grid %dx%d), which runs with "
+                         "--kind host or sim; --kind cuda takes at most min(nz, ny) = %d ranks\n",
+                         p.cls, n, run.p1, run.p2, std::min(p.nz, p.ny));
+        return 2;
+    }
+    if (n > 0) {
+        // Every rank alike, before the job forms: one rank's share must fit this node at least.
+        const std::string no = memory_refusal(run, n, 1);
+        if (!no.empty()) {
+            if (loud) std::fprintf(stderr, "%s\n", no.c_str());
+            return 1;
+        }
+        size_heaps(run, n);
+    }
     if (hgas_init() != HGAS_OK) {
         std::fprintf(stderr, "nas-ft: hgas_init: %s\n", hgas_last_error());
         return 1;
     }
-    const int rc = main_ranked(*o);
+    const int rc = main_ranked(run);
     if (hgas_finalize() != HGAS_OK && rc == 0) {
         std::fprintf(stderr, "nas-ft: hgas_finalize: %s\n", hgas_last_error());
         return 1;

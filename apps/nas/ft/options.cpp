@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,7 +14,7 @@ namespace {
 
 const char *usage =
     "usage: nas-ft [--class S|W|A|B|C|D|E] [--kind host|sim|cuda] [--variant slabs|packed]\n"
-    "              [--threads N] [--json PATH] [--fftw-measure] [--no-peer]\n"
+    "              [--threads N] [--grid P1xP2] [--json PATH] [--fftw-measure] [--no-peer]\n"
     "  NPB 3.4 FT (3-D FFT PDE solver) on hgas; run it under hgasrun -n N.\n"
     "  --class     problem class (default S)\n"
     "  --kind      memory of the field and the transpose: host (FFTW), cuda (cuFFT, the GPU's\n"
@@ -21,6 +22,8 @@ const char *usage =
     "  --variant   slabs: each plane group is put to its destinations as soon as it is\n"
     "              transformed; packed: pack, one all-to-all, unpack (default slabs)\n"
     "  --threads   compute threads per rank (default: cores of the node / ranks on it)\n"
+    "  --grid      process grid P1xP2 = the rank count (default: P1 = ranks, P2 = 1, the\n"
+    "              slab decomposition, while that fits; P2 > 1: the 2-D pencil decomposition)\n"
     "  --json      append the run's JSON record to PATH\n"
     "  --fftw-measure  plan FFTW with FFTW_MEASURE (slower start, often faster transforms)\n"
     "  --no-peer   kind cuda: skip the cuFFT-only 3-D transform timed for comparison\n";
@@ -84,6 +87,19 @@ std::optional<options> parse_options(int argc, char **argv, bool loud, int *code
                 return std::nullopt;
             }
             o.threads = int(t);
+        } else if (!std::strcmp(a, "--grid")) {
+            if (!value(&v)) return std::nullopt;
+            char *end = nullptr;
+            const long p1 = std::strtol(v, &end, 10);
+            char *end2 = nullptr;
+            const long p2 = (*end == 'x' || *end == 'X') ? std::strtol(end + 1, &end2, 10) : 0;
+            if (!std::isdigit(static_cast<unsigned char>(*v)) || p1 < 1 || p2 < 1 || p1 > 65536 || p2 > 65536 ||
+                !end2 || *end2 != '\0' || !std::isdigit(static_cast<unsigned char>(end[1]))) {
+                bad(loud, code, "--grid wants P1xP2 (two positive numbers, e.g. 2x2), not '%s'", v);
+                return std::nullopt;
+            }
+            o.want_p1 = int(p1);
+            o.want_p2 = int(p2);
         } else if (!std::strcmp(a, "--json")) {
             if (!value(&v)) return std::nullopt;
             o.json_path = v;

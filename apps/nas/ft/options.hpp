@@ -20,6 +20,8 @@ struct options {
     bool measure = false;     // --fftw-measure: FFTW_MEASURE plans instead of FFTW_ESTIMATE
     bool cufft_peer = true;   // kind cuda: also time cuFFT's own 3-D transform (--no-peer: skip)
     bool perturb = false;     // test option: disturb one initial value, verification must fail
+    int want_p1 = 0, want_p2 = 0;  // --grid P1xP2 (0: chosen from the rank count)
+    int p1 = 0, p2 = 1;       // the process grid in use (main sets it; p2 > 1: 2-D decomposition)
 };
 
 const char *kind_name(kind k);

@@ -147,6 +147,28 @@ std::vector<double> gather_all(double v) {
     return out;
 }
 
+// Bytes of one rank's grids (solver's u and r at every level, v, the gathered level) and halo
+// receive buffers (exchange) on `ranks` ranks, for the largest block; 0 when the count does not
+// fit (run() then says why).
+size_t grid_bytes(const options &o, int ranks) {
+    decomp d;
+    std::string why;
+    if (!decomp::make(lg2(o.cls.n), ranks, 0, &d, &why)) return 0;
+    auto count = [&](int k, bool whole) {
+        const size_t w = (size_t(1) << k) + 2;
+        return whole ? w * w * w
+                     : size_t(d.local(k, 0) + 2) * size_t(d.local(k, 1) + 2) * size_t(d.local(k, 2) + 2);
+    };
+    size_t n = count(d.lt, false);  // v
+    for (int l = 1; l <= d.lt; ++l) n += 2 * count(l, !d.split(l));
+    if (d.kd > 1) n += count(d.kd, true);
+    if (ranks > 1) {
+        const size_t a = d.local(d.lt, 0) + 2, b = d.local(d.lt, 1) + 2, c = d.local(d.lt, 2) + 2;
+        n += 12 * std::max({a * b, a * c, b * c});
+    }
+    return n * sizeof(double);
+}
+
 int run(const options &o) {
     const int me = hgas_rank_me(), ranks = hgas_rank_n();
     decomp d;
@@ -219,6 +241,8 @@ int run(const options &o) {
         std::printf(" Number of processes: %d (grid %dx%dx%d, levels 1..%d replicated)\n", ranks, d.p[0], d.p[1],
                     d.p[2], d.kd - 1);
         std::printf(" Kind: %s%s%s\n", kind_name(o.kd), on_gpu ? ", " : "", on_gpu ? be->device().c_str() : "");
+        std::printf(" Memory per rank: %.1f MB (grids of every level and halo buffers, the largest block)\n",
+                    double(grid_bytes(o, ranks)) * 1e-6);
         std::printf("\n L2 Norm is %20.13e\n", rnm2);
         if (verified) {
             std::printf(" Error is   %20.13e\n", err);
@@ -257,7 +281,8 @@ int run(const options &o) {
             .add_raw("proc_grid", "[" + std::to_string(d.p[0]) + "," + std::to_string(d.p[1]) + "," +
                                       std::to_string(d.p[2]) + "]")
             .add("replicated_levels", d.kd - 1).add("kind", kind_name(o.kd)).add("time_s", seconds)
-            .add("mops", mops).add("mops_per_rank", mops / ranks).add("rnm2", rnm2).add("rnmu", rnmu)
+            .add("mops", mops).add("mops_per_rank", mops / ranks)
+            .add("grid_bytes_per_rank", double(grid_bytes(o, ranks))).add("rnm2", rnm2).add("rnmu", rnmu)
             .add("reference_rnm2", o.cls.rnm2).add("relative_error", err).add("verified", verified)
             .add("compute_s", t_compute).add("communication_s", t_comm).add("wait_s", t_wait)
             .add("cpu_s", t_cpu).add("energy_j", joules).add("energy_note", energy_note)
@@ -278,6 +303,14 @@ int main(int argc, char **argv) {
     int code = 0;
     const std::optional<mg::options> o = mg::parse(argc, argv, loud, &code);
     if (!o) return code;
+    // Kind cuda: the grids live in the cuda heap; size it for them (class C on one rank: 3.6 GB)
+    // unless the user set it.
+    const char *size_env = std::getenv("HGAS_SIZE");
+    const size_t grids = mg::grid_bytes(*o, size_env ? std::max(1, std::atoi(size_env)) : 1);
+    if (o->kd == mg::kind::cuda && grids && !std::getenv("HGAS_CUDA_HEAP_SIZE")) {
+        const std::string v = std::to_string((grids + (size_t(64) << 20) + (1u << 20) - 1) >> 20) + "M";
+        setenv("HGAS_CUDA_HEAP_SIZE", v.c_str(), 0);
+    }
     if (hgas_init() != HGAS_OK) {
         std::fprintf(stderr, "nas-mg: hgas_init: %s\n", hgas_last_error());
         return 1;

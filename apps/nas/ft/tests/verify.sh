@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # verify.sh HGASRUN NAS_FT N CLASS VARIANT KIND [HGASRUN-OPTIONS...]: nas-ft on N ranks must print every iteration's
 # checksum, report "Verification = SUCCESSFUL" with every relative error within NPB's 1e-12, and
-# exit 0.
+# exit 0. FT_GRID=P1xP2 in the environment: run on that process grid (--grid) and check that the
+# report names it.
 set -u
 HGASRUN=$1 FT=$2 N=$3 CLASS=$4 VARIANT=$5 KIND=$6
 shift 6
-out=$("$HGASRUN" -n "$N" --timeout 100 "$@" "$FT" --class "$CLASS" --variant "$VARIANT" --kind "$KIND" --threads 1 2>&1)
+grid=()
+[ -n "${FT_GRID:-}" ] && grid=(--grid "$FT_GRID")
+out=$("$HGASRUN" -n "$N" --timeout 100 "$@" "$FT" --class "$CLASS" --variant "$VARIANT" --kind "$KIND" --threads 1 "${grid[@]}" 2>&1)
 rc=$?
 echo "$out"
 [ "$rc" = 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
 grep -Eq '^ Verification += +SUCCESSFUL$' <<<"$out" || { echo "FAIL: no 'Verification = SUCCESSFUL' line"; exit 1; }
 grep -Eq "^ Class += +$CLASS\$" <<<"$out" || { echo "FAIL: the report does not name class $CLASS"; exit 1; }
 grep -Eq "^ Total processes += +$N\$" <<<"$out" || { echo "FAIL: the report does not say $N processes"; exit 1; }
+if [ -n "${FT_GRID:-}" ]; then
+    grep -Eq "^ Process grid +: $FT_GRID \(2-D, pencils\)\$" <<<"$out" || { echo "FAIL: the report does not name grid $FT_GRID (2-D)"; exit 1; }
+fi
 iters=$(grep -Ec '^ T = +[0-9]+ +Checksum = ' <<<"$out")
 [ "$iters" = 6 ] || { echo "FAIL: $iters checksum lines, expected 6"; exit 1; }
 # The JSON record's relative errors, each within the tolerance (and the record says verified).

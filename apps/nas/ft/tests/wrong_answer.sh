@@ -4,8 +4,13 @@
 # the first failing iteration with the expected values. Proves that the check can fail.
 set -u
 HGASRUN=$1 FT=$2
-for variant in slabs packed; do
-    out=$("$HGASRUN" -n 2 --timeout 100 "$FT" --class S --variant "$variant" --threads 1 --perturb 2>&1)
+set --
+# Both transposes on 2 ranks (slabs), and the 2-D decomposition (--grid 2x2) on 4.
+for run in "slabs 2" "packed 2" "slabs 4 --grid 2x2" "packed 4 --grid 2x2"; do
+    set -- $run
+    variant=$1 n=$2
+    shift 2
+    out=$("$HGASRUN" -n "$n" --timeout 100 "$FT" --class S --variant "$variant" --threads 1 --perturb "$@" 2>&1)
     rc=$?
     echo "$out"
     [ "$rc" = 1 ] || { echo "FAIL ($variant): exit status $rc, expected 1"; exit 1; }

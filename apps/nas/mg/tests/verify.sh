@@ -16,4 +16,9 @@ err=$(sed -n 's/^ Error is *\([^ ]*\)$/\1/p' <<<"$out")
 awk -v e="$err" 'BEGIN { exit !(e + 0 <= 1e-8) }' || { echo "FAIL: relative error $err > 1e-8"; exit 1; }
 grep -q "^JSON {\"app\":\"nas-mg\",\"class\":\"$CLASS\".*\"kind\":\"$KIND\".*\"verified\":true" <<<"$out" \
     || { echo "FAIL: no JSON record with verified true for class $CLASS, kind $KIND"; exit 1; }
-echo "ok: class $CLASS, $N rank(s), kind $KIND, relative error $err"
+# The memory per rank: class W on 2 ranks (blocks 128x128x64) is 3,895,136 doubles: u and r at
+# levels 7..2 split and level 1 whole, v, the gathered level 2, twelve 130x130 halo faces.
+mem=$(sed -n 's/^ Memory per rank: \([0-9.]*\) MB .*/\1/p' <<<"$out")
+[ -n "$mem" ] || { echo "FAIL: no 'Memory per rank' line"; exit 1; }
+if [ "$CLASS" = W ] && [ "$N" = 2 ] && [ "$mem" != 31.2 ]; then echo "FAIL: memory per rank $mem MB, expected 31.2"; exit 1; fi
+echo "ok: class $CLASS, $N rank(s), kind $KIND, relative error $err, $mem MB per rank"
