@@ -31,6 +31,10 @@
 #   seismic-tests.log  ctest -R '^seismic\.gpu\.'
 #   seismic-sweep/     seismic's styles x ranks 1, 2 (GPUs shared when fewer): table.txt,
 #                 results.jsonl (apps/seismic/README.md, "Output"), phases.png, scaling.png
+#   sharing.txt   several ranks on one GPU (docs/sharing.md): hgas-bench --busy with device
+#                 memory on the GPU (busy.jsonl), then tools/sharing-sweep.py: himeno and NAS
+#                 FT/MG at 1, 2, 4, 8 ranks per GPU x HGAS_GPU_SHARING modes, within
+#                 SHARING_BUDGET s (default 240): sharing-sweep/ (table.txt, results.jsonl, PNGs)
 #
 #
 # usage: tools/gpu-check.sh [--quick] [--no-build] [--only STEP] [-h]   (STEP: see ONLY_STEPS)
@@ -61,7 +65,7 @@ set -u -o pipefail
 
 QUICK=0 DO_BUILD=1 ONLY=all
 # The steps --only can pick (each section below says what it runs).
-ONLY_STEPS="tests bench device himeno nas episim seismic osu"
+ONLY_STEPS="tests bench device himeno nas episim seismic osu sharing"
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) QUICK=1 ;;
@@ -197,6 +201,7 @@ if [ $DO_BUILD = 1 ]; then
         [ "$ONLY" = episim ] && targets=(--target episim hgasrun)
         [ "$ONLY" = seismic ] && targets=(--target seismic hgasrun)
         [ "$ONLY" = osu ] && targets=(--target hgas hgas_shmem hgasrun)
+        [ "$ONLY" = sharing ] && targets=(--target hgasrun hgas-bench hgas-bench-busy himeno nas-ft nas-mg)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
@@ -650,6 +655,44 @@ if [ "$ONLY" = all ] || [ "$ONLY" = osu ]; then
         grep -E '^(==|osu-shmem:)' "$OUT/osu.txt" | tee -a "$SUMMARY"
         say "osu: done after $((SECONDS - t)) s (table: osu.txt)"
     fi
+fi
+
+# ---- several ranks on one GPU (docs/sharing.md) ------------------------------------------
+# The busy-target benchmark with the device memory on the GPU (helper thread off and on, shm
+# and UCX where built), then the sharing sweep: himeno (M, mode kernel) and NAS FT/MG class B
+# at 1, 2, 4, 8 ranks on GPU 0 under each HGAS_GPU_SHARING mode (the ones this build cannot run
+# are listed as not run), time per iteration, GPU utilization, sharing overhead.
+if [ "$ONLY" = all ] || [ "$ONLY" = sharing ]; then
+    : >"$OUT/sharing.txt"
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    HB=$(find_prog "$BUILD/tools/hgas-bench/hgas-bench" "$BUILD/bin/hgas-bench")
+    t=$SECONDS
+    if [ -z "$HB" ] || [ ! -x "$BUILD/bench/hgas-bench-busy" ]; then
+        say "sharing: hgas-bench or hgas-bench-busy was not built"; FAILED+=("busy bench (not built)")
+    elif [ "$(limit 150)" -lt 40 ]; then
+        say "sharing: busy bench NOT RUN: the deadline is near"; FAILED+=("busy bench (not run)")
+    else
+        # shm, and UCX (RMA) where it is built: hgas-bench's default transports
+        timeout -k 5 "$(limit 150)" "$HB" --busy --quick --json "$OUT/busy.jsonl" >"$OUT/busy.log" 2>&1 \
+            || FAILED+=("busy bench")
+        { echo "== hgas-bench --busy --quick (device memory: cuda)"; sed -n '/^busy target/,$p' "$OUT/busy.log"
+          grep -E 'FAILED' "$OUT/busy.log"; } | tee -a "$OUT/sharing.txt" | tee -a "$SUMMARY"
+    fi
+    SB=${SHARING_BUDGET:-240}
+    l=$(limit $((SB + 30)))
+    if [ -z "$HGASRUN" ]; then
+        say "sharing: hgasrun was not built"; FAILED+=("sharing sweep (not built)")
+    elif [ "$l" -lt 60 ]; then
+        say "sharing: sweep NOT RUN: the deadline is near"; FAILED+=("sharing sweep (not run)")
+    else
+        mkdir -p "$OUT/sharing-sweep"
+        timeout -k 5 "$l" python3 tools/sharing-sweep.py --bin "$BUILD/bin" --out "$OUT/sharing-sweep" \
+            --budget $((l - 40)) --timeout 90 >"$OUT/sharing-sweep/table.txt" 2>"$OUT/sharing-sweep/sweep.log" \
+            || FAILED+=("sharing sweep")
+        { echo "== sharing sweep (himeno M, NAS FT/MG B; 1,2,4,8 ranks on GPU 0 x modes)"; cat "$OUT/sharing-sweep/table.txt"; } \
+            | tee -a "$OUT/sharing.txt" | tee -a "$SUMMARY"
+    fi
+    say "sharing: done after $((SECONDS - t)) s"
 fi
 
 say "finished after $((SECONDS - START)) s"

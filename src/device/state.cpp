@@ -307,8 +307,10 @@ status state::check() {
         return fail(status::timeout, "device: a kernel's signal_wait_until on rank %d waited longer than HGAS_TIMEOUT="
                     "%g s for value %llu (the signal never came: a peer stuck or never sending it?)", r_.me(), tmo, arg);
     case HGAS_DEVICE_ERR_TIMEOUT_PROXY:
-        return fail(status::timeout, "device: the proxy of rank %d did not take or complete request %llu within "
-                    "HGAS_TIMEOUT=%g s (ring full for that long, or the rank's runtime gone?)", r_.me(), arg, tmo);
+        return fail(status::timeout, "device: a kernel of rank %d waited for request %llu while the proxy executed "
+                    "nothing for HGAS_TIMEOUT=%g s (the proxy stuck in a host operation, or the rank's runtime gone?); "
+                    "a request that was never posted stops the proxy there: this rank's later proxied operations "
+                    "cannot complete", r_.me(), arg, tmo);
     case HGAS_DEVICE_ERR_TIMEOUT_BARRIER:
         return fail(status::timeout, "device: the device barrier on rank %d waited longer than HGAS_TIMEOUT=%g s for "
                     "rank %lld (it never reached the barrier?)", r_.me(), tmo, rank);

@@ -386,6 +386,70 @@ TEST(DeviceProxy, FailedRequestIsCompletedAndReported) {
     HGAS_OK_OR_FAIL(hgas_free(w));
 }
 
+// Bug: a proxied request starved for HGAS_TIMEOUT when processes time-slice one GPU. Every
+// producer's deadline counted from its own wait's start, so a request queued behind thousands
+// of tickets (every thread of a big kernel claims one at once, each served only in its
+// process's time slice) gave up while the proxy was busy; its ticket, claimed but never
+// published, then stopped the ring for good and later data was wrong. Here 64 producers post
+// 2 requests each (p into sim memory, HGAS_SIM_LATENCY_US=5000: 5 ms or more each) through the
+// 16-slot ring with a 200 ms deadline: the last of 64 claimants waits for some 60 requests
+// (300 ms) while the proxy takes one every 5 ms or so. Every request must be executed and
+// the ring must go on serving. (The ctest entry test_device_proxy_timeslice_starvation sets
+// the latency; without it the test passes trivially, so the main entries leave it out.)
+TEST(DeviceProxy, TimesliceStarvation) {
+    hgas_device_ctx_t c = ctx();
+    ASSERT_TRUE(kind_sim()) << "needs HGAS_SIM_HEAP_SIZE";
+    c.timeout_ns = 200 * 1000 * 1000;
+    const int threads = 64, per = 2;
+    uint64_t *words;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(size_t(threads) * per * 8, HGAS_KIND_SIM, reinterpret_cast<void **>(&words)));
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    const int to = (me() + 1) % n();
+    const uint64_t t_before = hd::load_ticket(c.tail);
+    std::atomic<int> failed{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> ps;
+    for (int t = 0; t < threads; ++t)
+        ps.emplace_back([&, t] {
+            while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+            for (int i = 0; i < per; ++i) {
+                const size_t k = size_t(t) * per + size_t(i);
+                hgasi_proxy_slot_t r = req(HGASI_PX_P, gp(&words[k], to));
+                r.width = 8;
+                r.value = (uint64_t(me()) << 40) | (k + 1);
+                uint64_t tk;
+                if (!hd::proxy_post(c, r, &tk)) ++failed;
+            }
+            if (!hd::proxy_quiet(c)) ++failed;
+        });
+    go.store(true, std::memory_order_release);  // all at once, like a kernel's threads
+    for (auto &p : ps) p.join();
+    EXPECT_EQ(failed.load(), 0) << "producers gave up while the proxy was serving: " << hgas_last_error();
+    EXPECT_EQ(hgas_device_status(), HGAS_OK) << hgas_last_error();
+    const uint64_t tickets = hd::load_ticket(c.tail);
+    ASSERT_EQ(tickets - t_before, uint64_t(threads) * per);
+    EXPECT_EQ(__atomic_load_n(&c.ring->done, __ATOMIC_ACQUIRE), tickets) << "the ring stopped at a lost ticket";
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    const int from = (me() + n() - 1) % n();
+    std::vector<uint64_t> got(size_t(threads) * per);
+    HGAS_OK_OR_FAIL(hgas_get(got.data(), gp(words, me()), got.size() * 8));
+    size_t wrong = 0;
+    for (size_t k = 0; k < got.size(); ++k) wrong += got[k] != ((uint64_t(from) << 40) | (k + 1));
+    EXPECT_EQ(wrong, 0u) << "words the proxy never wrote";
+    // Still serving: one more request completes.
+    bool ok = false;
+    std::thread more([&] {
+        hgasi_proxy_slot_t r = req(HGASI_PX_P, gp(&words[0], to));
+        r.width = 8;
+        r.value = 7;
+        ok = post_wait(c, r);
+    });
+    more.join();
+    EXPECT_TRUE(ok);
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_free(words));
+}
+
 // Every producer-side wait has a deadline: a wait for a ticket nobody will complete gives up
 // after the context's timeout and records an error that hgas_device_status reports.
 TEST(DeviceProxy, ProducerWaitsHaveDeadlines) {

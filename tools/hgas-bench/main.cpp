@@ -17,7 +17,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <array>
 #include <ctime>
+#include <tuple>
 #include <map>
 #include <optional>
 #include <string>
@@ -87,6 +89,13 @@ options:
                       stops at 64)
   --repeat K          runs per rank count for --init, median kept (default 3; --quick 1)
   --plot-dir DIR      where --init puts init.png (default: the current folder)
+  --busy              busy-target mode (bench/hgas-bench-busy): get and put latency, host and
+                      device memory (cuda, or sim without a GPU), 8 B-4 MiB, against a target
+                      that computes without calling hgas for --busy-ms and against an idle one,
+                      with the helper thread (HGAS_PROGRESS_THREAD) off and on, over each
+                      transport; a table with the goal (helper on, busy <= idle + 2 us) and
+                      one JSON record per point into --json FILE
+  --busy-ms D         how long the target computes in each --busy window (default 20)
   -v, --verbose       also print the benchmark programs' own tables as they run
   -h, --help          this text
 
@@ -108,6 +117,8 @@ struct options {
     bool gpu = false;
     bool msg = false;
     bool init = false;
+    bool busy = false;
+    double busy_ms = 20;
     std::string ranks, plot_dir = ".";
     int repeat = 0;
     double budget = 0;
@@ -257,6 +268,14 @@ options parse(int argc, char **argv) {
             char *end = nullptr;
             o.budget = std::strtod(v.c_str(), &end);
             if (end == v.c_str() || *end || o.budget <= 0) usage_error("--budget: '" + v + "' is not seconds > 0");
+        } else if (a == "--busy") {
+            o.busy = true;
+        } else if (a == "--busy-ms") {
+            const std::string v = value("--busy-ms");
+            char *end = nullptr;
+            o.busy_ms = std::strtod(v.c_str(), &end);
+            if (end == v.c_str() || *end || o.busy_ms <= 0 || o.busy_ms > 10000)
+                usage_error("--busy-ms: '" + v + "' is not milliseconds in (0, 10000]");
         } else if (a == "--plot-dir") {
             o.plot_dir = value("--plot-dir");
         } else if (a == "-v" || a == "--verbose") {
@@ -269,6 +288,7 @@ options parse(int argc, char **argv) {
         o.transports = {"shm"};
         if (HGAS_BENCH_HAVE_UCX) o.transports.push_back("ucx");
     }
+    if (o.sizes.empty() && o.busy) o.sizes = o.quick ? "8:4M:64" : "8:4M:8";
     if (o.sizes.empty()) o.sizes = o.gpu ? (o.quick ? "8:256M:16" : "8:256M:4") : o.quick ? "8:64M:8" : "8:64M:2";
     const std::string dir = exe_dir();
     if (o.hgasrun.empty()) o.hgasrun = dir + "/../hgasrun/hgasrun";
@@ -966,6 +986,77 @@ int run_init(const options &o) {
     return failed ? 1 : 0;
 }
 
+// Busy-target mode: hgas-bench-busy per transport with the helper thread off and on; the
+// records go to --json, and the table sets each point's busy latency beside the idle one.
+int run_busy(const options &o) {
+    const std::string prog = o.bench_dir + "/hgas-bench-busy";
+    if (!is_exec(prog) || !is_exec(o.hgasrun)) {
+        std::fprintf(stderr, "hgas-bench: --busy needs %s and %s; build them (ninja hgas-bench-busy hgasrun)\n",
+                     prog.c_str(), o.hgasrun.c_str());
+        return 1;
+    }
+    FILE *out = o.json.empty() ? nullptr : std::fopen(o.json.c_str(), "w");
+    if (!o.json.empty() && !out) {
+        std::fprintf(stderr, "hgas-bench: cannot write %s: %s\n", o.json.c_str(), std::strerror(errno));
+        return 1;
+    }
+    const auto sizes = expand_sizes(o.sizes);
+    // Device memory without a GPU: sim memory, two buffers of the largest size per rank.
+    const std::string sim_heap = std::to_string(2 * (sizes.back() >> 20) + 16) + "M";
+    char busy_ms[32];
+    std::snprintf(busy_ms, sizeof busy_ms, "%g", o.busy_ms);
+    int failed = 0;
+    // (transport, op, mem, bytes) -> {idle off, busy off, idle on, busy on}, microseconds
+    std::map<std::tuple<std::string, std::string, std::string, size_t>, std::array<double, 4>> table;
+    for (const auto &t : o.transports)
+        for (int helper = 0; helper < 2; ++helper) {
+            spawn_spec s;
+            s.argv = {o.hgasrun, "-n", "2", prog, "--sizes", o.sizes, "--transport", t, "--busy-ms", busy_ms};
+            if (o.quick) s.argv.push_back("--quick");
+            if (!o.pin) s.argv.push_back("--no-pin");
+            if (t == "shm") s.env = {{"HGAS_TRANSPORTS", "self,shm"}};
+            else s.env = {{"HGAS_TRANSPORTS", "ucx"}, {"HGAS_UCX_MODE", t == "ucx-am" ? "am" : "rma"}};
+            s.env.push_back({"HGAS_PROGRESS_THREAD", helper ? "1" : "0"});
+            if (!std::getenv("HGAS_SIM_HEAP_SIZE")) s.env.push_back({"HGAS_SIM_HEAP_SIZE", sim_heap});
+            std::printf("hgas-bench --busy: %s, helper thread %s ...\n", t.c_str(), helper ? "on" : "off");
+            std::fflush(stdout);
+            child_result r = run_capture(s, 900, o.verbose);
+            size_t recs = 0, bad = 0;
+            for (auto &line : split(r.out, '\n')) {
+                if (line.rfind("{", 0) != 0) continue;
+                if (out) std::fprintf(out, "%s\n", line.c_str());
+                ++recs;
+                auto m = parse_flat_json(line);
+                if (m["verified"] != "true") ++bad;
+                const std::string op = m["bench"].substr(m["bench"].find('_') + 1);
+                const auto key = std::make_tuple(t, op, m["mem"] + " (" + m["kind"] + ")",
+                                                 static_cast<size_t>(std::strtoull(m["bytes"].c_str(), nullptr, 10)));
+                auto it = table.try_emplace(key, std::array<double, 4>{NAN, NAN, NAN, NAN}).first;
+                it->second[helper * 2 + (m["target"] == "busy")] = std::atof(m["median_us"].c_str());
+            }
+            if (r.rc != 0 || bad || !recs) {
+                ++failed;
+                std::printf("hgas-bench --busy: %s FAILED (status %d, %zu records, %zu failed data checks)\n%s\n",
+                            t.c_str(), r.rc, recs, bad, r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
+            }
+        }
+    if (out) std::fclose(out);
+    std::printf("\nbusy target (computes %g ms without calling hgas) vs idle target: median latency in us; goal: "
+                "helper on, busy <= idle (helper off) + 2 us\n", o.busy_ms);
+    std::printf("%-7s %-4s %-13s %8s | %10s %10s | %10s %10s | %s\n", "transp", "op", "memory", "size", "idle",
+                "busy", "idle+help", "busy+help", "goal");
+    size_t met = 0, missed = 0;
+    for (const auto &[k, v] : table) {
+        const bool ok = v[3] <= v[0] + 2.0;
+        (ok ? met : missed) += 1;
+        std::printf("%-7s %-4s %-13s %8s | %10.2f %10.2f | %10.2f %10.2f | %s\n", std::get<0>(k).c_str(),
+                    std::get<1>(k).c_str(), std::get<2>(k).c_str(), size_str(std::get<3>(k)).c_str(), v[0], v[1], v[2],
+                    v[3], ok ? "met" : "missed");
+    }
+    std::printf("goal met at %zu of %zu points\n", met, met + missed);
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     bench_run run;
     run.o = parse(argc, argv);
@@ -973,6 +1064,7 @@ int main(int argc, char **argv) {
     if (o.gpu) return run_gpu(o);
     if (o.msg) return run_msg(o);
     if (o.init) return run_init(o);
+    if (o.busy) return run_busy(o);
     if (!is_exec(o.hgasrun)) {
         std::fprintf(stderr, "hgas-bench: the launcher %s is missing; build it (ninja hgasrun) or pass --hgasrun\n",
                      o.hgasrun.c_str());

@@ -2,6 +2,7 @@
 // every HGAS_* setting with its value and where the value came from, the transports, and the
 // path chosen for each (memory kind, locality) pair.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -166,5 +167,21 @@ int main(int argc, char **argv) {
                                         ? "helper thread per rank serves remote requests while the rank computes"
                                         : "made inside hgas calls that wait and hgas_progress() (HGAS_PROGRESS_THREAD=1 "
                                           "adds a helper thread)");
+    // Several ranks on one GPU (HGAS_GPU_SHARING, docs/sharing.md).
+    {
+        const std::string m = cfg->text(setting::gpu_sharing);
+        const char *pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+        std::string what =
+            m == "process"  ? "processes, each with its own CUDA context (the GPU time-slices between them)"
+            : m == "mps"    ? "processes under the job's own MPS daemon, which hgasrun starts and stops (kernels of "
+                              "the processes run side by side)"
+            : m == "threads" ? "ranks as threads sharing the process's CUDA context, each on its own streams (needs "
+                               "hgasrun --threads)"
+            : m == "funneled" ? "ranks as threads, one thread issuing every rank's GPU work in order (needs hgasrun "
+                                "--threads)"
+            : pipe && *pipe ? std::string("auto: processes under the MPS daemon at CUDA_MPS_PIPE_DIRECTORY=") + pipe
+                            : "auto: processes, each with its own CUDA context (HGAS_GPU_SHARING=mps for MPS)";
+        std::printf("\nGPU sharing (HGAS_GPU_SHARING=%s): %s\n", m.c_str(), what.c_str());
+    }
     return 0;
 }

@@ -64,7 +64,9 @@ void remove_shm(const std::string &job_id) {
 void remove_job_dir(const std::string &dir) {
     if (DIR *d = opendir(dir.c_str())) {
         while (dirent *e = readdir(d))
-            if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) unlinkat(dirfd(d), e->d_name, 0);
+            if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..") && unlinkat(dirfd(d), e->d_name, 0) != 0 &&
+                errno == EISDIR)
+                remove_job_dir(dir + "/" + e->d_name);  // the MPS daemon's pipe and log directories
         closedir(d);
     }
     rmdir(dir.c_str());
@@ -89,6 +91,7 @@ void sweep_stale_jobs(const std::string &tmp) {
         std::fclose(f);
         if (got != 2 || me != host || pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
         remove_shm(e->d_name + 5);
+        hgasrun::stop_stale_mps(dir);
         remove_job_dir(dir);
     }
     closedir(d);
@@ -180,6 +183,7 @@ private:
     std::vector<rank_proc> ranks_;
     std::string job_id_, dir_, secret_;
     std::unique_ptr<hgas::boot::store_server> store_;
+    hgasrun::mps_daemon mps_;              // HGAS_GPU_SHARING=mps
     std::vector<std::string> boot_addr_;   // HGAS_BOOT_ADDR of each rank
     std::vector<std::string> remote_env_;  // what remote ranks get on the command line
     std::vector<int> rsh_stdin_;           // write ends of the remote ranks' stdin
@@ -545,6 +549,22 @@ bool launcher::start() {
     env.insert(env.end(), job.begin(), job.end());
     for (const auto &j : job)
         if (j.rfind("HGAS_BOOT_SECRET=", 0) != 0) remote_env_.push_back(j);  // the secret goes on stdin
+    // HGAS_GPU_SHARING=mps: the job's own daemon, before any rank creates a CUDA context.
+    const char *sharing = std::getenv("HGAS_GPU_SHARING");
+    if (sharing && !std::strcmp(sharing, "mps")) {
+        if (hosts) {
+            std::fprintf(stderr, "hgasrun: HGAS_GPU_SHARING=mps starts the MPS daemon on this machine only; with "
+                         "--host/--hostfile start one on each host yourself and point the ranks at it "
+                         "(CUDA_MPS_PIPE_DIRECTORY) with HGAS_GPU_SHARING=auto\n");
+            return false;
+        }
+        std::string why;
+        if (!mps_.start(dir_, why)) {
+            std::fprintf(stderr, "hgasrun: %s\n", why.c_str());
+            return false;
+        }
+        for (const auto &e : mps_.env()) env.push_back(e);
+    }
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     for (int r = 0; r < o_.n && !ending_; ++r) {
         spawn(r, env, devnull);
@@ -659,6 +679,7 @@ int launcher::run() {
             if (s->fd >= 0) close(s->fd);
         }
     if (store_) store_->stop();
+    mps_.stop();  // after every rank has exited, failed or not
     if (!job_id_.empty()) remove_shm(job_id_);
     if (!dir_.empty()) remove_job_dir(dir_);
     if (!started) return 1;
@@ -678,6 +699,11 @@ void check_settings() {
     auto cfg = hgas::settings::from_env();
     if (!cfg.ok()) {
         std::fprintf(stderr, "hgasrun: %s\n", hgas::last_error().c_str());
+        std::exit(2);
+    }
+    const std::string why = hgasrun::gpu_sharing_check(cfg->text(hgas::setting::gpu_sharing));
+    if (!why.empty()) {
+        std::fprintf(stderr, "hgasrun: %s\n", why.c_str());
         std::exit(2);
     }
     if (cfg->flag(hgas::setting::warn_unused_env))

@@ -51,4 +51,24 @@ std::string remote_command(const std::string &cwd, const std::vector<std::string
 std::vector<std::string> split_words(const std::string &text);
 std::string shell_quote(const std::string &word);
 
+// HGAS_GPU_SHARING as the launcher sees it (mps.cpp): "" when hgasrun can run the mode, else
+// why not (threads and funneled need ranks as threads; mps needs nvidia-cuda-mps-control).
+std::string gpu_sharing_check(const std::string &mode);
+
+// The job's own MPS daemon (HGAS_GPU_SHARING=mps): started with its pipe and log directories in
+// the job's directory, handed to the ranks through env(), stopped at the end of the job.
+class mps_daemon {
+public:
+    bool start(const std::string &job_dir, std::string &why);
+    std::vector<std::string> env() const;
+    void stop();
+    std::string pipe_dir, log_dir;
+
+private:
+    std::string prog_;
+    bool running_ = false;
+};
+// A daemon that a killed hgasrun left behind in its job directory is asked to quit.
+void stop_stale_mps(const std::string &job_dir);
+
 }  // namespace hgasrun

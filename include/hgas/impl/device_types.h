@@ -64,7 +64,13 @@ typedef struct hgas_device_ctx_s {
  *    a request without a reply frees its slot (seq = t + slots); one with a reply writes
  *    result, then reply = t + 1 (release), and its producer frees the slot after reading it.
  *    After a batch the consumer completes what it issued (quiet) and sets done = last t + 1.
- *  completion: ticket t is complete (remotely, for puts) when done > t.              */
+ *    After each request it sets taken = t + 1 (the proxy's heartbeat).
+ *  completion: ticket t is complete (remotely, for puts) when done > t.
+ *  deadlines: a producer's wait gives up once `taken` has not moved for the context's timeout
+ *    (the proxy is stuck), not once its own ticket has waited that long: behind thousands of
+ *    claimed tickets, or on a GPU that processes time-slice, the queue may take longer than
+ *    HGAS_TIMEOUT in all while every request is served promptly. A ticket given up on is never
+ *    published: the consumer stops there, and hgas_device_status() says so.        */
 
 enum hgasi_proxy_op {
     HGASI_PX_PUT = 1,        /* bytes from `local` to (rank, seg, off) */
@@ -101,7 +107,9 @@ typedef struct hgasi_proxy_slot {
 
 typedef struct hgasi_proxy_ring {
     uint64_t done;       /* tickets completed (all below it) */
-    uint64_t pad0[7];
+    uint64_t taken;      /* tickets the consumer has executed (advances per request): the
+                          * producers' deadlines count from its last step */
+    uint64_t pad0[6];
     uint64_t error;      /* first device-side error (HGAS_DEVICE_ERR_*), 0: none */
     uint64_t err_rank;   /* the rank it concerned */
     uint64_t err_arg;    /* what it concerned (an offset, a ticket, a value) */

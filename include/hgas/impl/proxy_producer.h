@@ -1,8 +1,9 @@
 /* impl/proxy_producer.h — the producer side of the proxy ring (impl/device_types.h), written
  * once for both compilers: nvcc compiles it into kernels (PTX acquire/release at system scope),
  * a host compiler into threads that produce requests exactly as a kernel would (the CPU tests of
- * the proxy, tests/ranks/test_device_proxy.cpp). Every wait has the context's deadline; a wait
- * that passes it records an error in the ring (hgas_device_status() reports it) and gives up. */
+ * the proxy, tests/ranks/test_device_proxy.cpp). Every wait has the context's deadline, counted
+ * from the proxy's last step (proxy_deadline); a wait that passes it records an error in the
+ * ring (hgas_device_status() reports it) and gives up. */
 #ifndef HGAS_IMPL_PROXY_PRODUCER_H
 #define HGAS_IMPL_PROXY_PRODUCER_H
 
@@ -131,6 +132,27 @@ HGASI_HD bool has_error(const hgas_device_ctx_t &c) { return c.ring && ld_relaxe
 
 /* ---- the producer ---------------------------------------------------------------------------- */
 
+/* The deadline of a wait on the proxy: it passes once the proxy has executed no request for
+ * the context's timeout. Counting from the wait's start instead starved requests queued behind
+ * many others (thousands of GPU threads claim tickets at once; with processes time-slicing one
+ * GPU each request waits for its process's slice): they gave up while the proxy was busy, and
+ * their tickets, never published, stopped the ring for good. The heartbeat (`taken`, in pinned
+ * memory) is read only when the clock says the deadline would pass, not on every poll. */
+struct proxy_deadline {
+    uint64_t t0, taken;
+    HGASI_HD explicit proxy_deadline(const hgas_device_ctx_t &c) : t0(now_ns()), taken(ld_relaxed_sys(&c.ring->taken)) {}
+    HGASI_HD bool expired(const hgas_device_ctx_t &c) {
+        const uint64_t now = now_ns();
+        if (now - t0 <= c.timeout_ns) return false;
+        const uint64_t k = ld_relaxed_sys(&c.ring->taken);
+        if (k == taken) return true;
+        taken = k;  // the proxy moved on since: a new period starts
+        t0 = now;
+        return false;
+    }
+};
+
+
 /* Whether a request is answered in its slot (the producer then frees the slot) or only
  * completed (the consumer frees it). One definition for both sides. */
 HGASI_HD bool proxy_replies(uint32_t op, uint8_t amo) {
@@ -151,10 +173,10 @@ HGASI_HD bool proxy_post(const hgas_device_ctx_t &c, const hgasi_proxy_slot_t &r
     hgasi_proxy_slot_t *s = proxy_slot(c, t);
     // The slot is ours once its previous user (ticket t - slots) has been consumed and freed.
     if (ld_acquire_sys(&s->seq) != t) {
-        const uint64_t t0 = now_ns();
+        proxy_deadline d(c);
         unsigned polls = 0;
         while (ld_acquire_sys(&s->seq) != t) {
-            if (now_ns() - t0 > c.timeout_ns) {
+            if (d.expired(c)) {
                 record_error(c, HGAS_DEVICE_ERR_TIMEOUT_PROXY, r.rank, t);
                 return false;
             }
@@ -184,10 +206,10 @@ HGASI_HD bool proxy_post(const hgas_device_ctx_t &c, const hgasi_proxy_slot_t &r
 /* Waits until ticket t is complete (done > t). False (error recorded) past the deadline. */
 HGASI_HD bool proxy_wait_done(const hgas_device_ctx_t &c, uint64_t t) {
     if (ld_acquire_sys(&c.ring->done) > t) return true;
-    const uint64_t t0 = now_ns();
+    proxy_deadline d(c);
     unsigned polls = 0;
     while (ld_acquire_sys(&c.ring->done) <= t) {
-        if (now_ns() - t0 > c.timeout_ns) {
+        if (d.expired(c)) {
             record_error(c, HGAS_DEVICE_ERR_TIMEOUT_PROXY, -1, t);
             return false;
         }
@@ -200,10 +222,10 @@ HGASI_HD bool proxy_wait_done(const hgas_device_ctx_t &c, uint64_t t) {
  * slot then stays taken: the proxy is stuck anyway, and the error says so). */
 HGASI_HD bool proxy_wait_reply(const hgas_device_ctx_t &c, uint64_t t, uint64_t *result) {
     hgasi_proxy_slot_t *s = proxy_slot(c, t);
-    const uint64_t t0 = now_ns();
+    proxy_deadline d(c);
     unsigned polls = 0;
     while (ld_acquire_sys(&s->reply) != t + 1) {
-        if (now_ns() - t0 > c.timeout_ns) {
+        if (d.expired(c)) {
             record_error(c, HGAS_DEVICE_ERR_TIMEOUT_PROXY, -1, t);
             return false;
         }
