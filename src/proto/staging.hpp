@@ -46,7 +46,8 @@ struct staging_config {
     uint64_t chunk = 0;
     int slots = 0;
     uint64_t area = 0;                   // offset of the staging area in the symmetric heap
-    std::vector<char *> peer_sym;        // per rank: its symmetric host heap mapped here, or nullptr
+    // Rank p's symmetric host heap mapped here, or nullptr (mapped at the first call for p).
+    std::function<char *(int)> peer_sym;
     std::array<char *, mem::seg_count> own_base{};
     std::array<uint64_t, mem::seg_count> own_size{};
     std::array<gpu::device *, 3> dev{};  // by kind; nullptr where absent
