@@ -347,7 +347,19 @@ status rank::create_staging() {
     if (c.chunk < 4096 || c.chunk % 64)
         return fail(status::invalid_setting, "HGAS_STAGING_CHUNK=%llu: use at least 4K, a multiple of 64",
                     (unsigned long long)c.chunk);
-    const uint64_t bytes = proto::staging::area_bytes(c.n, c.chunk, c.slots);
+    // The rings grow with the job: within HGAS_STAGING_AREA_MAX and half the heap,
+    // the defaults shrink (proto::staging::plan).
+    const uint64_t budget = std::min<uint64_t>(cfg_.bytes(setting::staging_area_max), sym_heap().capacity() / 2);
+    const proto::staging_plan plan = proto::staging::plan(
+        c.n, c.chunk, c.slots, budget, std::string(cfg_.source(setting::staging_chunk)) == "environment",
+        std::string(cfg_.source(setting::staging_slots)) == "environment");
+    c.chunk = plan.chunk;
+    c.slots = plan.slots;
+    const uint64_t bytes = plan.bytes;
+    if (plan.shrunk && job_.rank == 0)
+        HGASI_INFO("proto", "staging rings for %d ranks: %d slots x %llu B per peer (%llu KiB in all, within %llu KiB: "
+                   "HGAS_STAGING_AREA_MAX, half of HGAS_HEAP_SIZE)", c.n, c.slots, (unsigned long long)c.chunk,
+                   (unsigned long long)(bytes >> 10), (unsigned long long)(budget >> 10));
     // Sparse like the message rings (init): a ring's pages are taken when a sender first uses it.
     auto off = sym_heap().allocate(bytes, 64, false);
     if (!off.ok())

@@ -69,6 +69,24 @@ uint64_t staging::area_bytes(int n, uint64_t chunk, int slots) {
     return static_cast<uint64_t>(n) * slots * slot + static_cast<uint64_t>(n) * 64 + slots * slot;
 }
 
+staging_plan staging::plan(int n, uint64_t chunk, int slots, uint64_t budget, bool chunk_fixed, bool slots_fixed) {
+    staging_plan p{chunk, slots, area_bytes(n, chunk, slots), false};
+    auto fits = [&] { return (p.bytes = area_bytes(n, p.chunk, p.slots)) <= budget; };
+    auto halve = [&](uint64_t floor) {
+        while (!chunk_fixed && p.chunk > floor && !fits()) p.chunk = std::max<uint64_t>(floor, p.chunk / 2 / 64 * 64);
+    };
+    auto fewer = [&](int floor) {
+        while (!slots_fixed && p.slots > floor && !fits()) --p.slots;
+    };
+    halve(64 << 10);
+    fewer(4);
+    halve(4 << 10);
+    fewer(2);
+    fits();
+    p.shrunk = p.chunk != chunk || p.slots != slots;
+    return p;
+}
+
 staging::staging(staging_config c) : c_(std::move(c)) {
     slot_bytes_ = 64 + c_.chunk;
     ring_bytes_ = slot_bytes_ * c_.slots;

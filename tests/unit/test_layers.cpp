@@ -12,6 +12,7 @@
 #include "mem/segment.hpp"
 #include "progress/engine.hpp"
 #include "proto/router.hpp"
+#include "proto/staging.hpp"
 #include "transport/transport.hpp"
 
 using namespace hgas;
@@ -225,4 +226,42 @@ TEST(ProgressEngine, HelperThreadPollsOnlyTransportsThatNeedIt) {
     idle.set_transports({self.get()});
     idle.start_helper(0, 0);
     EXPECT_FALSE(idle.helper_running());
+}
+
+// The staging rings' size against the number of ranks (proto::staging::plan): whole while they
+// fit the budget, then smaller chunks (to 64K), fewer slots (to 4), smaller chunks (to 4K),
+// fewer slots (to 2); what the user set stays.
+TEST(StagingPlan, RingsShrinkWithRanksWithinTheBudget) {
+    const uint64_t budget = 24 << 20, k = 1024;
+    auto p = proto::staging::plan(8, 256 * k, 8, budget, false, false);
+    EXPECT_EQ(p.chunk, 256 * k);
+    EXPECT_EQ(p.slots, 8);
+    EXPECT_FALSE(p.shrunk);
+    EXPECT_EQ(p.bytes, proto::staging::area_bytes(8, 256 * k, 8));
+    for (int n : {32, 64, 128, 256, 1024}) {
+        p = proto::staging::plan(n, 256 * k, 8, budget, false, false);
+        EXPECT_TRUE(p.shrunk);
+        EXPECT_LE(p.bytes, budget) << n << " ranks";
+        EXPECT_EQ(p.bytes, proto::staging::area_bytes(n, p.chunk, p.slots));
+        EXPECT_EQ(p.chunk % 64, 0u);
+    }
+    p = proto::staging::plan(32, 256 * k, 8, budget, false, false);  // the chunk goes first
+    EXPECT_EQ(p.chunk, 64 * k);
+    EXPECT_EQ(p.slots, 8);
+    p = proto::staging::plan(64, 256 * k, 8, budget, false, false);  // then the slots
+    EXPECT_EQ(p.chunk, 64 * k);
+    EXPECT_EQ(p.slots, 5);
+    p = proto::staging::plan(256, 256 * k, 8, budget, false, false);  // then the chunk again
+    EXPECT_EQ(p.slots, 4);
+    EXPECT_EQ(p.chunk, 16 * k);
+    p = proto::staging::plan(4096, 256 * k, 8, budget, false, false);  // the floor: may not fit
+    EXPECT_EQ(p.slots, 2);
+    EXPECT_EQ(p.chunk, 4 * k);
+    p = proto::staging::plan(64, 256 * k, 8, budget, true, false);  // a chunk the user set stays
+    EXPECT_EQ(p.chunk, 256 * k);
+    EXPECT_EQ(p.slots, 2);
+    EXPECT_GT(p.bytes, budget);
+    p = proto::staging::plan(64, 256 * k, 8, budget, true, true);
+    EXPECT_EQ(p.slots, 8);
+    EXPECT_FALSE(p.shrunk);
 }
