@@ -559,9 +559,10 @@ status rank::exchange_segments() {
     // Every peer has mapped our segments once all have passed this barrier: drop the names so
     // nothing is left in /dev/shm however the job ends from here on. Peers that attach lazily
     // use no names (the descriptors this rank keeps open), so without device segments (mapped
-    // here by name) and with every transport lazy, nobody needs the barrier.
+    // here by name) and with every transport that reaches a peer lazy, nobody needs the barrier.
     bool eager = device_segments;
-    for (auto &t : transports_) eager = eager || !t->attaches_lazily();
+    for (auto &t : transports_)
+        for (int p = 0; p < job_.size && !eager && !t->attaches_lazily(); ++p) eager = p != job_.rank && t->can_reach(p);
     if (eager) HGAS_TRY(store_->barrier("init.attached", cfg_.seconds(setting::boot_timeout)));
     phase("attached");
     for (auto &t : transports_) t->segments_attached();
