@@ -54,6 +54,7 @@ result<std::unique_ptr<rank>> rank::create() {
 }
 
 status rank::init() {
+    init_thread_ = std::this_thread::get_id();
     phase("start");
     HGAS_TRY_ASSIGN(cfg_, settings::from_env());
     const std::string &lvl = cfg_.text(setting::log_level);
@@ -581,10 +582,12 @@ bool rank::attach_peer(int p) {
         return true;
     }
     // Most often the peer has exited: say so to the job, naming it, before this rank's own
-    // error ends it with a message that would blame this rank.
+    // error ends it with a message that would blame this rank. From the rank's thread only:
+    // the store client is not shared with the helper or the device proxy while the rank's
+    // thread may be inside a store call (the store notices the dead peer by itself anyway).
     const std::string why = "rank " + std::to_string(job_.rank) + " cannot reach rank " + std::to_string(p) +
                             " at its first use (mapping its shared memory): " + last_error();
-    report_peer_lost(why);
+    if (std::this_thread::get_id() == init_thread_) report_peer_lost(why);
     (void)fail(s == status::unsupported ? s : status::peer_failed, "%s", why.c_str());
     return false;
 }
@@ -614,7 +617,7 @@ status rank::attach_peer_locked(int p) {
 
 int rank::peers_attached() const {
     int k = 0;
-    for (int p = 0; p < job_.size; ++p) k += peer_attached(p) && p != job_.rank;
+    for (int p = 0; p < job_.size; ++p) k += p != job_.rank && topo_.node_of[p] == topo_.node_me && peer_attached(p);
     return k;
 }
 
@@ -728,7 +731,8 @@ void rank::log_init_summary() const {
 status rank::finalize() {
     if (finalized_) return status::ok;
     finalized_ = true;
-    HGASI_INFO("core", "rank %d finalizing", job_.rank);
+    HGASI_INFO("core", "rank %d finalizing; it mapped %d of its %d peers on the node (HGAS_PEER_ATTACH=%s)", job_.rank,
+               peers_attached(), topo_.local_n - 1, cfg_.text(setting::peer_attach).c_str());
     status s = status::ok;
     if (device_ext_) s = device_ext_->finalize();
     if (staging_) s = staging_->quiet();

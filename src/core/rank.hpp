@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <hgas/hgas.h>
@@ -109,7 +110,8 @@ public:
             return nullptr;
         return &peers_[r][seg];
     }
-    // Whether rank r's segments are mapped here yet (tests, HGAS_LOG_LEVEL=info at finalize).
+    // Whether rank r's segments are mapped here yet (tests), and how many same-node peers
+    // are (HGAS_LOG_LEVEL=info prints it at finalize).
     bool peer_attached(int r) const {
         return r >= 0 && static_cast<size_t>(r) < peers_.size() && attach_state_[r].load(std::memory_order_acquire) == 1;
     }
@@ -229,6 +231,7 @@ private:
     // attach_mu_ after peers_[p] is filled in, read without a lock (acquire) by segment().
     std::unique_ptr<std::atomic<uint8_t>[]> attach_state_;
     std::mutex attach_mu_;
+    std::thread::id init_thread_;  // the rank's thread: the one that ran hgas_init
     // Per peer, segment and transport: the blobs a lazily attaching transport has not used yet.
     std::vector<std::vector<std::string>> lazy_blobs_;
     std::array<mem::allocator, mem::seg_count> heaps_;
