@@ -392,6 +392,11 @@ hgas_status_t hgas_deregister(void *ptr) {
     HGASI_RANK(r);
     return to_c(r->deregister_user(ptr));
 }
+int hgasi_peer_attached(int peer) {
+    auto *r = core::current();
+    if (!r || peer < 0 || peer >= r->n()) return -1;
+    return r->peer_attached(peer) ? 1 : 0;
+}
 hgas_status_t hgasi_reg_cache_query(const void *ptr, size_t bytes, hgasi_reg_info_t *out) {
     HGASI_RANK(r);
     if (!out) return to_c(fail(status::invalid_arg, "hgasi_reg_cache_query: out is NULL"));

@@ -25,6 +25,11 @@ typedef struct {
 /* What the calling rank's registration cache holds for [ptr, ptr+bytes), and its counters. */
 hgas_status_t hgasi_reg_cache_query(const void *ptr, size_t bytes, hgasi_reg_info_t *out);
 
+/* Whether the calling rank has mapped rank `peer`'s segments yet (peers on the node are mapped
+ * at their first use, HGAS_PEER_ATTACH=lazy): 1 or 0; -1 for no such rank or before init.
+ * Asking does not map it. */
+int hgasi_peer_attached(int peer);
+
 #ifdef __cplusplus
 }
 #endif

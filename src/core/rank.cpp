@@ -54,6 +54,7 @@ result<std::unique_ptr<rank>> rank::create() {
 }
 
 status rank::init() {
+    init_thread_ = std::this_thread::get_id();
     phase("start");
     HGAS_TRY_ASSIGN(cfg_, settings::from_env());
     const std::string &lvl = cfg_.text(setting::log_level);
@@ -106,10 +107,12 @@ status rank::init() {
     for (auto &t : transports_) raw.push_back(t.get());
     HGAS_TRY(router_.build(raw, job_.size, job_.rank, topo_));
     // The fast path: peers a transport maps directly are reached by plain loads and stores.
+    // Peers mapped at their first use get theirs then (attach_peer).
     for (int p = 0; p < job_.size; ++p)
-        for (uint16_t s = 0; s < mem::seg_count; ++s)
-            if (!mem::is_device_segment(s))
-                peers_[p][s].direct = static_cast<char *>(router_.route(p)->peer_base(p, s));
+        if (attach_state_[p].load(std::memory_order_relaxed) == 1)
+            for (uint16_t s = 0; s < mem::seg_count; ++s)
+                if (!mem::is_device_segment(s))
+                    peers_[p][s].direct = static_cast<char *>(router_.route(p)->peer_base(p, s));
     HGAS_TRY(register_host_segments());
     engine_.set_transports(raw);
 
@@ -228,7 +231,7 @@ status rank::cache_user_range(const void *p, size_t n) {
     // data is not, and may be cached like any user buffer).
     const auto a = reinterpret_cast<uintptr_t>(p);
     for (int r = 0; cacheable && r < job_.size; ++r)
-        for (uint16_t s = 0; s < mem::seg_count; ++s) {
+        for (uint16_t s = 0; s < mem::seg_count && peer_attached(r); ++s) {
             const auto b = reinterpret_cast<uintptr_t>(r == job_.rank ? own_[s].base : peers_[r][s].direct);
             const uint64_t sz = r == job_.rank ? own_[s].size : peers_[r][s].size;
             if (b && s != mem::seg_static && !mem::is_device_segment(s) && a < b + sz && a + n > b)
@@ -345,7 +348,19 @@ status rank::create_staging() {
     if (c.chunk < 4096 || c.chunk % 64)
         return fail(status::invalid_setting, "HGAS_STAGING_CHUNK=%llu: use at least 4K, a multiple of 64",
                     (unsigned long long)c.chunk);
-    const uint64_t bytes = proto::staging::area_bytes(c.n, c.chunk, c.slots);
+    // The rings grow with the job: within HGAS_STAGING_AREA_MAX and half the heap,
+    // the defaults shrink (proto::staging::plan).
+    const uint64_t budget = std::min<uint64_t>(cfg_.bytes(setting::staging_area_max), sym_heap().capacity() / 2);
+    const proto::staging_plan plan = proto::staging::plan(
+        c.n, c.chunk, c.slots, budget, std::string(cfg_.source(setting::staging_chunk)) == "environment",
+        std::string(cfg_.source(setting::staging_slots)) == "environment");
+    c.chunk = plan.chunk;
+    c.slots = plan.slots;
+    const uint64_t bytes = plan.bytes;
+    if (plan.shrunk && job_.rank == 0)
+        HGASI_INFO("proto", "staging rings for %d ranks: %d slots x %llu B per peer (%llu KiB in all, within %llu KiB: "
+                   "HGAS_STAGING_AREA_MAX, half of HGAS_HEAP_SIZE)", c.n, c.slots, (unsigned long long)c.chunk,
+                   (unsigned long long)(bytes >> 10), (unsigned long long)(budget >> 10));
     // Sparse like the message rings (init): a ring's pages are taken when a sender first uses it.
     auto off = sym_heap().allocate(bytes, 64, false);
     if (!off.ok())
@@ -354,7 +369,11 @@ status rank::create_staging() {
                     (unsigned long long)sym_heap().capacity(), (unsigned long long)bytes);
     internal_.staging = c.area = *off;
     if (!own_[mem::seg_symmetric].mapping.base()) std::memset(own_base(mem::seg_symmetric) + *off, 0, bytes);  // UCX's memory
-    for (int p = 0; p < job_.size; ++p) c.peer_sym.push_back(peers_[p][mem::seg_symmetric].direct);
+    // A peer's heap is mapped at its first use: the rings ask at theirs.
+    c.peer_sym = [this](int p) -> char * {
+        const peer_segment *ps = segment(static_cast<uint32_t>(p), mem::seg_symmetric);
+        return ps ? ps->direct : nullptr;
+    };
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
         c.own_base[s] = own_[s].base;
         c.own_size[s] = own_[s].size;
@@ -473,7 +492,7 @@ status rank::exchange_segments() {
     for (uint16_t s = 0; s < mem::seg_count; ++s) {
         out.u64(own_[s].size);
         out.str(dev_blob_[s]);
-        transport::local_segment ls{s, own_[s].base, own_[s].size, own_[s].mapping.name()};
+        transport::local_segment ls{s, own_[s].base, own_[s].size, own_[s].mapping.name(), own_[s].mapping.fd()};
         for (auto &t : transports_) {
             std::string blob;
             if (own_[s].size && !mem::is_device_segment(s)) HGAS_TRY(t->register_segment(ls, blob));
@@ -491,6 +510,10 @@ status rank::exchange_segments() {
     gpu_of_.assign(job_.size, -1);
     phase("exchange");
     peers_.assign(job_.size, {});
+    attach_state_.reset(new std::atomic<uint8_t>[job_.size]);
+    lazy_blobs_.assign(job_.size, {});
+    const size_t nt = transports_.size();
+    bool device_segments = false;
     const bool staged_only = cfg_.text(setting::path) == "staged";
     for (int p = 0; p < job_.size; ++p) {
         codec in;
@@ -503,10 +526,17 @@ status rank::exchange_segments() {
             peer_segment &ps = peers_[p][s];
             ps.size = size;
             ps.kind = mem::segment_kind(s);
-            for (auto &t : transports_) {
+            for (size_t ti = 0; ti < nt; ++ti) {
+                transport::transport *t = transports_[ti].get();
                 std::string blob;
                 if (!in.get_str(blob)) return fail(status::bootstrap, "segment table of rank %d is short", p);
-                if (size && !mem::is_device_segment(s) && t->can_reach(p)) HGAS_TRY(t->attach_segment(p, s, size, blob));
+                if (!size || mem::is_device_segment(s) || !t->can_reach(p)) continue;
+                if (p != job_.rank && t->attaches_lazily()) {
+                    if (lazy_blobs_[p].empty()) lazy_blobs_[p].resize(mem::seg_count * nt);
+                    lazy_blobs_[p][s * nt + ti] = std::move(blob);  // attach_peer, at the first use
+                } else {
+                    HGAS_TRY(t->attach_segment(p, s, size, blob));
+                }
             }
             if (s + 1 == mem::seg_count) {
                 uint64_t g = 0;
@@ -514,6 +544,7 @@ status rank::exchange_segments() {
                 gpu_of_[p] = static_cast<int>(g) - 1;
             }
             if (!size || !mem::is_device_segment(s)) continue;
+            device_segments = true;
             // Device memory: our own, or a same-node peer's mapped by IPC where the device can
             // reach it (HGAS_PATH=staged keeps every peer unmapped, to test the staged path).
             if (p == job_.rank) {
@@ -524,16 +555,70 @@ status rank::exchange_segments() {
             }
         }
     }
+    for (int p = 0; p < job_.size; ++p) attach_state_[p].store(lazy_blobs_[p].empty() ? 1 : 0, std::memory_order_relaxed);
     phase("attach");
     // Every peer has mapped our segments once all have passed this barrier: drop the names so
-    // nothing is left in /dev/shm however the job ends from here on.
-    HGAS_TRY(store_->barrier("init.attached", cfg_.seconds(setting::boot_timeout)));
+    // nothing is left in /dev/shm however the job ends from here on. Peers that attach lazily
+    // use no names (the descriptors this rank keeps open), so without device segments (mapped
+    // here by name) and with every transport that reaches a peer lazy, nobody needs the barrier.
+    bool eager = device_segments;
+    for (auto &t : transports_)
+        for (int p = 0; p < job_.size && !eager && !t->attaches_lazily(); ++p) eager = p != job_.rank && t->can_reach(p);
+    if (eager) HGAS_TRY(store_->barrier("init.attached", cfg_.seconds(setting::boot_timeout)));
     phase("attached");
     for (auto &t : transports_) t->segments_attached();
     for (auto &d : devices_)
         if (d) d->segments_attached();
     for (auto &o : own_) o.mapping.unlink();
     return status::ok;
+}
+
+bool rank::attach_peer(int p) {
+    std::lock_guard<std::mutex> lk(attach_mu_);
+    if (attach_state_[p].load(std::memory_order_acquire) == 1) return true;
+    const status s = attach_peer_locked(p);
+    if (s == status::ok) {
+        attach_state_[p].store(1, std::memory_order_release);
+        return true;
+    }
+    // Most often the peer has exited: say so to the job, naming it, before this rank's own
+    // error ends it with a message that would blame this rank. From the rank's thread only:
+    // the store client is not shared with the helper or the device proxy while the rank's
+    // thread may be inside a store call (the store notices the dead peer by itself anyway).
+    const std::string why = "rank " + std::to_string(job_.rank) + " cannot reach rank " + std::to_string(p) +
+                            " at its first use (mapping its shared memory): " + last_error();
+    if (std::this_thread::get_id() == init_thread_) report_peer_lost(why);
+    (void)fail(s == status::unsupported ? s : status::peer_failed, "%s", why.c_str());
+    return false;
+}
+
+status rank::attach_peer_locked(int p) {
+    const size_t nt = transports_.size();
+    gpu::device *cuda = device(mem::kind::cuda);
+    for (uint16_t s = 0; s < mem::seg_count; ++s) {
+        peer_segment &ps = peers_[p][s];
+        if (!ps.size || mem::is_device_segment(s)) continue;
+        for (size_t ti = 0; ti < nt; ++ti) {
+            const std::string &blob = lazy_blobs_[p][s * nt + ti];
+            if (!blob.empty()) HGAS_TRY(transports_[ti]->attach_segment(p, s, ps.size, blob));
+        }
+        ps.direct = static_cast<char *>(router_.route(p)->peer_base(p, s));
+        // As register_host_segments does at init for the peers mapped then.
+        if (cuda && ps.direct && (s == mem::seg_symmetric || s == mem::seg_local)) {
+            HGAS_TRY(cuda->register_host(ps.direct, ps.size));
+            registered_.push_back(ps.direct);
+        }
+    }
+    HGASI_DEBUG("core", "attached rank %d", p);
+    lazy_blobs_[p].clear();
+    lazy_blobs_[p].shrink_to_fit();
+    return status::ok;
+}
+
+int rank::peers_attached() const {
+    int k = 0;
+    for (int p = 0; p < job_.size; ++p) k += p != job_.rank && topo_.node_of[p] == topo_.node_me && peer_attached(p);
+    return k;
 }
 
 int rank::own_segment_of(const void *p, uint64_t len) const {
@@ -646,7 +731,8 @@ void rank::log_init_summary() const {
 status rank::finalize() {
     if (finalized_) return status::ok;
     finalized_ = true;
-    HGASI_INFO("core", "rank %d finalizing", job_.rank);
+    HGASI_INFO("core", "rank %d finalizing; it mapped %d of its %d peers on the node (HGAS_PEER_ATTACH=%s)", job_.rank,
+               peers_attached(), topo_.local_n - 1, cfg_.text(setting::peer_attach).c_str());
     status s = status::ok;
     if (device_ext_) s = device_ext_->finalize();
     if (staging_) s = staging_->quiet();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <hgas/hgas.h>
@@ -99,10 +100,22 @@ public:
     double timeout() const { return timeout_; }
 
     // Segment of `r` (nullptr for an unknown rank or segment).
+    // A peer on this node is mapped at its first use (HGAS_PEER_ATTACH=lazy): this is where,
+    // from whichever thread asks first. nullptr also when the peer cannot be mapped (it has
+    // exited): last_error() then names it, and the job is told.
     const peer_segment *segment(uint32_t r, uint16_t seg) const {
         if (r >= peers_.size() || seg >= mem::seg_count) return nullptr;
+        if (attach_state_[r].load(std::memory_order_acquire) != 1 &&
+            !const_cast<rank *>(this)->attach_peer(static_cast<int>(r)))
+            return nullptr;
         return &peers_[r][seg];
     }
+    // Whether rank r's segments are mapped here yet (tests), and how many same-node peers
+    // are (HGAS_LOG_LEVEL=info prints it at finalize).
+    bool peer_attached(int r) const {
+        return r >= 0 && static_cast<size_t>(r) < peers_.size() && attach_state_[r].load(std::memory_order_acquire) == 1;
+    }
+    int peers_attached() const;
     char *own_base(uint16_t seg) const { return own_[seg].base; }
     uint64_t own_size(uint16_t seg) const { return own_[seg].size; }
     // Which own segment holds [p, p+len), or -1.
@@ -194,6 +207,10 @@ private:
     status create_transports();
     status create_static_segment();  // static data: in core/static_segment.cpp
     status exchange_segments();
+    // Maps rank p's host segments through the transports that attach lazily, sets their direct
+    // pointers and registers them with the GPU; false (last_error naming p) when p is gone.
+    bool attach_peer(int p);
+    status attach_peer_locked(int p);
     status check_alive();
     void report_peer_lost(const std::string &why);  // setup::peer_lost
 
@@ -210,6 +227,13 @@ private:
     };
     std::array<own_segment, mem::seg_count> own_;
     std::vector<std::array<peer_segment, mem::seg_count>> peers_;
+    // Per peer: 1 once its segments are mapped (or need no mapping), else 0. Written under
+    // attach_mu_ after peers_[p] is filled in, read without a lock (acquire) by segment().
+    std::unique_ptr<std::atomic<uint8_t>[]> attach_state_;
+    std::mutex attach_mu_;
+    std::thread::id init_thread_;  // the rank's thread: the one that ran hgas_init
+    // Per peer, segment and transport: the blobs a lazily attaching transport has not used yet.
+    std::vector<std::vector<std::string>> lazy_blobs_;
     std::array<mem::allocator, mem::seg_count> heaps_;
     gpu::reg_cache regs_;  // before devices_: they hold a pointer to it
     gpu::reg_policy reg_policy_{regs_};  // stopped in unregister_host_segments, before devices_ go

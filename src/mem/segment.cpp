@@ -167,11 +167,37 @@ result<host_mapping> host_mapping::create_over(const std::string &prefix, void *
     return m;
 }
 
+namespace {
+result<host_mapping> map_peer_fd(int fd, const std::string &name, size_t size);
+}  // namespace
+
 result<host_mapping> host_mapping::attach(const std::string &name, size_t size) {
     int fd = shm_open(name.c_str(), O_RDWR, 0);
     if (fd < 0)
         return fail(status::bootstrap, "cannot open peer shared memory %s: %s (peer died, or it runs on another "
                     "node: set HGAS_NODE_NAME consistently)", name.c_str(), std::strerror(errno));
+    return map_peer_fd(fd, name, size);
+}
+
+result<host_mapping> host_mapping::attach_fd(long pid, int fd, uint64_t dev, uint64_t ino, const std::string &name,
+                                             size_t size) {
+    const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+    int f = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (f < 0)
+        return fail(status::peer_failed, "cannot open %s (shared memory %s): %s", path.c_str(), name.c_str(),
+                    errno == ENOENT ? "the process has exited" : std::strerror(errno));
+    struct stat st;
+    if (fstat(f, &st) != 0 || static_cast<uint64_t>(st.st_dev) != dev || static_cast<uint64_t>(st.st_ino) != ino) {
+        ::close(f);
+        return fail(status::peer_failed, "%s is no longer shared memory %s: the process has exited", path.c_str(),
+                    name.c_str());
+    }
+    return map_peer_fd(f, name, size);
+}
+
+namespace {
+// Maps (and closes) `fd`, a peer's segment of at least `size` bytes.
+result<host_mapping> map_peer_fd(int fd, const std::string &name, size_t size) {
     struct stat st;
     if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < size) {
         ::close(fd);
@@ -182,11 +208,16 @@ result<host_mapping> host_mapping::attach(const std::string &name, size_t size) 
     ::close(fd);
     if (p == MAP_FAILED)
         return fail(status::no_memory, "cannot map peer shared memory %s: %s", name.c_str(), std::strerror(errno));
+    return host_mapping::adopt_peer(p, size, name);
+}
+}  // namespace
+
+host_mapping host_mapping::adopt_peer(void *base, size_t size, const std::string &name) {
     host_mapping m;
-    m.base_ = p;
+    m.base_ = base;
     m.size_ = size;
     m.name_ = name;
-    shm_guard(p, size, name);
+    shm_guard(base, size, name);
     return m;
 }
 

@@ -61,6 +61,12 @@ public:
     static result<host_mapping> create(const std::string &prefix, size_t size);
     // Maps a peer's segment by name; checks its size.
     static result<host_mapping> attach(const std::string &name, size_t size);
+    // Maps a peer's segment through the descriptor its owner keeps open (/proc/<pid>/fd/<fd>),
+    // which works after the name is gone (lazy peer attach: README.md, "Peer attach"). The
+    // file must be the one announced (device and inode), so a reused pid or descriptor number
+    // is refused. `name` is for messages only.
+    static result<host_mapping> attach_fd(long pid, int fd, uint64_t dev, uint64_t ino, const std::string &name,
+                                          size_t size);
     // Creates a shared segment holding the current contents of the page-aligned range
     // [addr, addr+size) and moves it over that range (mremap): the memory keeps its addresses
     // and contents and becomes shareable by name. The mapping is never unmapped, not even by
@@ -79,6 +85,10 @@ public:
     void *base() const { return base_; }
     size_t size() const { return size_; }
     const std::string &name() const { return name_; }
+    // A peer's segment mapped at [base, +size) (attach and attach_fd): unmapped by the destructor.
+    static host_mapping adopt_peer(void *base, size_t size, const std::string &name);
+    // Owner: the open descriptor of the segment (peers attach through it), or -1.
+    int fd() const { return fd_; }
 
 private:
     void *base_ = nullptr;

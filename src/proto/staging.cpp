@@ -69,6 +69,24 @@ uint64_t staging::area_bytes(int n, uint64_t chunk, int slots) {
     return static_cast<uint64_t>(n) * slots * slot + static_cast<uint64_t>(n) * 64 + slots * slot;
 }
 
+staging_plan staging::plan(int n, uint64_t chunk, int slots, uint64_t budget, bool chunk_fixed, bool slots_fixed) {
+    staging_plan p{chunk, slots, area_bytes(n, chunk, slots), false};
+    auto fits = [&] { return (p.bytes = area_bytes(n, p.chunk, p.slots)) <= budget; };
+    auto halve = [&](uint64_t floor) {
+        while (!chunk_fixed && p.chunk > floor && !fits()) p.chunk = std::max<uint64_t>(floor, p.chunk / 2 / 64 * 64);
+    };
+    auto fewer = [&](int floor) {
+        while (!slots_fixed && p.slots > floor && !fits()) --p.slots;
+    };
+    halve(64 << 10);
+    fewer(4);
+    halve(4 << 10);
+    fewer(2);
+    fits();
+    p.shrunk = p.chunk != chunk || p.slots != slots;
+    return p;
+}
+
 staging::staging(staging_config c) : c_(std::move(c)) {
     slot_bytes_ = 64 + c_.chunk;
     ring_bytes_ = slot_bytes_ * c_.slots;
@@ -241,8 +259,8 @@ result<uint64_t> staging::claim(int t) {
 status staging::send(int t, uint64_t seq, header &h, const void *payload, mem::kind pk, size_t len) {
     outgoing o{t, seq, h, nullptr, {}, nullptr, len};
     char *dst;
-    if (c_.peer_sym[t]) {
-        dst = c_.peer_sym[t] + slot_offset(c_.me, seq) + 64;  // straight into the target's slot
+    if (char *heap = c_.peer_sym(t)) {
+        dst = heap + slot_offset(c_.me, seq) + 64;  // straight into the target's slot
     } else {
         if (!pinned_) return fail(status::internal, "staged send without a pinned pool");
         // Round robin over the pool is safe: at most `slots` messages are ever outstanding.
@@ -321,7 +339,7 @@ status staging::publish(int t, uint64_t seq, const header &hh, char *staged, siz
     h.seq = seq;
     const uint64_t off = slot_offset(c_.me, seq);
     if (!staged) {
-        char *slot = c_.peer_sym[t] + off;
+        char *slot = c_.peer_sym(t) + off;
         std::memcpy(slot + 8, reinterpret_cast<const char *>(&h) + 8, 56);
         transport::direct::store_fence();
         store_release(slot, seq);
@@ -489,8 +507,8 @@ status staging::start(int src, ring_in &r, incoming &in) {
         if (!check(h.seg, h.offset, h.len)) return bad("source out of bounds");
         const char *from = c_.own_base[h.seg] + h.offset;
         char *to = in.slot + 64;
-        if (c_.peer_sym[src]) {  // answer straight into the initiator's reply slot
-            to = c_.peer_sym[src] + reply_offset(static_cast<int>(h.reply)) + 64;
+        if (char *heap = c_.peer_sym(src)) {  // answer straight into the initiator's reply slot
+            to = heap + reply_offset(static_cast<int>(h.reply)) + 64;
             in.in_place = true;
         }
         const mem::kind k = mem::segment_kind(h.seg);
@@ -536,7 +554,7 @@ result<bool> staging::finish(int src, incoming &in, bool on_rank_thread) {
     case op_get: {
         if (in.in_place) {
             transport::direct::store_fence();
-            store_release(c_.peer_sym[src] + reply_offset(static_cast<int>(h.reply)), h.value);
+            store_release(c_.peer_sym(src) + reply_offset(static_cast<int>(h.reply)), h.value);
             return true;
         }
         if (!on_rank_thread) return false;
@@ -559,8 +577,8 @@ result<bool> staging::finish(int src, incoming &in, bool on_rank_thread) {
             in.amo_done = true;
         }
         const uint64_t roff = reply_offset(static_cast<int>(h.reply));
-        if (c_.peer_sym[src]) {
-            char *rs = c_.peer_sym[src] + roff;
+        if (char *heap = c_.peer_sym(src)) {
+            char *rs = heap + roff;
             std::memcpy(rs + 64, &in.amo_old, 8);
             store_release(rs, h.sig_offset);
             return true;
@@ -577,8 +595,8 @@ result<bool> staging::finish(int src, incoming &in, bool on_rank_thread) {
 
 status staging::return_credits(int src, ring_in &r, bool on_rank_thread, bool force) {
     const uint64_t off = credits_ + 64ull * c_.me;
-    if (c_.peer_sym[src]) {
-        store_release(c_.peer_sym[src] + off, r.applied);
+    if (char *heap = c_.peer_sym(src)) {
+        store_release(heap + off, r.applied);
     } else {
         if (!on_rank_thread) return status::ok;  // later, from the rank's thread
         uint64_t unused = 0;

@@ -46,7 +46,8 @@ struct staging_config {
     uint64_t chunk = 0;
     int slots = 0;
     uint64_t area = 0;                   // offset of the staging area in the symmetric heap
-    std::vector<char *> peer_sym;        // per rank: its symmetric host heap mapped here, or nullptr
+    // Rank p's symmetric host heap mapped here, or nullptr (mapped at the first call for p).
+    std::function<char *(int)> peer_sym;
     std::array<char *, mem::seg_count> own_base{};
     std::array<uint64_t, mem::seg_count> own_size{};
     std::array<gpu::device *, 3> dev{};  // by kind; nullptr where absent
@@ -62,10 +63,24 @@ struct signal_req {
     uint64_t value;
 };
 
+// How large the rings of an n-rank job are: ranks x slots x chunk would grow 2 MiB per peer
+// at the defaults (8 x 256K), filling a 64 MiB heap at 32 ranks. Under a budget, what came
+// from the defaults shrinks: the chunk first (to 64K: bandwidth with few peers is kept, as
+// few peers fit the budget whole), then the slots (to 4), then the chunk (to 4K), then the
+// slots (to 2). Values the user set are kept. Every rank computes the same.
+struct staging_plan {
+    uint64_t chunk = 0;
+    int slots = 0;
+    uint64_t bytes = 0;   // area_bytes(n, chunk, slots)
+    bool shrunk = false;  // smaller than asked for
+};
+
 class staging {
 public:
     // Bytes of the symmetric host heap the staging area needs.
     static uint64_t area_bytes(int n, uint64_t chunk, int slots);
+    // The rings for n ranks within `budget` bytes; chunk_fixed / slots_fixed: the user's values.
+    static staging_plan plan(int n, uint64_t chunk, int slots, uint64_t budget, bool chunk_fixed, bool slots_fixed);
 
     explicit staging(staging_config c);
     ~staging();

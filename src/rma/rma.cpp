@@ -54,6 +54,9 @@ status check_live(core::rank &r, const char *op, hgas_gptr_t p, uint64_t n) {
 
 result<const core::peer_segment *> target(core::rank &r, const char *op, hgas_gptr_t p, uint64_t n, issuer by) {
     const core::peer_segment *ps = r.segment(p.rank, p.segment);
+    // A real rank and segment with no table entry: the peer could not be mapped at its first
+    // use (it has exited); last_error() names it.
+    if (!ps && p.rank < static_cast<uint32_t>(r.n()) && p.segment < mem::seg_count) return status::peer_failed;
     if (by == issuer::runtime) {
         HGAS_TRY(mem::check_range(op, p, n, r.n(), ps ? ps->size : 0));
         return ps;

@@ -15,10 +15,12 @@ public:
         return bases_[peer][seg];
     }
     status put(remote dst, const void *src, size_t n, bool) override {
+        HGAS_TRY(mapped(dst));
         std::memcpy(addr(dst), src, n);
         return status::ok;
     }
     status get(void *dst, remote src, size_t n, bool) override {
+        HGAS_TRY(mapped(src));
         std::memcpy(dst, addr(src), n);
         return status::ok;
     }
@@ -35,12 +37,15 @@ public:
         return status::ok;
     }
     status amo(remote t, amo_op op, unsigned width, uint64_t operand, uint64_t compare, uint64_t *result) override {
+        HGAS_TRY(mapped(t));
         uint64_t old = direct::amo(addr(t), op, width, operand, compare);
         if (result) *result = old;
         return status::ok;
     }
     status put_signal(remote dst, const void *src, size_t n, remote sig, signal_op op, uint64_t value,
                       bool) override {
+        HGAS_TRY(mapped(dst));
+        HGAS_TRY(mapped(sig));
         if (n) std::memcpy(addr(dst), src, n);  // src may be NULL for a signal alone
         direct::store_fence();
         direct::signal_update(addr(sig), op, value);
@@ -57,6 +62,12 @@ public:
     status progress() override { return status::ok; }
 
 protected:
+    // The core reaches these calls only for peers it mapped (a peer mapped lazily that could
+    // not be is an error before); this keeps a slip from being a crash.
+    status mapped(remote r) const {
+        if (peer_base(r.rank, r.seg)) return status::ok;
+        return fail(status::internal, "%s: segment %u of rank %d is not mapped in this process", name(), r.seg, r.rank);
+    }
     void *addr(remote r) const { return static_cast<char *>(bases_[r.rank][r.seg]) + r.offset; }
     void set_base(int peer, uint16_t seg, void *base) {
         if (bases_.size() <= static_cast<size_t>(peer)) bases_.resize(peer + 1);

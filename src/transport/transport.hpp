@@ -78,6 +78,7 @@ struct local_segment {
     void *base;
     uint64_t size;
     std::string shm_name;  // for host segments: the shared-memory name peers on the node map
+    int fd = -1;           // and its open descriptor in this process, or -1
 };
 
 class transport {
@@ -96,6 +97,12 @@ public:
     // for each peer this transport reaches.
     virtual status register_segment(const local_segment &seg, std::string &blob) = 0;
     virtual status attach_segment(int peer, uint16_t seg, uint64_t size, const std::string &blob) = 0;
+    // Whether attach_segment may wait for the peer's first use (HGAS_PEER_ATTACH=lazy): the core
+    // then keeps the blobs and calls attach_segment for a peer when something first reaches it,
+    // from the rank's thread or one acting for it (helper, device proxy), one call at a time and
+    // never while another thread may be inside setup. Such a transport's peer_base() must be
+    // safe to call for other peers meanwhile. After segments_attached() the blob must still work.
+    virtual bool attaches_lazily() const { return false; }
     // Called once every peer has attached (after a barrier): e.g. unlink shm names.
     virtual void segments_attached() {}
     // Memory for one of this rank's segments that this transport allocates itself (and then

@@ -74,7 +74,7 @@ static hgas_status_t wait_in(const char *where, int victim, uint64_t *buf, uint6
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: fault_prog die|die_recv|hang|late|abort RANK [WHERE|SECONDS] [ignore]\n");
+        fprintf(stderr, "usage: fault_prog die|die_recv|die_unmapped|hang|late|abort RANK [WHERE|SECONDS] [ignore]\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
     if (hgas_rank_me() == victim) {
         printf("rank %d: pid %d, at %.6f\n", victim, (int)getpid(), wall());
         fflush(stdout);
-        if (!strcmp(mode, "die") || !strcmp(mode, "die_recv")) raise(SIGKILL);
+        if (!strcmp(mode, "die") || !strcmp(mode, "die_recv") || !strcmp(mode, "die_unmapped")) raise(SIGKILL);
         if (!strcmp(mode, "abort")) hgas_abort(3, "the test asked for it");
         if (!strcmp(mode, "hang"))
             for (;;) pause(); /* alive, never calls hgas again */
@@ -114,6 +114,10 @@ int main(int argc, char **argv) {
         printf("rank %d: received a message from a dead rank\n", hgas_rank_me());
         return 1;
     }
+    /* Peers are mapped at their first use: give the victim time to be gone before the others
+       first reach it, so that those that never reached it before (the barrier touches a few)
+       meet a dead process, not its memory. */
+    if (!strcmp(mode, "die_unmapped")) sleep(1);
     if (!strcmp(where, "exit")) return 0; /* a program that ends without hgas_finalize */
     /* The others wait here for a rank that will never come. */
     s = !strcmp(mode, "abort") ? hgas_barrier() : wait_in(where, victim, buf, sig);

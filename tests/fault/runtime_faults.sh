@@ -4,6 +4,8 @@
 # - kill -9 of one rank mid-job: the launcher and every other rank end within 10 s, the
 #   launcher names the dead rank, the waiting ranks report that the job is ending;
 # - the same while the others wait in a blocking hgas_recv from the dead rank (or any rank);
+# - the same where most ranks first reach the dead rank after its death (peers are mapped at
+#   their first use): the put fails naming it;
 # - hgas_abort on one rank: the same, with the rank's reason;
 # - a rank that never joins: the others' hgas_init fails with the bootstrap timeout naming it.
 # Each case also checks that no /dev/shm/hgas-* file and no job directory is left.
@@ -51,6 +53,12 @@ count "$WORK/$CASE.log" "rank [013]: second barrier: HGAS_ERR_PEER_FAILED: the j
 run kill9_recv 10 -- -n 4 "$PROG" die_recv 2
 has "$WORK/$CASE.log" "rank 2 \(pid [0-9]+\) was killed by signal 9"
 count "$WORK/$CASE.log" "rank [013]: recv: HGAS_ERR_PEER_FAILED: the job is ending: .*rank 2" 1
+
+# Peers are mapped at their first use (HGAS_PEER_ATTACH=lazy): of 8 ranks, the barrier has
+# made at most 3 reach rank 7 before it dies; the others' first put to it must name it.
+run kill9_unmapped 10 -- -n 8 "$PROG" die_unmapped 7 quiet
+has "$WORK/$CASE.log" "rank 7 \(pid [0-9]+\) was killed by signal 9"
+count "$WORK/$CASE.log" "rank [0-6]: quiet: HGAS_ERR_PEER_FAILED: rank [0-6] cannot reach rank 7 at its first use .*exited" 1
 
 run abort 10 -- -n 3 "$PROG" abort 1
 has "$WORK/$CASE.log" "rank 1 called hgas_abort\(3\): the test asked for it"

@@ -5,12 +5,40 @@
 #include <random>
 #include <vector>
 
+#include "api/testing.h"
 #include "rank_test.hpp"
 
 namespace {
 
 int me() { return hgas_rank_me(); }
 int n() { return hgas_rank_n(); }
+
+// First in the file: no test has reached every peer yet. On one node with shm, a peer's
+// segments are mapped at the first use (HGAS_PEER_ATTACH=lazy): init and the barriers so far
+// reach at most log2(n) peers each, and hgas_local_addr maps a peer it is asked about.
+TEST(Rma, PeersAreMappedAtFirstUseAndLocalAddrMapsThem) {
+    uint64_t *box;
+    HGAS_OK_OR_FAIL(hgas_calloc(1, sizeof(uint64_t), (void **)&box));
+    *box = 1000 + static_cast<uint64_t>(me());
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    const char *tr = std::getenv("HGAS_TRANSPORTS");
+    const bool all_shm = tr && !std::strcmp(tr, "self,shm");
+    int unmapped = 0;
+    for (int p = 0; p < n(); ++p) unmapped += hgasi_peer_attached(p) == 0;
+    EXPECT_EQ(hgasi_peer_attached(me()), 1);
+    EXPECT_EQ(hgasi_peer_attached(n()), -1);
+    if (all_shm && n() >= 8) EXPECT_GE(unmapped, 1) << "every peer was mapped before its first use";
+    for (int p = 0; p < n(); ++p) {
+        auto *there = static_cast<uint64_t *>(hgas_local_addr(gp(box, p)));
+        if (all_shm) {
+            ASSERT_NE(there, nullptr) << "rank " << p << ": " << hgas_last_error();
+            EXPECT_EQ(*there, 1000u + static_cast<uint64_t>(p));
+            EXPECT_EQ(hgasi_peer_attached(p), 1);
+        }
+    }
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_free(box));
+}
 
 TEST(Rma, PutGetEverySizeToEveryRank) {
     const size_t sizes[] = {1, 8, 63, 4097, 1 << 20};

@@ -18,6 +18,10 @@ expect "own-rank path" "host -> host, same process +self" "$out"
 n=$(grep -c "^  HGAS_" <<<"$out")
 expect "every setting listed ($n)" "^  HGAS_DEBUG" "$out"
 expect "cuda IPC method printed" "cuda +IPC: .*HGAS_CUDA_IPC=auto" "$out"
+expect "staging rings whole at 8 ranks" "^ +8 ranks: 8 slots x 256 KiB per peer" "$out"
+expect "staging rings shrunk at 64 ranks" "^ +64 ranks: 5 slots x 64 KiB per peer = 20824 KiB$" "$out"
+out=$(env HGAS_STAGING_CHUNK=1M HGAS_STAGING_SLOTS=4 "$INFO")
+expect "staging chunk and slots as set are kept" "^ +64 ranks: 4 slots x 1024 KiB per peer .*over the budget" "$out"
 out=$(env HGAS_CUDA_IPC=legacy "$INFO")
 expect "cuda IPC method follows the setting" "cuda +IPC: .*legacy" "$out"
 out=$(env HGAS_TRANSPORTS=ucx "$INFO")

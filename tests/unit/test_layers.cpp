@@ -12,6 +12,7 @@
 #include "mem/segment.hpp"
 #include "progress/engine.hpp"
 #include "proto/router.hpp"
+#include "proto/staging.hpp"
 #include "transport/transport.hpp"
 
 using namespace hgas;
@@ -108,6 +109,51 @@ TEST(DirectTransports, ShmMapsAPeerSegmentByName) {
     EXPECT_FALSE(t2->can_reach(1));
 }
 
+// HGAS_PEER_ATTACH=lazy: a peer maps a segment at its first use, long after the owner dropped
+// the name, through the descriptor the owner keeps open; a blob whose file is no longer the
+// one announced (the owner exited and another file took its descriptor number) is refused.
+TEST(DirectTransports, ShmMapsAPeerSegmentThroughItsDescriptorAfterTheNameIsGone) {
+    direct_fixture f;
+    f.job.size = 2;
+    f.topo = boot::topology::from_node_names({"n0", "n0"}, 1);
+    f.job.rank = 1;
+    const std::string name = mem::shm_name("lazy" + std::to_string(getpid()), 1, 0);
+    auto own = mem::host_mapping::create(name, 8192);  // rank 1's segment
+    ASSERT_TRUE(own.ok()) << last_error();
+    auto owner = create_shm();
+    setup s1{&f.cfg, &f.job, &f.topo, nullptr, false, {}, {}};
+    ASSERT_EQ(owner->connect(s1), status::ok);
+    std::string blob;
+    ASSERT_EQ(owner->register_segment(local_segment{0, own->base(), 8192, own->name(), own->fd()}, blob), status::ok);
+    own->unlink();  // as after init: no name left in /dev/shm
+
+    boot::job_info j0 = f.job;
+    j0.rank = 0;
+    boot::topology t0 = boot::topology::from_node_names({"n0", "n0"}, 0);
+    setup s0{&f.cfg, &j0, &t0, nullptr, false, {}, {}};
+    auto t = create_shm();
+    ASSERT_EQ(t->connect(s0), status::ok);
+    ASSERT_TRUE(t->attaches_lazily());  // the default
+    ASSERT_EQ(t->attach_segment(1, 0, 8192, blob), status::ok) << last_error();
+    ASSERT_NE(t->peer_base(1, 0), nullptr);
+    ASSERT_EQ(t->put(remote{1, 0, 4100}, "late", 5, false), status::ok);
+    EXPECT_STREQ(static_cast<char *>(own->base()) + 4100, "late");  // the owner's own mapping sees it
+
+    // The same blob with another inode: refused, naming the file.
+    std::string wrong = blob;
+    const size_t last = wrong.rfind(' '), ino_at = wrong.rfind(' ', last - 1) + 1;
+    wrong.replace(ino_at, last - ino_at, "1");
+    auto t2 = create_shm();
+    ASSERT_EQ(t2->connect(s0), status::ok);
+    EXPECT_EQ(t2->attach_segment(1, 0, 8192, wrong), status::peer_failed);
+    EXPECT_NE(last_error().find("no longer shared memory " + own->name()), std::string::npos) << last_error();
+    EXPECT_EQ(t2->peer_base(1, 0), nullptr);
+    EXPECT_NE(t2->put(remote{1, 0, 0}, "x", 1, false), status::ok);  // not mapped: an error, not a crash
+    t->shutdown();
+    t2->shutdown();
+    owner->shutdown();
+}
+
 TEST(Router, FirstTransportThatReachesAPeer) {
     direct_fixture f;
     f.job.size = 3;
@@ -180,4 +226,42 @@ TEST(ProgressEngine, HelperThreadPollsOnlyTransportsThatNeedIt) {
     idle.set_transports({self.get()});
     idle.start_helper(0, 0);
     EXPECT_FALSE(idle.helper_running());
+}
+
+// The staging rings' size against the number of ranks (proto::staging::plan): whole while they
+// fit the budget, then smaller chunks (to 64K), fewer slots (to 4), smaller chunks (to 4K),
+// fewer slots (to 2); what the user set stays.
+TEST(StagingPlan, RingsShrinkWithRanksWithinTheBudget) {
+    const uint64_t budget = 24 << 20, k = 1024;
+    auto p = proto::staging::plan(8, 256 * k, 8, budget, false, false);
+    EXPECT_EQ(p.chunk, 256 * k);
+    EXPECT_EQ(p.slots, 8);
+    EXPECT_FALSE(p.shrunk);
+    EXPECT_EQ(p.bytes, proto::staging::area_bytes(8, 256 * k, 8));
+    for (int n : {32, 64, 128, 256, 1024}) {
+        p = proto::staging::plan(n, 256 * k, 8, budget, false, false);
+        EXPECT_TRUE(p.shrunk);
+        EXPECT_LE(p.bytes, budget) << n << " ranks";
+        EXPECT_EQ(p.bytes, proto::staging::area_bytes(n, p.chunk, p.slots));
+        EXPECT_EQ(p.chunk % 64, 0u);
+    }
+    p = proto::staging::plan(32, 256 * k, 8, budget, false, false);  // the chunk goes first
+    EXPECT_EQ(p.chunk, 64 * k);
+    EXPECT_EQ(p.slots, 8);
+    p = proto::staging::plan(64, 256 * k, 8, budget, false, false);  // then the slots
+    EXPECT_EQ(p.chunk, 64 * k);
+    EXPECT_EQ(p.slots, 5);
+    p = proto::staging::plan(256, 256 * k, 8, budget, false, false);  // then the chunk again
+    EXPECT_EQ(p.slots, 4);
+    EXPECT_EQ(p.chunk, 16 * k);
+    p = proto::staging::plan(4096, 256 * k, 8, budget, false, false);  // the floor: may not fit
+    EXPECT_EQ(p.slots, 2);
+    EXPECT_EQ(p.chunk, 4 * k);
+    p = proto::staging::plan(64, 256 * k, 8, budget, true, false);  // a chunk the user set stays
+    EXPECT_EQ(p.chunk, 256 * k);
+    EXPECT_EQ(p.slots, 2);
+    EXPECT_GT(p.bytes, budget);
+    p = proto::staging::plan(64, 256 * k, 8, budget, true, true);
+    EXPECT_EQ(p.slots, 8);
+    EXPECT_FALSE(p.shrunk);
 }

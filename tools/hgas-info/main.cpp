@@ -1,6 +1,7 @@
 // hgas-info: what this build of hgas has and what it would do on this machine: version,
 // every HGAS_* setting with its value and where the value came from, the transports, and the
 // path chosen for each (memory kind, locality) pair.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include "gpu/gpu.hpp"
 #include "gpu/reg_policy.hpp"
 #include "proto/router.hpp"
+#include "proto/staging.hpp"
 #include "transport/transport.hpp"
 
 using namespace hgas;
@@ -131,6 +133,24 @@ int main(int argc, char **argv) {
                 (ag ? "copy agent up to " + amax + " B for page-locked ones where the rank has its GPU alone, else "
                     : std::string())
                     .c_str());
+    // The staging rings' share of the symmetric host heap, which would grow with every peer
+    // (proto::staging::plan): what a job of n ranks gets.
+    {
+        const uint64_t budget = std::min<uint64_t>(cfg->bytes(setting::staging_area_max), cfg->bytes(setting::heap_size) / 2);
+        const bool cf = std::string(cfg->source(setting::staging_chunk)) == "environment";
+        const bool sf = std::string(cfg->source(setting::staging_slots)) == "environment";
+        std::printf("  staging rings: in every rank's host heap (jobs with a device kind), at most %llu KiB "
+                    "(HGAS_STAGING_AREA_MAX, half of HGAS_HEAP_SIZE)%s\n", (unsigned long long)(budget >> 10),
+                    cf || sf ? "; HGAS_STAGING_CHUNK/SLOTS as set are kept" : "");
+        for (int n : {2, 8, 32, 64, 256}) {
+            const proto::staging_plan p = proto::staging::plan(n, cfg->bytes(setting::staging_chunk),
+                                                               static_cast<int>(cfg->integer(setting::staging_slots)),
+                                                               budget, cf, sf);
+            std::printf("    %3d ranks: %d slots x %llu KiB per peer = %llu KiB%s\n", n, p.slots,
+                        (unsigned long long)(p.chunk >> 10), (unsigned long long)(p.bytes >> 10),
+                        p.bytes > budget ? " (over the budget: hgas_init fails unless the heap has room)" : "");
+        }
+    }
     // Tagged messages (src/msg, docs/messaging.md): the rings and the protocol per size.
     {
         const uint64_t slot = cfg->bytes(setting::msg_slot), slots = static_cast<uint64_t>(cfg->integer(setting::msg_slots));
