@@ -85,8 +85,10 @@ int run(int argc, char **argv) {
     int code = 0;
     if (!parse(argc, argv, o, &code)) return code;
     const int me = hgas_rank_me(), p = hgas_rank_n();
+    // A failure on one rank ends the job (the others may be waiting for it in a collective);
+    // hgas_abort names the rank.
     auto fail = [&](const std::string &why) {
-        std::fprintf(stderr, "matmul: rank %d: %s\n", me, why.c_str());
+        hgas_abort(1, ("matmul: " + why).c_str());
         return 1;
     };
     if (o.kind == HGAS_KIND_SIM && !hgas_kind_available(HGAS_KIND_SIM))
