@@ -671,7 +671,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = matmul ]; then
                 "$HGASRUN" -n $p --timeout "$l" "$MATMUL" --kind cuda --n 16384 --reps 3 --json "$OUT/matmul.jsonl" \
                 >"$OUT/matmul-n$p.log" 2>&1 || FAILED+=("matmul n$p")
             { echo "== matmul, kind cuda, n 16384, $p rank(s) on one GPU"
-              grep -E '^matmul: (n 16384 on|one-rank|verification)|rank [0-9]+:' "$OUT/matmul-n$p.log"; } \
+              grep -E '^matmul: (n 16384 on|one-rank|verification)|hgas_abort|rank [0-9]+:|^hgasrun:' "$OUT/matmul-n$p.log"; } \
                 | tee -a "$OUT/matmul.txt" | tee -a "$SUMMARY"
         done
         say "matmul: done after $((SECONDS - t)) s"
