@@ -35,6 +35,10 @@
 #                 memory on the GPU (busy.jsonl), then tools/sharing-sweep.py: himeno and NAS
 #                 FT/MG at 1, 2, 4, 8 ranks per GPU x HGAS_GPU_SHARING modes, within
 #                 SHARING_BUDGET s (default 240): sharing-sweep/ (table.txt, results.jsonl, PNGs)
+#   matmul.txt    matmul: its GPU tests' summary, n = 16384 on 1 rank and on 2 ranks sharing
+#                 GPU 0 (GFLOP/s, single-GPU cuBLAS's own GFLOP/s, the ratio per GPU)
+#   matmul.jsonl  matmul: one JSON record per run (apps/matmul/README.md, "Output");
+#                 matmul-tests.log, matmul-n1.log, matmul-n2.log
 #
 #
 # usage: tools/gpu-check.sh [--quick] [--no-build] [--only STEP] [-h]   (STEP: see ONLY_STEPS)
@@ -46,7 +50,7 @@
 #               (its GPU tests, L runs and sweep; about four minutes after the build), or only
 #               the NAS programs (apps/nas: GPU tests, the FT class B and C runs, MG class B, C),
 #               or only episim or only seismic (each: its GPU tests and the benchmark of its
-#               three styles)
+#               three styles), or only matmul (its GPU tests and n = 16384 on 1 and 2 ranks)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -65,7 +69,7 @@ set -u -o pipefail
 
 QUICK=0 DO_BUILD=1 ONLY=all
 # The steps --only can pick (each section below says what it runs).
-ONLY_STEPS="tests bench device himeno nas episim seismic osu sharing"
+ONLY_STEPS="tests bench device himeno nas episim seismic osu sharing matmul"
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) QUICK=1 ;;
@@ -202,6 +206,7 @@ if [ $DO_BUILD = 1 ]; then
         [ "$ONLY" = seismic ] && targets=(--target seismic hgasrun)
         [ "$ONLY" = osu ] && targets=(--target hgas hgas_shmem hgasrun)
         [ "$ONLY" = sharing ] && targets=(--target hgasrun hgas-bench hgas-bench-busy himeno nas-ft nas-mg)
+        [ "$ONLY" = matmul ] && targets=(--target matmul hgasrun)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
@@ -222,7 +227,7 @@ fi
 # ---- tests ------------------------------------------------------------------------------
 if [ "$ONLY" = all ] || [ "$ONLY" = tests ] || [ "$ONLY" = device ]; then
     # himeno's GPU tests run in the himeno step below when it runs too
-    EXCL=(); [ "$ONLY" = all ] && EXCL=(-E '^(himeno|episim|seismic)\.gpu\.')
+    EXCL=(); [ "$ONLY" = all ] && EXCL=(-E '^(himeno|episim|seismic|matmul)\.gpu\.')
     : >"$OUT/tests.log"
     if [ ! -f "$BUILD/CTestTestfile.cmake" ]; then
         say "tests: no test tree in $BUILD; not run"
@@ -693,6 +698,52 @@ if [ "$ONLY" = all ] || [ "$ONLY" = sharing ]; then
             | tee -a "$OUT/sharing.txt" | tee -a "$SUMMARY"
     fi
     say "sharing: done after $((SECONDS - t)) s"
+fi
+
+# ---- matmul -----------------------------------------------------------------------------
+# Its GPU tests (label gpu, names matmul.gpu.*: cuBLAS tiles through hgas gets, checked against
+# one cuBLAS product), then n = 16384 on 1 rank and on 2 ranks sharing GPU 0, each printing
+# single-GPU cuBLAS's GFLOP/s for the same n and the ratio. At most 120 s for the step.
+if [ "$ONLY" = all ] || [ "$ONLY" = matmul ]; then
+    : >"$OUT/matmul.txt"; rm -f "$OUT/matmul.jsonl"
+    MATMUL=$BUILD/bin/matmul
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    if [ ! -x "$MATMUL" ] || [ -z "$HGASRUN" ]; then
+        say "matmul: $MATMUL or hgasrun was not built (it needs OpenBLAS: libopenblas-dev)"
+        FAILED+=("matmul (not built)")
+    elif [ "$(left)" -lt 40 ]; then
+        say "matmul: NOT RUN: the deadline ($DEADLINE s) is near"
+        FAILED+=("matmul (not run)")
+    else
+        t=$SECONDS
+        timeout "$(limit 40)" ctest --test-dir "$BUILD" -L '^gpu$' -R '^matmul\.gpu\.' --output-on-failure --timeout 35 \
+            -j 1 >"$OUT/matmul-tests.log" 2>&1
+        rc=$?
+        if grep -q "No tests were found" "$OUT/matmul-tests.log"; then
+            say "matmul: tests: none registered (configure with -DMATMUL_TESTS=ON)"
+            FAILED+=("matmul tests (not built)")
+        else
+            grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run' "$OUT/matmul-tests.log" \
+                | sed 's/^/matmul tests: /' | tee -a "$OUT/matmul.txt" | tee -a "$SUMMARY"
+            say "matmul: tests: status $rc after $((SECONDS - t)) s"
+            [ $rc = 0 ] || FAILED+=("matmul tests")
+        fi
+        # A, B, C of order 16384 are 6 GiB: the symmetric cuda heap of one rank holds them all
+        for p in 1 2; do
+            rest=$((t + 120 - SECONDS)); [ $rest -gt 60 ] && rest=60   # each run at most 60 s
+            l=$(limit $rest)
+            if [ "$l" -lt 20 ]; then
+                say "matmul: n 16384 on $p ranks NOT RUN: its 120 s are spent"; FAILED+=("matmul n$p (not run)"); continue
+            fi
+            HGAS_CUDA_HEAP_SIZE=7G HGAS_TIMEOUT=60 CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} timeout -k 5 "$l" \
+                "$HGASRUN" -n $p --timeout "$l" "$MATMUL" --kind cuda --n 16384 --reps 3 --json "$OUT/matmul.jsonl" \
+                >"$OUT/matmul-n$p.log" 2>&1 || FAILED+=("matmul n$p")
+            { echo "== matmul, kind cuda, n 16384, $p rank(s) on one GPU"
+              grep -E '^matmul: (n 16384 on|one-rank|verification)|hgas_abort|rank [0-9]+:|^hgasrun:' "$OUT/matmul-n$p.log"; } \
+                | tee -a "$OUT/matmul.txt" | tee -a "$SUMMARY"
+        done
+        say "matmul: done after $((SECONDS - t)) s"
+    fi
 fi
 
 say "finished after $((SECONDS - START)) s"
