@@ -337,16 +337,16 @@ public:
     }
 
     result<uint64_t> amo(void *p, amo_op aop, unsigned width, uint64_t operand, uint64_t compare) override {
-        const range *r = nullptr;
+        char *dst = nullptr;
         {
             std::lock_guard<std::mutex> g(ranges_mu_);
-            r = find(p, width);
+            if (const range *r = find(p, width)) dst = r->alias + (static_cast<const char *>(p) - r->dev);
         }
-        if (!r) return fail(status::invalid_pointer, "sim: %p is not sim memory", p);
+        if (!dst) return fail(status::invalid_pointer, "sim: %p is not sim memory", p);
         uint64_t result = 0;
         op o{};
         o.what = op::atomic;
-        o.dst = r->alias + (static_cast<const char *>(p) - r->dev);
+        o.dst = dst;
         o.n = 0;
         o.aop = aop;
         o.width = width;
