@@ -324,8 +324,7 @@ int main(int argc, char **argv) {
         for (size_t s : gpu_sizes(o)) measure(o, m, s);
     }
     if (me == 0 && median_bw.count("hgas") && median_bw.count("device-copy")) {
-        printf("# D->D bandwidth, hgas_send/recv of cudaMalloc'd buffers against the device copy (%s):
-",
+        printf("# D->D bandwidth, hgas_send/recv of cudaMalloc'd buffers against the device copy (%s):\n",
                gpu_of[0] == gpu_of[1] ? "cudaMemcpy D2D, one GPU" : "cudaMemcpyPeer, two GPUs");
         for (auto &[sz, h] : median_bw["hgas"]) {
             auto it = median_bw["device-copy"].find(sz);
