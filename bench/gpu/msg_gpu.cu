@@ -11,6 +11,10 @@
  *   pipelined   (b) the same in chunks of --chunk bytes (default 1 MiB), D2H of chunk k+1 on
  *               one stream while chunk k is sent, H2D of chunk k on a second stream while k+1
  *               arrives (Figure 1b)
+ *   device-copy the goal's reference: rank 0 copies its buffer into a second one on rank 1's GPU
+ *               (cudaMemcpy D2D on one GPU, cudaMemcpyPeer between two), synchronized; no
+ *               message. Printed beside hgas as a ratio of the two bandwidths per size (a
+ *               cudaMalloc'd buffer at both ends goes by CUDA IPC when the ranks share a node).
  *
  * and the halo face of a 512 x 512 x 4 float array (x = 0: 262144 floats of 4 bytes, stride
  * 16 bytes), records halo_lat:
@@ -22,7 +26,10 @@
  * Data is checked before timing. */
 #include "gpu_common.h"
 
+#include <algorithm>
 #include <functional>
+#include <map>
+#include <string>
 
 #include <hgas/hgas.h>
 
@@ -40,14 +47,17 @@ namespace {
 
 int me, gpu_of[2];
 unsigned char *dsrc, *ddst, *hbuf, *h_pat, *h_chk;
+unsigned char *dpeer;  // rank 0's buffer on rank 1's GPU (device-copy)
+std::map<std::string, std::map<size_t, double>> median_bw;  // method -> size -> bytes/s (rank 0)
 size_t chunk = 1 << 20;
 cudaStream_t s_d2h, s_h2d;
 std::vector<cudaEvent_t> ev;
 
-enum method { HGAS, COPY_SEND, PIPELINED };
-const char *method_name[] = {"hgas", "copy-send", "pipelined"};
+enum method { HGAS, COPY_SEND, PIPELINED, DEVICE_COPY };
+const char *method_name[] = {"hgas", "copy-send", "pipelined", "device-copy"};
 const char *method_path[] = {"hgas_send/hgas_recv of device memory", "(a) D2H + host send/recv + H2D",
-                             "(b) chunked D2H/send/recv/H2D on streams"};
+                             "(b) chunked D2H/send/recv/H2D on streams",
+                             "cudaMemcpy D2D (one GPU) / cudaMemcpyPeer (two), no message"};
 
 void ack() {
     if (me == 0) HCK(hgas_recv(NULL, 0, 1, 2, NULL));
@@ -55,6 +65,13 @@ void ack() {
 }
 
 void transfer(method m, size_t s) {
+    if (m == DEVICE_COPY) {
+        if (me == 0) {
+            CK(cudaMemcpyPeerAsync(dpeer, gpu_of[1], dsrc, gpu_of[0], s, s_d2h));
+            CK(cudaStreamSynchronize(s_d2h));
+        }
+        return;
+    }
     if (m == HGAS) {
         if (me == 0) HCK(hgas_send(dsrc, s, 1, 1));
         else HCK(hgas_recv(ddst, s, 0, 1, NULL));
@@ -113,6 +130,11 @@ void timed(const gpu_opts &o, const char *bench, const char *impl, const char *p
         lat[(size_t)b] = t * 1e6 / (double)it;
         bw[(size_t)b] = t;
     }
+    if (me == 0 && !strcmp(bench, "msg_lat")) {
+        std::vector<double> sorted(bw);
+        std::sort(sorted.begin(), sorted.end());
+        median_bw[impl][s] = (double)it * (double)s / sorted[sorted.size() / 2];
+    }
     if (me == 0) {
         gpu_point pt{bench, impl, path, "d2d-peer", NULL, "pingpong", gpu_of[0], gpu_of[1], NULL, "host"};
         gpu_report_lat(o, pt, s, lat.data(), o.batches, it, ok);
@@ -132,7 +154,12 @@ void measure(const gpu_opts &o, method m, size_t s) {
     HCK(hgas_barrier());
     transfer(m, s);
     int ok = 1;
-    if (me == 1) {
+    if (m == DEVICE_COPY) {
+        if (me == 0) {
+            CK(cudaMemcpy(h_chk, dpeer, s, cudaMemcpyDeviceToHost));
+            ok = gpu_verify(h_chk, h_pat, s, method_path[m]);
+        }
+    } else if (me == 1) {
         CK(cudaMemcpy(h_chk, ddst, s, cudaMemcpyDeviceToHost));
         ok = gpu_verify(h_chk, h_pat, s, method_path[m]);
     }
@@ -239,7 +266,7 @@ int main(int argc, char **argv) {
             break;
         }
     gpu_parse(argc, argv, &o,
-              "measurements (--only): hgas copy-send pipelined (device messages), hgas-typed cpu-pack\n"
+              "measurements (--only): hgas copy-send pipelined device-copy (device messages), hgas-typed cpu-pack\n"
               "pack-kernel (the halo face). --chunk B: chunk of the pipelined baseline (default 1M).\n"
               "Run under hgasrun -n 2; rank r uses GPU (local rank %% GPUs); --devices is not used.\n");
     const int ndev = gpu_count_or_die();
@@ -282,14 +309,36 @@ int main(int argc, char **argv) {
                gpu_of[0], g_device_name.c_str(), gpu_of[1], o.min_size, o.max_size, o.factor, chunk, o.batches);
         fflush(stdout);
     }
-    for (method m : {HGAS, COPY_SEND, PIPELINED}) {
+    if (me == 0) {  // the device-copy reference: a buffer on rank 1's GPU, peer access where there is
+        if (gpu_of[1] != dev) {
+            int can = 0;
+            CK(cudaDeviceCanAccessPeer(&can, dev, gpu_of[1]));
+            if (can && cudaDeviceEnablePeerAccess(gpu_of[1], 0) != cudaSuccess) cudaGetLastError();
+        }
+        CK(cudaSetDevice(gpu_of[1]));
+        CK(cudaMalloc((void **)&dpeer, o.max_size));
+        CK(cudaSetDevice(dev));
+    }
+    for (method m : {HGAS, COPY_SEND, PIPELINED, DEVICE_COPY}) {
         if (!o.only.empty() && !gpu_selected(o, method_name[m])) continue;
         for (size_t s : gpu_sizes(o)) measure(o, m, s);
+    }
+    if (me == 0 && median_bw.count("hgas") && median_bw.count("device-copy")) {
+        printf("# D->D bandwidth, hgas_send/recv of cudaMalloc'd buffers against the device copy (%s):\n",
+               gpu_of[0] == gpu_of[1] ? "cudaMemcpy D2D, one GPU" : "cudaMemcpyPeer, two GPUs");
+        for (auto &[sz, h] : median_bw["hgas"]) {
+            auto it = median_bw["device-copy"].find(sz);
+            if (it == median_bw["device-copy"].end()) continue;
+            printf("#   %10zu B: hgas %8.1f GB/s, device copy %8.1f GB/s: %.2fx%s\n", sz, h / 1e9, it->second / 1e9,
+                   h / it->second, sz >= (16u << 20) ? " (goal >= 0.95x from 16 MiB)" : "");
+        }
+        fflush(stdout);
     }
     halo(o);
     for (auto &e : ev) cudaEventDestroy(e);
     cudaFree(dsrc);
     cudaFree(ddst);
+    if (dpeer) cudaFree(dpeer);
     HCK(hgas_finalize());
     return g_check_failed ? 1 : 0;
 }

@@ -1,9 +1,11 @@
 // The C API of tagged messages (hgas.h, "Tagged messages"): argument plumbing to src/msg.
 #include <hgas/hgas.h>
 
+#include <cstring>
 #include <memory>
 
 #include "api/rank_guard.hpp"
+#include "base/clock.hpp"
 #include "api/testing_msg.h"
 #include "core/rank.hpp"
 #include "msg/layout.hpp"
@@ -248,8 +250,54 @@ hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out) {
     const msg::stats &v = *s;
     *out = hgasi_msg_stats_t{v.eager_sent, v.rndv_sent, v.rndv_one_sided, v.rndv_chunked,
                              v.unexpected, v.unexpected_bytes_peak, v.flow_stalls,
-                             v.rndv_pool, v.pool_chunks, v.pool_send_peak, v.pool_bytes, v.ring_bytes};
+                             v.rndv_pool, v.pool_chunks, v.pool_send_peak, v.pool_bytes, v.ring_bytes,
+                             v.rndv_ipc, v.ipc_opens, v.ipc_hits, v.ipc_invalidated};
     return HGAS_OK;
+}
+
+namespace {
+gpu::device *user_dev(core::rank &r, hgas_kind_t kind) {
+    const mem::kind k = kind == HGAS_KIND_CUDA ? mem::kind::cuda : kind == HGAS_KIND_SIM ? mem::kind::sim : mem::kind::host;
+    gpu::device *d = k == mem::kind::host ? nullptr : r.device(k);
+    if (!d) (void)fail(status::invalid_arg, "hgasi_user_dev: kind %d has no device on rank %d", kind, r.me());
+    return d;
+}
+}  // namespace
+
+hgas_status_t hgasi_user_dev_alloc(hgas_kind_t kind, size_t bytes, void *at, void **out) {
+    HGASI_RANK(r);
+    gpu::device *d = user_dev(*r, kind);
+    if (!d || !out) return to_c(d ? fail(status::invalid_arg, "hgasi_user_dev_alloc: out is NULL") : status::invalid_arg);
+    auto p = d->alloc_user(bytes, at);
+    if (!p.ok()) return to_c(p.error());
+    *out = *p;
+    return HGAS_OK;
+}
+
+hgas_status_t hgasi_user_dev_free(hgas_kind_t kind, void *p) {
+    HGASI_RANK(r);
+    gpu::device *d = user_dev(*r, kind);
+    if (!d) return to_c(status::invalid_arg);
+    return to_c(d->free_user(p));
+}
+
+hgas_status_t hgasi_user_dev_copy(void *dst, const void *src, size_t bytes) {
+    HGASI_RANK(r);
+    const mem::kind dk = r->kind_of(dst, bytes), sk = r->kind_of(src, bytes);
+    gpu::device *d = r->device(dk != mem::kind::host ? dk : sk);
+    if (!d) {
+        std::memcpy(dst, src, bytes);
+        return HGAS_OK;
+    }
+    auto t = d->copy_async(dst, src, bytes, 0);
+    if (!t.ok()) return to_c(t.error());
+    const deadline dl(r->timeout());
+    for (;;) {
+        auto done = d->test(*t);
+        if (!done.ok()) return to_c(done.error());
+        if (*done) return HGAS_OK;
+        if (dl.expired()) return to_c(fail(status::timeout, "hgasi_user_dev_copy: not done within HGAS_TIMEOUT"));
+    }
 }
 
 }  // extern "C"

@@ -14,9 +14,18 @@ typedef struct {
     uint64_t eager_sent, rndv_sent, rndv_one_sided, rndv_chunked;
     uint64_t unexpected, unexpected_bytes_peak, flow_stalls;
     uint64_t rndv_pool, pool_chunks, pool_send_peak, pool_bytes, ring_bytes;
+    uint64_t rndv_ipc, ipc_opens, ipc_hits, ipc_invalidated;
 } hgasi_msg_stats_t;
 
 hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out);
+
+/* Device memory of `kind` (HGAS_KIND_CUDA or HGAS_KIND_SIM) allocated the way a program does,
+ * outside hgas's heaps (cuda: cudaMalloc; sim: an allocation of its own, at `at` when that
+ * address is free, else anywhere), freed again, and copied to or from (synchronously; either
+ * end host or device memory): the user device buffers of the IPC rendezvous tests. */
+hgas_status_t hgasi_user_dev_alloc(hgas_kind_t kind, size_t bytes, void *at, void **out);
+hgas_status_t hgasi_user_dev_free(hgas_kind_t kind, void *p);
+hgas_status_t hgasi_user_dev_copy(void *dst, const void *src, size_t bytes);
 
 #ifdef __cplusplus
 }

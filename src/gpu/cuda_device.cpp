@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -288,6 +289,107 @@ public:
     }
 
     bool owns(const void *p, size_t n) override { return classify(p, n) == mem_class::device; }
+
+    // --- user allocations shared with same-node peers (large tagged messages) ---------------
+    // Legacy allocations only: cudaIpcGetMemHandle refuses VMM (cuMemCreate) and stream-ordered
+    // pool memory, and managed memory is left to the pool path. The handle of an allocation is
+    // kept, checked against the driver's buffer id each time (the id changes when the address
+    // is freed and allocated again).
+    bool export_user(const void *p, size_t n, user_export &e) override {
+        select();
+        const char *c = static_cast<const char *>(p);
+        for (const auto *v : {&own_, &mapped_})
+            for (const auto &m : *v)
+                if (c >= m.base && c < m.base + m.size) return false;  // hgas's heaps: the one-sided path
+        const udrv &d = user_driver();
+        if (!d.range || !d.attr) return false;
+        cudaPointerAttributes attr{};
+        if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        if (attr.type != cudaMemoryTypeDevice || attr.device != dev_) return false;
+        CUdeviceptr base = 0;
+        size_t size = 0;
+        unsigned long long id = 0;
+        const CUdeviceptr dp = reinterpret_cast<CUdeviceptr>(p);
+        if (d.range(&base, &size, dp) != CUDA_SUCCESS || d.attr(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, dp) != CUDA_SUCCESS)
+            return false;
+        if (dp + n > base + size) return false;
+        std::lock_guard<std::mutex> g(user_mu_);
+        auto it = exported_.find(base);
+        if (it == exported_.end() || it->second.size != size || it->second.id != id) {
+            cudaIpcMemHandle_t h{};
+            if (cudaIpcGetMemHandle(&h, reinterpret_cast<void *>(base)) != cudaSuccess) {
+                cudaGetLastError();  // VMM or pool memory: not exportable this way
+                exported_.erase(base);
+                return false;
+            }
+            it = exported_.insert_or_assign(base, user_handle{size, id, h}).first;
+        }
+        e = user_export{};
+        e.base = base;
+        e.size = size;
+        e.buffer_id = id;
+        e.offset = dp - base;
+        e.kind = static_cast<uint8_t>(kind::cuda);
+        std::snprintf(e.bus_id, sizeof e.bus_id, "%s", bus_id_.c_str());
+        static_assert(sizeof(cudaIpcMemHandle_t) <= sizeof e.handle);
+        e.handle_len = sizeof(cudaIpcMemHandle_t);
+        std::memcpy(e.handle, &it->second.h, sizeof(cudaIpcMemHandle_t));
+        return true;
+    }
+
+    result<void *> import_user(int peer, const user_export &e) override {
+        select();
+        if (e.handle_len != sizeof(cudaIpcMemHandle_t))
+            return fail(status::invalid_arg, "cuda: rank %d's buffer handle is malformed", peer);
+        char bus[sizeof e.bus_id + 1] = {};
+        std::memcpy(bus, e.bus_id, sizeof e.bus_id);
+        int pdev = -1;
+        if (cudaDeviceGetByPCIBusId(&pdev, bus) != cudaSuccess) {
+            cudaGetLastError();
+            return static_cast<void *>(nullptr);  // that GPU is not visible here
+        }
+        if (pdev != dev_) {
+            int can = 0;
+            if (cudaDeviceCanAccessPeer(&can, dev_, pdev) != cudaSuccess || !can) {
+                cudaGetLastError();
+                return static_cast<void *>(nullptr);
+            }
+        }
+        cudaIpcMemHandle_t h;
+        std::memcpy(&h, e.handle, sizeof h);
+        void *p = nullptr;
+        cudaError_t err = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            HGASI_DEBUG("mem", "cuda: cannot map rank %d's buffer (%s): staging", peer, cudaGetErrorString(err));
+            return static_cast<void *>(nullptr);
+        }
+        return p;
+    }
+
+    void close_user(void *p) override {
+        select();
+        if (cudaIpcCloseMemHandle(p) != cudaSuccess) cudaGetLastError();
+    }
+
+    result<void *> alloc_user(size_t n, void *) override {
+        select();
+        void *p = nullptr;
+        CU_TRY(cudaMalloc(&p, n ? n : 1));
+        return p;
+    }
+    status free_user(void *p) override {
+        select();
+        {
+            std::lock_guard<std::mutex> g(user_mu_);
+            exported_.erase(reinterpret_cast<CUdeviceptr>(p));
+        }
+        CU_TRY(cudaFree(p));
+        return status::ok;
+    }
 
     result<ticket> mark(int stream) override {
         select();
@@ -656,6 +758,39 @@ private:
     std::mutex agent_mu_;
     std::mutex stream_mu_;
     uint64_t agent_seq_ = 0;
+    // Exported user allocations (export_user), by base.
+    struct user_handle {
+        size_t size;
+        unsigned long long id;
+        cudaIpcMemHandle_t h;
+    };
+    std::map<CUdeviceptr, user_handle> exported_;
+    std::mutex user_mu_;
+    // Driver calls export_user needs, through cudaGetDriverEntryPointByVersion (no -lcuda).
+    struct udrv {
+        CUresult (*range)(CUdeviceptr *, size_t *, CUdeviceptr) = nullptr;  // cuMemGetAddressRange
+        CUresult (*attr)(void *, CUpointer_attribute, CUdeviceptr) = nullptr;  // cuPointerGetAttribute
+    };
+    static const udrv &user_driver() {
+        static udrv d;
+        static std::once_flag once;
+        std::call_once(once, [] {
+            auto look = [](const char *name, void *&out) {
+                cudaDriverEntryPointQueryResult q{};
+                if (cudaGetDriverEntryPointByVersion(name, &out, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+                    q != cudaDriverEntryPointSuccess) {
+                    out = nullptr;
+                    cudaGetLastError();
+                }
+            };
+            void *f = nullptr;
+            look("cuMemGetAddressRange", f);
+            d.range = reinterpret_cast<decltype(d.range)>(f);
+            look("cuPointerGetAttribute", f);
+            d.attr = reinterpret_cast<decltype(d.attr)>(f);
+        });
+        return d;
+    }
 };
 
 }  // namespace

@@ -28,6 +28,22 @@ namespace hgas::gpu {
 enum class kind : uint8_t { host = 0, cuda = 1, sim = 2 };
 const char *kind_name(kind k);
 
+// A user's device allocation (one in no hgas heap: cudaMalloc'd) exported to a same-node peer,
+// so that the peer copies a large tagged message straight out of it (msg, README "Rendezvous
+// by IPC"). `buffer_id` is the driver's id of the allocation (CU_POINTER_ATTRIBUTE_BUFFER_ID:
+// unique over the process's life, so an allocation freed and made again at the same address
+// has another id); an importer's cache of mappings is keyed by peer, base, size and that id.
+struct user_export {
+    uint64_t base = 0, size = 0, buffer_id = 0;
+    uint64_t offset = 0;   // of the message's first byte in the allocation
+    uint8_t kind = 0;      // gpu::kind
+    uint8_t pad[3] = {};
+    uint32_t handle_len = 0;
+    char bus_id[16] = {};  // cuda: the exporter's GPU (PCI bus id)
+    uint8_t handle[96] = {};  // cuda: cudaIpcMemHandle_t; sim: the shared-memory object's name
+};
+static_assert(sizeof(user_export) == 152);
+
 struct ticket {
     int stream = 0;
     uint64_t seq = 0;  // 0: nothing to wait for
@@ -92,6 +108,24 @@ public:
     // undo it); false when there is nothing to do (sim) or the user had registered it already.
     virtual result<bool> register_user(void *, size_t) { return false; }
     virtual void unregister_user(void *) {}
+
+    // --- user device allocations shared with same-node peers (gpu/README.md) ---
+    // Fills `e` for [p, p+n) when it lies in one user allocation this device can export
+    // (cuda: a legacy cudaMalloc allocation; not managed memory, not VMM or pool memory, not
+    // hgas's own heaps or mapped peers). False: it cannot; the caller takes another path.
+    virtual bool export_user(const void *, size_t, user_export &) { return false; }
+    // Maps the allocation `e` of rank `peer` (same node) into this process and returns its
+    // base, or nullptr (and ok) where this device cannot reach it (no peer access): the caller
+    // then takes another path.
+    virtual result<void *> import_user(int, const user_export &) { return static_cast<void *>(nullptr); }
+    // Undoes import_user (no copy from the mapping may be in flight).
+    virtual void close_user(void *) {}
+    // A user allocation as the program would make it (cuda: cudaMalloc; sim: an allocation of
+    // its own outside the heaps, at `at` when given and free): for hgas's tests and benchmarks.
+    virtual result<void *> alloc_user(size_t, void *) {
+        return fail(status::unsupported, "%s: no user allocations", describe().c_str());
+    }
+    virtual status free_user(void *) { return fail(status::unsupported, "%s: no user allocations", describe().c_str()); }
 };
 
 class reg_cache;

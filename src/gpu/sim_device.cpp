@@ -31,8 +31,10 @@ struct range {
     char *dev;     // PROT_NONE view: the device address
     char *alias;   // read-write view, engine only
     size_t size;
-    std::string name;  // shm name while linked (own segments)
+    std::string name;  // shm name while linked (own segments; own user allocations until freed)
     bool own;
+    bool user = false;     // a user allocation (alloc_user) or a peer's one mapped here (import_user)
+    uint64_t id = 0;       // user allocations: the buffer id (never reused)
 };
 
 struct op {
@@ -200,7 +202,93 @@ public:
             }
     }
 
-    bool owns(const void *p, size_t n) override { return find(p, n) != nullptr; }
+    bool owns(const void *p, size_t n) override {
+        std::lock_guard<std::mutex> g(ranges_mu_);
+        return find(p, n) != nullptr;
+    }
+
+    // User allocations: the analogue of cudaMalloc'd memory exported by CUDA IPC. Each is a
+    // shared-memory object of its own, mapped like a segment; its name stays linked until it
+    // is freed, since a peer opens it whenever a message first comes from it. The buffer id
+    // counts allocations, so one made again at a freed address has another id, as with CUDA.
+    result<void *> alloc_user(size_t n, void *at) override {
+        if (!n) n = 1;
+        std::string name;
+        HGAS_TRY_ASSIGN(int fd, shm_create_unique("/hgas-" + job_ + "-" + std::to_string(rank_) + "-su", name,
+                                                  "sim device"));
+        int rc = posix_fallocate(fd, 0, static_cast<off_t>(n));
+        if (rc != 0) {
+            ::close(fd);
+            shm_unlink(name.c_str());
+            return fail(status::no_memory, "sim: cannot reserve %zu bytes for a user allocation: %s", n,
+                        std::strerror(rc));
+        }
+        auto r = map(fd, n, name, true, at, true);
+        ::close(fd);
+        if (!r.ok()) {
+            shm_unlink(name.c_str());
+            return r.error();
+        }
+        return static_cast<void *>(*r);
+    }
+
+    status free_user(void *p) override {
+        std::lock_guard<std::mutex> g(ranges_mu_);
+        for (auto it = ranges_.begin(); it != ranges_.end(); ++it)
+            if (it->dev == p && it->user && it->own) {
+                munmap(it->dev, it->size);
+                munmap(it->alias, it->size);
+                shm_unlink(it->name.c_str());
+                ranges_.erase(it);
+                return status::ok;
+            }
+        return fail(status::invalid_pointer, "sim: %p is not a user allocation of this rank", p);
+    }
+
+    bool export_user(const void *p, size_t n, user_export &e) override {
+        std::lock_guard<std::mutex> g(ranges_mu_);
+        const range *r = find(p, n);
+        if (!r || !r->user || !r->own || r->name.size() >= sizeof e.handle) return false;
+        e = user_export{};
+        e.base = reinterpret_cast<uintptr_t>(r->dev);
+        e.size = r->size;
+        e.buffer_id = r->id;
+        e.offset = static_cast<uint64_t>(static_cast<const char *>(p) - r->dev);
+        e.kind = static_cast<uint8_t>(kind::sim);
+        e.handle_len = static_cast<uint32_t>(r->name.size());
+        std::memcpy(e.handle, r->name.data(), r->name.size());
+        return true;
+    }
+
+    result<void *> import_user(int peer, const user_export &e) override {
+        if (!peer_access_) return static_cast<void *>(nullptr);
+        const std::string name(reinterpret_cast<const char *>(e.handle), std::min<size_t>(e.handle_len, sizeof e.handle));
+        int fd = shm_open(name.c_str(), O_RDWR, 0);
+        if (fd < 0)
+            return fail(status::invalid_pointer, "sim: cannot open rank %d's user allocation %s: %s", peer, name.c_str(),
+                        std::strerror(errno));
+        struct stat sb {};
+        if (fstat(fd, &sb) != 0 || static_cast<uint64_t>(sb.st_size) < e.size) {
+            ::close(fd);
+            return fail(status::invalid_pointer, "sim: rank %d's user allocation %s is smaller than announced", peer,
+                        name.c_str());
+        }
+        auto r = map(fd, e.size, "", false, nullptr, true);
+        ::close(fd);
+        if (!r.ok()) return r.error();
+        return static_cast<void *>(*r);
+    }
+
+    void close_user(void *p) override {
+        std::lock_guard<std::mutex> g(ranges_mu_);
+        for (auto it = ranges_.begin(); it != ranges_.end(); ++it)
+            if (it->dev == p && it->user && !it->own) {
+                munmap(it->dev, it->size);
+                munmap(it->alias, it->size);
+                ranges_.erase(it);
+                return;
+            }
+    }
 
     result<ticket> mark(int stream) override {
         if (stream < 0 || stream >= streams()) stream = 0;
@@ -211,6 +299,7 @@ public:
 
     result<ticket> copy_async(void *dst, const void *src, size_t n, int stream, bool) override {
         if (stream < 0 || stream >= streams()) stream = 0;
+        std::lock_guard<std::mutex> g(ranges_mu_);
         op o{};
         o.what = op::copy;
         o.dst = translate(dst, n);
@@ -248,12 +337,16 @@ public:
     }
 
     result<uint64_t> amo(void *p, amo_op aop, unsigned width, uint64_t operand, uint64_t compare) override {
-        const range *r = find(p, width);
-        if (!r) return fail(status::invalid_pointer, "sim: %p is not sim memory", p);
+        char *dst = nullptr;
+        {
+            std::lock_guard<std::mutex> g(ranges_mu_);
+            if (const range *r = find(p, width)) dst = r->alias + (static_cast<const char *>(p) - r->dev);
+        }
+        if (!dst) return fail(status::invalid_pointer, "sim: %p is not sim memory", p);
         uint64_t result = 0;
         op o{};
         o.what = op::atomic;
-        o.dst = r->alias + (static_cast<const char *>(p) - r->dev);
+        o.dst = dst;
         o.n = 0;
         o.aop = aop;
         o.width = width;
@@ -275,15 +368,20 @@ public:
     void unregister_host(void *) override {}
 
 private:
-    result<char *> map(int fd, size_t n, const std::string &name, bool own) {
-        void *dev = mmap(nullptr, n, PROT_NONE, MAP_SHARED, fd, 0);
+    // `at`: the address wanted for the device view (taken only when free there), else anywhere.
+    // `user`: a user allocation (own: it gets the next buffer id) or a peer's one imported.
+    result<char *> map(int fd, size_t n, const std::string &name, bool own, void *at = nullptr, bool user = false) {
+        void *dev = mmap(at, n, PROT_NONE, MAP_SHARED | (at ? MAP_FIXED_NOREPLACE : 0), fd, 0);
+        if (dev == MAP_FAILED && at) dev = mmap(nullptr, n, PROT_NONE, MAP_SHARED, fd, 0);
         if (dev == MAP_FAILED) return fail(status::no_memory, "sim: cannot map %zu bytes: %s", n, std::strerror(errno));
         void *alias = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (alias == MAP_FAILED) {
             munmap(dev, n);
             return fail(status::no_memory, "sim: cannot map %zu bytes: %s", n, std::strerror(errno));
         }
-        ranges_.push_back(range{static_cast<char *>(dev), static_cast<char *>(alias), n, name, own});
+        std::lock_guard<std::mutex> g(ranges_mu_);
+        ranges_.push_back(range{static_cast<char *>(dev), static_cast<char *>(alias), n, name, own, user,
+                                user && own ? ++next_user_id_ : 0});
         return static_cast<char *>(dev);
     }
     const range *find(const void *p, size_t n) const {
@@ -302,7 +400,10 @@ private:
     int rank_;
     double latency_s_, bw_;
     bool peer_access_;
+    // Under ranges_mu_: user allocations come and go while the progress helper copies.
+    std::mutex ranges_mu_;
     std::vector<range> ranges_;
+    uint64_t next_user_id_ = 0;
     std::vector<std::unique_ptr<sim_stream>> streams_;
 };
 

@@ -10,8 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/clock.hpp"
 #include "base/log.hpp"
 #include "coll/coll.hpp"
+#include "gpu/ipc_cache.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::msg {
@@ -30,6 +32,7 @@ enum msg_type : uint32_t {
 constexpr uint16_t no_seg = 0xffff;
 constexpr uint16_t f_discard = 1;  // cts: the receive was too small; the sender just completes
 constexpr uint16_t f_dev_dst = 2;  // cts: the posted buffer is device memory
+constexpr uint16_t f_ipc = 4;      // rts: the payload is a gpu::user_export of the sender's buffer
 // Internal streams of the pool's copies (shared with proto::staging's outgoing and incoming
 // copies: the same directions, and streams are FIFO).
 constexpr int stream_out = 1, stream_in = 2;
@@ -83,6 +86,7 @@ struct out_item {
     hdr h{};
     request *req = nullptr;  // eager, rts, data: the send
     size_t off = 0;          // data: next byte to send
+    std::vector<char> payload;  // rts with f_ipc: the export
 };
 
 struct unexpected_msg {
@@ -120,6 +124,9 @@ public:
         }
         stats_.pool_bytes = 2ull * pool_depth_ * pool_chunk_;
         stats_.ring_bytes = static_cast<uint64_t>(r.n()) * slots_ * slot_;
+        // HGAS_PATH=staged stages every device transfer: user buffers are not mapped either.
+        ipc_threshold_ = r.cfg().text(setting::path) == "staged" ? 0 : r.cfg().bytes(setting::msg_ipc_threshold);
+        ipc_no_access_.assign(r.n(), false);
     }
 
     status finalize() override;
@@ -216,8 +223,13 @@ private:
     status on_cts(int src, const hdr &h);
     status on_pfree(const hdr &h);
     status pump_pool();
+    // Rendezvous by IPC (README): the sender's side, and the receiver's.
+    void export_user(int dest, mem::kind k, const void *buf, size_t bytes, hdr &m, std::vector<char> &payload);
+    result<bool> start_ipc(request *q, int src, const hdr &h, const char *payload);
+    status pump_ipc();
+    void close_mappings(std::vector<gpu::ipc_cache::entry> &&v);
     void queue(int t, const hdr &h) {
-        peers_[t].out.push_back(out_item{h, nullptr, 0});
+        peers_[t].out.push_back(out_item{h, nullptr, 0, {}});
         ++queued_;
     }
     // Pool chunks: `depth` for sending, then `depth` for receiving, in the symmetric host heap.
@@ -286,6 +298,20 @@ private:
     std::deque<chunk_op> out_copies_;   // device -> send chunk, in submission order
     std::deque<chunk_op> in_copies_;    // recv chunk -> device, in submission order
     std::deque<pull> pulls_;            // announced chunks not yet read
+
+    // Rendezvous by IPC: peers' user allocations mapped here, and the copies out of them.
+    struct ipc_op {
+        uint64_t id;  // the receive's id (it may have died since: looked up again)
+        int src;
+        uint64_t sreq;
+        gpu::device *d;
+        gpu::ticket tk;
+    };
+    uint64_t ipc_threshold_ = 0;
+    std::vector<bool> ipc_no_access_;  // per peer: its buffers cannot be mapped here
+    gpu::ipc_cache ipc_cache_;
+    std::deque<ipc_op> ipc_ops_;       // in submission order (one stream: FIFO)
+    std::vector<gpu::ipc_cache::entry> ipc_graveyard_;  // to close once no copy is in flight
 
     // Stream-ordered messages, in the order they were enqueued.
     struct stream_op {
@@ -401,8 +427,8 @@ status state::flush(int t) {
             complete(q);
             break;
         }
-        default:  // rts and control messages: the header alone
-            HGAS_TRY(post(t, it.h, nullptr, mem::kind::host, 0));
+        default:  // rts and control messages: the header alone (an rts by IPC: and the export)
+            HGAS_TRY(post(t, it.h, it.payload.data(), mem::kind::host, it.payload.size()));
             break;
         }
         p.out.pop_front();
@@ -464,7 +490,7 @@ result<bool> state::take(int src, const hdr &h, const char *payload) {
             HGAS_TRY(deliver(q, src, h, payload));
             return true;
         }
-        const uint64_t len = h.type == t_eager ? h.len : 0;
+        const uint64_t len = h.len;  // eager: the message; rts by IPC: the export
         if (len && !unexpected_.empty() && unexpected_bytes_ + len > unexpected_max_) {
             ++stats_.flow_stalls;
             return false;
@@ -532,18 +558,24 @@ status state::deliver(request *q, int src, const hdr &h, const char *payload) {
     if (h.bytes > q->bytes) {
         c.type = t_cts;
         c.flags = f_discard;
-        peers_[src].out.push_back(out_item{c, nullptr, 0});
+        peers_[src].out.push_back(out_item{c, nullptr, 0, {}});
         ++queued_;
         complete(q, truncated(q, src, h));
         return status::ok;
     }
     set_info(q, src, h.tag, h.bytes);
+    if (h.flags & f_ipc) {
+        // The sender's buffer is a user device allocation it exported: copy straight out of it
+        // (false: not reachable from here; the pool below).
+        HGAS_TRY_ASSIGN(bool started, start_ipc(q, src, h, payload));
+        if (started) return status::ok;
+    }
     if (h.seg != no_seg && one_sided_ok(r_, src, h.seg)) {
         // The sender's buffer is in one of its segments: read it straight into the posted buffer.
         ++stats_.rndv_one_sided;
         status s = rma::get(r_, q->rbuf, mem::make_gptr(src, h.seg, h.offset), h.bytes, false);
         c.type = t_fin_send;
-        peers_[src].out.push_back(out_item{c, nullptr, 0});
+        peers_[src].out.push_back(out_item{c, nullptr, 0, {}});
         ++queued_;
         complete(q, s);
         return status::ok;
@@ -560,7 +592,7 @@ status state::deliver(request *q, int src, const hdr &h, const char *payload) {
         c.seg = static_cast<uint16_t>(seg);
         c.offset = static_cast<uint64_t>(static_cast<char *>(q->rbuf) - r_.own_base(static_cast<uint16_t>(seg)));
     }
-    peers_[src].out.push_back(out_item{c, nullptr, 0});
+    peers_[src].out.push_back(out_item{c, nullptr, 0, {}});
     ++queued_;
     return status::ok;
 }
@@ -581,7 +613,7 @@ status state::on_cts(int src, const hdr &h) {
         hdr f{};
         f.type = t_fin_recv;
         f.rreq = h.rreq;
-        peers_[src].out.push_back(out_item{f, nullptr, 0});
+        peers_[src].out.push_back(out_item{f, nullptr, 0, {}});
         ++queued_;
         complete(q, s);
         return status::ok;
@@ -599,7 +631,7 @@ status state::on_cts(int src, const hdr &h) {
     d.type = t_data;
     d.rreq = h.rreq;
     d.bytes = q->bytes;
-    peers_[src].out.push_back(out_item{d, q, 0});
+    peers_[src].out.push_back(out_item{d, q, 0, {}});
     ++queued_;
     return status::ok;
 }
@@ -617,6 +649,105 @@ status state::on_pfree(const hdr &h) {
     q->freed += h.aux;
     if (q->freed >= q->bytes) complete(q);
     return status::ok;
+}
+
+// The sender's half of the rendezvous by IPC: a large message from a user device allocation to
+// a rank of this node carries the allocation's export in its RTS (README "Rendezvous by IPC").
+void state::export_user(int dest, mem::kind k, const void *buf, size_t bytes, hdr &m, std::vector<char> &payload) {
+    if (!ipc_threshold_ || bytes < ipc_threshold_ || k == mem::kind::host) return;
+    if (payload_max_ < sizeof(gpu::user_export)) return;  // rings of tiny slots
+    const auto &node = r_.topo().node_of;
+    if (dest != r_.me() && (node.size() <= static_cast<size_t>(dest) || node[dest] != node[r_.me()])) return;
+    gpu::device *d = r_.device(k);
+    gpu::user_export e;
+    if (!d || !d->export_user(buf, bytes, e)) return;
+    m.flags |= f_ipc;
+    payload.resize(sizeof e);
+    std::memcpy(payload.data(), &e, sizeof e);
+}
+
+// The receiver's half: maps the sender's allocation (once: the cache) and copies the message
+// into the posted buffer with one device copy; FIN goes back when the copy has finished.
+// False where it cannot (no such device here, kinds that do not mix, no peer access): the
+// caller answers CTS and the message takes the pool.
+result<bool> state::start_ipc(request *q, int src, const hdr &h, const char *payload) {
+    if (h.len < sizeof(gpu::user_export) || ipc_no_access_[src]) return false;
+    gpu::user_export e;
+    std::memcpy(&e, payload, sizeof e);
+    const auto k = static_cast<mem::kind>(e.kind);
+    gpu::device *d = k == mem::kind::host ? nullptr : r_.device(k);
+    if (!d || (q->kind != mem::kind::host && q->kind != k)) return false;
+    if (e.offset + h.bytes > e.size)
+        return fail(status::internal, "hgas messages: rank %d announced %llu bytes at %llu of a %llu-byte allocation",
+                    src, (unsigned long long)h.bytes, (unsigned long long)e.offset, (unsigned long long)e.size);
+    void *base = nullptr;
+    if (src == r_.me()) {
+        base = reinterpret_cast<void *>(e.base);  // our own allocation: no mapping
+    } else {
+        std::vector<gpu::ipc_cache::entry> stale;
+        base = ipc_cache_.find(src, e, stale);
+        close_mappings(std::move(stale));
+        if (base) {
+            ++stats_.ipc_hits;
+        } else {
+            auto m = d->import_user(src, e);
+            if (!m.ok() || !*m) {
+                if (!m.ok())
+                    HGASI_DEBUG("msg", "rank %d: cannot map rank %d's buffer (%s): through the pool", r_.me(), src,
+                                last_error().c_str());
+                ipc_no_access_[src] = true;  // the same for every later buffer of that peer
+                return false;
+            }
+            base = *m;
+            ++stats_.ipc_opens;
+            std::vector<gpu::ipc_cache::entry> evicted;
+            ipc_cache_.insert(src, e, base, evicted);
+            close_mappings(std::move(evicted));
+        }
+        stats_.ipc_invalidated = ipc_cache_.invalidated;
+    }
+    ++stats_.rndv_ipc;
+    q->id = next_id_++;
+    live_[q->id] = q;
+    ipc_op o{q->id, src, h.sreq, d, {}};
+    auto tk = d->copy_async(q->rbuf, static_cast<const char *>(base) + e.offset, h.bytes, stream_in % d->streams());
+    if (!tk.ok()) {  // the sender completes; the receive fails
+        complete(q, tk.error());
+        o.d = nullptr;
+    } else {
+        o.tk = *tk;
+    }
+    ipc_ops_.push_back(o);
+    return true;
+}
+
+// IPC copies that finished: the receive completes and the sender hears FIN (it may reuse its
+// buffer). Mappings dropped meanwhile are closed once no copy is in flight.
+status state::pump_ipc() {
+    while (!ipc_ops_.empty()) {
+        ipc_op &o = ipc_ops_.front();
+        if (o.d) {
+            HGAS_TRY_ASSIGN(bool done, o.d->test(o.tk));
+            if (!done) break;
+        }
+        hdr f{};
+        f.type = t_fin_send;
+        f.sreq = o.sreq;
+        queue(o.src, f);
+        auto it = live_.find(o.id);
+        if (it != live_.end()) complete(it->second);
+        ipc_ops_.pop_front();
+    }
+    if (ipc_ops_.empty() && !ipc_graveyard_.empty()) {
+        for (auto &x : ipc_graveyard_)
+            if (gpu::device *d = r_.device(x.k)) d->close_user(x.mapped);
+        ipc_graveyard_.clear();
+    }
+    return status::ok;
+}
+
+void state::close_mappings(std::vector<gpu::ipc_cache::entry> &&v) {
+    for (auto &x : v) ipc_graveyard_.push_back(x);
 }
 
 // Moves the pool's pipeline on as far as it goes without waiting: each stage is asynchronous
@@ -749,6 +880,7 @@ status state::progress() {
     status s = flush_all();
     if (s == status::ok) s = poll_rings();
     if (s == status::ok) s = pump_pool();
+    if (s == status::ok && (!ipc_ops_.empty() || !ipc_graveyard_.empty())) s = pump_ipc();
     if (s == status::ok) s = flush_all();  // answers (cts, fin) the poll queued
     busy_ = false;
     // Starting a stream's message calls isend/irecv, which run progress themselves: outside
@@ -878,7 +1010,9 @@ status state::isend(const send_args &a, hgas_handle_t *h, bool blocking) {
         }
         live_[q->id] = q.get();
     }
-    p.out.push_back(out_item{m, eager ? q.get() : nullptr, 0});
+    out_item it{m, eager ? q.get() : nullptr, 0, {}};
+    if (!eager && m.seg == no_seg) export_user(a.dest, k, a.buf, a.bytes, it.h, it.payload);
+    p.out.push_back(std::move(it));
     ++queued_;
     HGAS_TRY(progress());
     return finish("hgas_send", std::move(q), h, blocking);
@@ -965,6 +1099,21 @@ status state::finalize() {
         }
     }
     report_unreceived("hgas_finalize", 0, true);
+    // Peers' allocations mapped for messages: every receive is over, so no copy reads them
+    // (one of a receive whose handle died may still: wait for it first).
+    for (ipc_op &o : ipc_ops_)
+        if (o.d) {
+            const deadline dl(r_.timeout());
+            while (!dl.expired()) {
+                auto done = o.d->test(o.tk);
+                if (!done.ok() || *done) break;
+            }
+        }
+    ipc_ops_.clear();
+    close_mappings(ipc_cache_.clear());
+    for (auto &x : ipc_graveyard_)
+        if (gpu::device *d = r_.device(x.k)) d->close_user(x.mapped);
+    ipc_graveyard_.clear();
     size_t recvs = posted_.size(), sends = 0;
     for (const auto &p : peers_)
         for (const auto &it : p.out)

@@ -72,6 +72,9 @@ struct stats {
     uint64_t pool_send_in_use = 0, pool_send_peak = 0;  // send chunks in use now, at most
     uint64_t pool_bytes = 0;            // the pool's size: 2 x depth x chunk, whatever the peers
     uint64_t ring_bytes = 0;            // this rank's rings: ranks x slots x slot
+    uint64_t rndv_ipc = 0;              // large messages copied out of the sender's mapped user buffer
+    uint64_t ipc_opens = 0, ipc_hits = 0;  // peer allocations mapped; reuses of a cached mapping
+    uint64_t ipc_invalidated = 0;       // cached mappings dropped: the peer freed and reallocated there
 };
 result<stats> get_stats(core::rank &r);
 

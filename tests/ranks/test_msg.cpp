@@ -623,6 +623,100 @@ TEST(Msg, CxxApi) {
     ASSERT_TRUE(hgas::barrier());
 }
 
+// Large messages between user device buffers (allocated outside hgas's heaps, as cudaMalloc
+// does; sim has an analogue) on one node: by IPC above HGAS_MSG_IPC_THRESHOLD (the receiver maps
+// the sender's allocation once and copies out of it), the mapping reused from the cache, and
+// dropped when the sender frees the buffer and allocates another at the same address: a stale
+// mapping would still show the freed buffer and deliver its bytes, which the value check
+// catches. HGAS_TEST_MSG_IPC=1: every large message must go by IPC; 0: none may (threshold
+// off, no peer access, other nodes: the pool); unset: values only.
+TEST(Msg, IpcUserDeviceBuffers) {
+    ASSERT_TRUE(have_sim()) << "kind " << hgas_kind_name(dev_kind()) << " is off";
+    const char *want_env = std::getenv("HGAS_TEST_MSG_IPC");
+    const int want = want_env ? std::atoi(want_env) : -1;
+    const hgas_kind_t k = dev_kind();
+    const size_t big = (256 << 10) + 123, mid = (32 << 10) + 5;
+    void *S = nullptr, *R = nullptr;
+    HGAS_OK_OR_FAIL(hgasi_user_dev_alloc(k, big, nullptr, &S));
+    HGAS_OK_OR_FAIL(hgasi_user_dev_alloc(k, big + 8, nullptr, &R));
+    auto fill = [&](void *p, size_t len, int salt) {
+        std::vector<unsigned char> v(len);
+        for (size_t i = 0; i < len; ++i) v[i] = salt < 0 ? 0xee : pat(me(), right(), i, salt);
+        return hgasi_user_dev_copy(p, v.data(), len);
+    };
+    // One message of `len` bytes from S to the right neighbour into R, values checked.
+    auto round = [&](size_t len, int salt) {
+        ASSERT_EQ(fill(S, len, salt), HGAS_OK) << hgas_last_error();
+        ASSERT_EQ(fill(R, big + 8, -1), HGAS_OK) << hgas_last_error();
+        HGAS_OK_OR_FAIL(hgas_barrier());
+        hgas_handle_t h;
+        hgas_msg_info_t info{};
+        HGAS_OK_OR_FAIL(hgas_irecv(R, big + 8, left(), 60 + salt, &info, &h));
+        HGAS_OK_OR_FAIL(hgas_send(S, len, right(), 60 + salt));
+        HGAS_OK_OR_FAIL(hgas_wait(h));
+        EXPECT_EQ(info.bytes, len);
+        std::vector<unsigned char> got(len + 1);
+        HGAS_OK_OR_FAIL(hgasi_user_dev_copy(got.data(), R, len + 1));
+        size_t bad = 0;
+        for (size_t i = 0; i < len; ++i) bad += got[i] != pat(left(), me(), i, salt);
+        EXPECT_EQ(bad, 0u) << "message " << salt << " (" << len << " bytes): wrong bytes (a stale mapping?)";
+        EXPECT_EQ(got[len], 0xee) << "a byte past message " << salt << " was written";
+        HGAS_OK_OR_FAIL(hgas_barrier());
+    };
+    const uint64_t peer = n() > 1 ? 1 : 0;  // one rank receives from itself: nothing to map
+    hgasi_msg_stats_t a, b;
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&a));
+    round(big, 1);
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&b));
+    if (want == 1) {
+        EXPECT_EQ(b.rndv_ipc - a.rndv_ipc, 1u) << "above the threshold: by IPC";
+        EXPECT_EQ(b.ipc_opens - a.ipc_opens, peer) << "the first message maps the sender's allocation";
+        EXPECT_EQ(b.rndv_pool - a.rndv_pool, 0u);
+    } else if (want == 0) {
+        EXPECT_EQ(b.rndv_ipc - a.rndv_ipc, 0u);
+        EXPECT_EQ(b.rndv_pool - a.rndv_pool, 1u) << "no IPC: through the pinned pool";
+    }
+    // The same buffers again: the mapping comes from the cache.
+    a = b;
+    round(big, 2);
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&b));
+    if (want == 1) {
+        EXPECT_EQ(b.rndv_ipc - a.rndv_ipc, 1u);
+        EXPECT_EQ(b.ipc_opens - a.ipc_opens, 0u) << "the second message must reuse the cached mapping";
+        EXPECT_EQ(b.ipc_hits - a.ipc_hits, peer);
+    }
+    // Below the threshold (64K by default): the pool, not IPC.
+    a = b;
+    round(mid, 3);
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&b));
+    if (want == 1) {
+        EXPECT_EQ(b.rndv_ipc - a.rndv_ipc, 0u) << mid << " bytes is below HGAS_MSG_IPC_THRESHOLD";
+        EXPECT_EQ(b.rndv_pool - a.rndv_pool, 1u);
+    }
+    // Free the sender's buffer and allocate another at the same address: the receiver's cached
+    // mapping of the old one is stale and must not be used.
+    void *old = S;
+    HGAS_OK_OR_FAIL(hgasi_user_dev_free(k, S));
+    HGAS_OK_OR_FAIL(hgasi_user_dev_alloc(k, big, old, &S));
+    int same = S == old, all_same = 0;
+    HGAS_OK_OR_FAIL(hgas_allreduce(&all_same, &same, 1, HGAS_INT32, HGAS_OP_MIN));
+    if (k == HGAS_KIND_SIM) {
+        EXPECT_TRUE(all_same) << "sim places a user allocation at a free address asked for";
+    }
+    a = b;
+    round(big, 4);
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&b));
+    if (want == 1) {
+        EXPECT_EQ(b.rndv_ipc - a.rndv_ipc, 1u);
+        EXPECT_EQ(b.ipc_opens - a.ipc_opens, peer) << "a new allocation at the old address is mapped anew";
+        if (all_same) {
+            EXPECT_EQ(b.ipc_invalidated - a.ipc_invalidated, peer) << "the stale mapping is dropped";
+        }
+    }
+    HGAS_OK_OR_FAIL(hgasi_user_dev_free(k, S));
+    HGAS_OK_OR_FAIL(hgasi_user_dev_free(k, R));
+}
+
 // With HGAS_TEST_MSG_UNRECEIVED=1 only (ctest checks hgas_finalize's report in the output).
 TEST(MsgFinalize, ReportsUnreceivedMessages) {
     if (!std::getenv("HGAS_TEST_MSG_UNRECEIVED")) GTEST_SKIP() << "run by test_msg_unreceived";

@@ -15,6 +15,7 @@
 
 #include "base/status.hpp"
 #include "gpu/fd_pass.hpp"
+#include "gpu/ipc_cache.hpp"
 #include "gpu/reg_cache.hpp"
 
 using namespace hgas;
@@ -342,4 +343,57 @@ TEST(FdPass, ServerStartedLateIsWaitedFor) {
     EXPECT_STREQ(buf, "late");
     close(*fd);
     close(memfd);
+}
+
+// The cache of peers' mapped user allocations (rendezvous by IPC): a hit needs the same peer,
+// base, size and buffer id; an export overlapping an entry with another id (the peer freed the
+// allocation and made another there) drops the entry, which would show the freed memory.
+gpu::user_export exp_of(uint64_t base, uint64_t size, uint64_t id) {
+    gpu::user_export e;
+    e.base = base;
+    e.size = size;
+    e.buffer_id = id;
+    e.kind = static_cast<uint8_t>(gpu::kind::sim);
+    return e;
+}
+
+TEST(IpcCache, HitOnlyForTheSameAllocation) {
+    gpu::ipc_cache c;
+    std::vector<gpu::ipc_cache::entry> closed;
+    int m1 = 0, m2 = 0, m3 = 0;
+    EXPECT_EQ(c.find(1, exp_of(0x10000, 0x1000, 7), closed), nullptr);
+    c.insert(1, exp_of(0x10000, 0x1000, 7), &m1, closed);
+    EXPECT_EQ(c.find(1, exp_of(0x10000, 0x1000, 7), closed), &m1);
+    EXPECT_EQ(c.find(2, exp_of(0x10000, 0x1000, 7), closed), nullptr) << "another peer's allocation";
+    c.insert(2, exp_of(0x10000, 0x1000, 7), &m2, closed);
+    EXPECT_TRUE(closed.empty());
+    EXPECT_EQ(c.hits, 1u);
+    // Peer 1 freed it and allocated again at the same address: another buffer id.
+    EXPECT_EQ(c.find(1, exp_of(0x10000, 0x1000, 8), closed), nullptr);
+    ASSERT_EQ(closed.size(), 1u);
+    EXPECT_EQ(closed[0].mapped, &m1);
+    EXPECT_EQ(c.invalidated, 1u);
+    c.insert(1, exp_of(0x10000, 0x1000, 8), &m3, closed);
+    EXPECT_EQ(c.find(1, exp_of(0x10000, 0x1000, 8), closed), &m3);
+    EXPECT_EQ(c.find(2, exp_of(0x10000, 0x1000, 7), closed), &m2) << "peer 2's mapping is untouched";
+    // A larger allocation that starts lower and covers the old one also invalidates it.
+    closed.clear();
+    EXPECT_EQ(c.find(1, exp_of(0xf000, 0x4000, 9), closed), nullptr);
+    ASSERT_EQ(closed.size(), 1u);
+    EXPECT_EQ(closed[0].mapped, &m3);
+    EXPECT_EQ(c.size(), 1u);
+    EXPECT_EQ(c.clear().size(), 1u);
+}
+
+TEST(IpcCache, EvictsLeastRecentlyUsed) {
+    gpu::ipc_cache c(2);
+    std::vector<gpu::ipc_cache::entry> closed;
+    int m[3];
+    c.insert(0, exp_of(0x1000, 0x100, 1), &m[0], closed);
+    c.insert(0, exp_of(0x2000, 0x100, 2), &m[1], closed);
+    EXPECT_EQ(c.find(0, exp_of(0x1000, 0x100, 1), closed), &m[0]);  // now the most recent
+    c.insert(0, exp_of(0x3000, 0x100, 3), &m[2], closed);
+    ASSERT_EQ(closed.size(), 1u);
+    EXPECT_EQ(closed[0].mapped, &m[1]);
+    EXPECT_EQ(c.evicted, 1u);
 }

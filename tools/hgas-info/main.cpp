@@ -163,6 +163,14 @@ int main(int argc, char **argv) {
         std::printf("  larger: rendezvous, one-sided get/put into the posted buffer when either buffer is in an hgas "
                     "heap the other side reaches, else chunks of %llu B through the ring (host memory at both ends) or through the pinned pool (device memory at either end)\n",
                     (unsigned long long)(slot > 64 ? slot - 64 : 0));
+        const uint64_t ipc = cfg->bytes(setting::msg_ipc_threshold);
+        if (ipc && cfg->text(setting::path) != "staged")
+            std::printf("  from %s B, a user device buffer (cudaMalloc'd) to a rank of this node: by IPC (the receiver "
+                        "maps the sender's allocation once, cached by buffer id, and copies with one device copy)\n",
+                        cfg->value_text(setting::msg_ipc_threshold).c_str());
+        else
+            std::printf("  IPC of user device buffers: off (%s): they go through the pinned pool\n",
+                        ipc ? "HGAS_PATH=staged" : "HGAS_MSG_IPC_THRESHOLD=0");
         std::printf("  unexpected messages held up to %s B, then senders wait (flow control)\n",
                     cfg->value_text(setting::msg_unexpected_max).c_str());
         const uint64_t pchunk = cfg->bytes(setting::msg_pool_chunk);
