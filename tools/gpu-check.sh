@@ -188,6 +188,19 @@ if [ $DO_BUILD = 1 ]; then
         prefixes+=("$ROOT/.deps/fftw/usr")
         say "build: FFTW from the carried .deps/fftw"
     fi
+    # OpenBLAS (matmul's CPU products): the system's, else Debian's libopenblas0-pthread (the
+    # library, cblas.h, libgfortran5, libquadmath0) carried as .deps/openblas.tar.xz (5 MB;
+    # docs/bench.md says how), unpacked into the build tree and named to CMake.
+    if ! ls /usr/include/cblas.h /usr/include/*/cblas.h /usr/include/*/*/cblas.h >/dev/null 2>&1 \
+        && [ -f .deps/openblas.tar.xz ]; then
+        ob=$BUILD/openblas
+        mkdir -p "$ob" && tar xJf .deps/openblas.tar.xz -C "$ob"
+        obl=$ob/usr/lib/x86_64-linux-gnu
+        args+=(-DOPENBLAS_LIB="$obl/openblas-pthread/libopenblas.so"
+               -DOPENBLAS_INCLUDE="$ob/usr/include/x86_64-linux-gnu/openblas-pthread")
+        export LD_LIBRARY_PATH="$obl:$obl/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        say "build: OpenBLAS from the carried .deps/openblas.tar.xz"
+    fi
     [ ${#prefixes[@]} -gt 0 ] && args+=(-DCMAKE_PREFIX_PATH="$(IFS=';'; echo "${prefixes[*]}")")
     t=$SECONDS
     if timeout "$(limit 120)" cmake "${args[@]}" >>"$OUT/build.log" 2>&1; then
