@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 #include <unistd.h>
+#include <sched.h>
 #include <thread>
 
 #include "base/log.hpp"
@@ -20,6 +21,41 @@ thread_local rank *tls_rank = nullptr;
 // every thread names its rank through set_current() instead.
 std::atomic<rank *> g_sole_rank{nullptr};
 }  // namespace
+
+thread_local int rank::tls_safe_points = 0;
+thread_local int rank::tls_api_depth = 0;
+
+void rank::api_lock() {
+    if (!api_mu_.try_lock()) {
+        api_waiters_.fetch_add(1, std::memory_order_relaxed);
+        api_mu_.lock();
+        api_waiters_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    api_grants_.fetch_add(1, std::memory_order_relaxed);
+    ++tls_api_depth;
+}
+
+void rank::api_unlock() {
+    --tls_api_depth;
+    api_mu_.unlock();
+}
+
+void rank::yield_api_lock() {
+    const int depth = tls_api_depth;
+    if (!depth || !api_waiters_.load(std::memory_order_relaxed)) return;
+    // Let the whole (recursive) lock go, and wait until a waiter has taken it or a few yields
+    // passed: std::mutex is not fair, and unlocking then locking at once would mostly win it
+    // back before the woken thread runs.
+    const uint64_t grants = api_grants_.load(std::memory_order_relaxed);
+    for (int i = 0; i < depth; ++i) api_mu_.unlock();
+    tls_api_depth = 0;
+    for (int i = 0; i < 64 && api_grants_.load(std::memory_order_relaxed) == grants &&
+                    api_waiters_.load(std::memory_order_relaxed);
+         ++i)
+        sched_yield();
+    for (int i = 0; i < depth; ++i) api_mu_.lock();
+    tls_api_depth = depth;
+}
 
 rank *current() {
     rank *r = tls_rank;
@@ -41,8 +77,11 @@ rank::~rank() {
     for (auto &t : transports_) t->shutdown();
 }
 
-result<std::unique_ptr<rank>> rank::create() {
+result<std::unique_ptr<rank>> rank::create(int thread_level) {
     std::unique_ptr<rank> r(new rank());
+    r->thread_level_ = thread_level;
+    // Any thread may call at once: every API call holds the API mutex from the start.
+    if (thread_level == HGAS_THREAD_MULTIPLE) r->set_serialized();
     status s = r->init();
     if (s != status::ok) {
         // Tell the others why we are leaving, so they do not wait for us until a timeout.

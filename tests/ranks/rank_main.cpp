@@ -7,6 +7,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "rank_test.hpp"
+
+int &rank_test::thread_level() {
+    static int level = HGAS_THREAD_SERIALIZED;  // what hgas_init gives
+    return level;
+}
+
 namespace {
 // Prints failures of ranks other than 0 (whose normal output is silenced).
 class failure_printer : public testing::EmptyTestEventListener {
@@ -20,8 +27,10 @@ class failure_printer : public testing::EmptyTestEventListener {
 
 int main(int argc, char **argv) {
     testing::InitGoogleTest(&argc, argv);
-    if (hgas_init() != HGAS_OK) {
-        std::fprintf(stderr, "hgas_init failed: %s\n", hgas_last_error());
+    int provided = -1;
+    if (hgas_init_thread(rank_test::thread_level(), &provided) != HGAS_OK || provided != rank_test::thread_level()) {
+        std::fprintf(stderr, "hgas_init_thread(%d) failed (provided %d): %s\n", rank_test::thread_level(), provided,
+                     hgas_last_error());
         return 1;
     }
     const char *verbose = std::getenv("HGAS_TEST_VERBOSE");

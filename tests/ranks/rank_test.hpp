@@ -6,6 +6,12 @@
 #define HGAS_OK_OR_FAIL(expr) ASSERT_EQ((expr), HGAS_OK) << #expr << ": " << hgas_last_error()
 #define HGAS_EXPECT_OK(expr) EXPECT_EQ((expr), HGAS_OK) << #expr << ": " << hgas_last_error()
 
+namespace rank_test {
+// The thread level rank_main asks hgas_init_thread for: a test program that needs another
+// sets it before main, from a static initializer.
+int &thread_level();
+}  // namespace rank_test
+
 inline hgas_gptr_t gp(const void *sym, int rank) {
     hgas_gptr_t g;
     EXPECT_EQ(hgas_ptr(sym, rank, &g), HGAS_OK) << hgas_last_error();
