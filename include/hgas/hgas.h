@@ -55,7 +55,7 @@ hgas_status_t hgas_init(void);
 /** hgas_init with a thread level: `requested` is one of HGAS_THREAD_*; *provided (may be
  *  NULL) is the level granted, which is `requested` (hgas supports all four). At
  *  HGAS_THREAD_MULTIPLE every call takes the rank's API lock, which a thread waiting inside
- *  hgas (signal waits, barriers and collectives, hgas_wait, hgas_progress) lets go while it
+ *  hgas (signal waits, barriers, hgas_wait, message waits, hgas_progress) lets go while it
  *  waits; quiet and fence act on every operation of the rank, whichever thread issued it
  *  (docs/threads.md). HGAS_ERR_INVALID_ARG for a level out of range. */
 hgas_status_t hgas_init_thread(int requested, int *provided);

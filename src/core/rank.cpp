@@ -20,6 +20,9 @@ thread_local rank *tls_rank = nullptr;
 // called hgas_init find it. A registry, not rank state: with several ranks per process
 // every thread names its rank through set_current() instead.
 std::atomic<rank *> g_sole_rank{nullptr};
+// With HGAS_THREADS=T, the next thread of this process to call hgas_init gets rank
+// process * T + this. A counter of the process's threads, not rank state.
+std::atomic<int> g_next_slot{0};
 }  // namespace
 
 thread_local int rank::tls_safe_points = 0;
@@ -64,7 +67,8 @@ rank *current() {
 
 void set_current(rank *r) {
     tls_rank = r;
-    g_sole_rank.store(r, std::memory_order_release);
+    // A process of several ranks has no sole rank: a thread that called no hgas_init has none.
+    if (!r || r->ranks_per_process() == 1) g_sole_rank.store(r, std::memory_order_release);
 }
 
 rank::~rank() {
@@ -101,6 +105,20 @@ status rank::init() {
                   cfg_.text(setting::debug).c_str());
     timeout_ = cfg_.seconds(setting::timeout);
     HGAS_TRY_ASSIGN(job_, boot::detect(cfg_));
+    ranks_per_process_ = static_cast<int>(cfg_.integer(setting::threads));
+    if (ranks_per_process_ > 1) {
+        // Ranks as threads: the launcher numbered processes; this thread takes the next slot.
+        const int slot = g_next_slot.fetch_add(1, std::memory_order_relaxed);
+        if (slot >= ranks_per_process_)
+            return fail(status::invalid_setting, "hgas_init: HGAS_THREADS=%d, and this is call %d of hgas_init in "
+                        "process %d: each of its %d threads calls hgas_init once", ranks_per_process_, slot + 1,
+                        job_.rank, ranks_per_process_);
+        if (!cfg_.text(setting::trace).empty())
+            return fail(status::unsupported, "HGAS_TRACE is not supported with HGAS_THREADS=%d (the trace writer is "
+                        "per process); run with one rank per process to trace", ranks_per_process_);
+        job_.rank = job_.rank * ranks_per_process_ + slot;
+        job_.size *= ranks_per_process_;
+    }
     log_set_rank(job_.rank);
     // Once per job: hgasrun checks its environment, which the ranks inherit, before starting
     // them; without it (srun, mpirun) rank 0 does.

@@ -162,6 +162,8 @@ public:
     std::recursive_mutex &api_mutex() { return api_mu_; }
     bool serialized() const { return serialized_.load(std::memory_order_relaxed); }
     void set_serialized() { serialized_.store(true, std::memory_order_relaxed); }
+    // Ranks of this process (HGAS_THREADS): more than 1 when ranks are threads of it.
+    int ranks_per_process() const { return ranks_per_process_; }
     // The level hgas_init_thread granted (HGAS_THREAD_*).
     int thread_level() const { return thread_level_; }
     // api_guard's lock and unlock: they count the calling thread's depth, so that a wait at a
@@ -248,6 +250,7 @@ private:
     std::recursive_mutex api_mu_;
     std::atomic<bool> serialized_{false};
     int thread_level_ = HGAS_THREAD_SERIALIZED;
+    int ranks_per_process_ = 1;
     std::atomic<int> api_waiters_{0};      // threads blocked in api_lock
     std::atomic<uint64_t> api_grants_{0};  // api_lock acquisitions, so a yield sees one happen
     double timeout_ = 300;

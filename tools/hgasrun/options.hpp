@@ -14,7 +14,8 @@ struct host {
 };
 
 struct options {
-    int n = 0;
+    int n = 0;                       // processes to start (ranks / threads)
+    int threads = 1;                 // --threads: ranks per process, each a thread (HGAS_THREADS)
     double timeout = 0;
     bool prefix = false;
     int nodes = 0;
