@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/log.hpp"
+#include "core/gpu_funnel.hpp"
 #include "core/wire_codec.hpp"
 
 namespace hgas::core {
@@ -264,6 +265,10 @@ status rank::open_devices() {
     } else {
         HGAS_TRY_ASSIGN(devices_[2], gpu::open_sim(a));
     }
+    // Mode (d): ranks that are threads of this process issue their GPU work through one thread.
+    if (ranks_per_process_ > 1 && cfg_.text(setting::thread_gpu) == "funneled")
+        for (auto &d : devices_)
+            if (d) d = funnel_device(std::move(d));
     for (auto &d : devices_)
         if (d) HGASI_DEBUG("core", "device %s", d->describe().c_str());
     if (devices_[1] || devices_[2]) {

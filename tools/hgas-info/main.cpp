@@ -97,6 +97,13 @@ int main(int argc, char **argv) {
                                        cfg->value_text(setting::sim_bandwidth) + " B/s, peer access " +
                                        (cfg->flag(setting::sim_peer_access) ? "on" : "off")).c_str()
                                     : "off (HGAS_SIM_HEAP_SIZE=0)");
+    // Ranks as threads (HGAS_THREADS, docs/threads.md): how a process's rank threads use its GPU.
+    const long long per_process = static_cast<long long>(cfg->integer(setting::threads));
+    std::printf("  ranks per process: %lld (HGAS_THREADS)%s\n", per_process,
+                per_process == 1 ? "; with more, HGAS_THREAD_GPU picks how they share the GPU"
+                : cfg->text(setting::thread_gpu) == "funneled"
+                    ? "; HGAS_THREAD_GPU=funneled: one thread of the process issues every rank's GPU work in order (mode d)"
+                    : "; HGAS_THREAD_GPU=streams: each rank its own streams in the process's CUDA context (mode c)");
     const std::string forced = cfg->text(setting::path);
     const std::string chunk = cfg->value_text(setting::staging_chunk), slots = cfg->value_text(setting::staging_slots);
     const std::string staged = "staged: ring of " + slots + " x " + chunk + " B per pair, credits, pipelined chunks";
