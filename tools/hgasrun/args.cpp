@@ -303,7 +303,8 @@ options parse_args(int argc, char **argv) {
                                           "mpirun and set HGAS_THREADS (docs/threads.md)");
         o.n /= o.threads;  // from here on the launcher counts processes
     }
-    if (o.nodes > o.n) usage_error("--nodes %d is more than the %d processes", o.nodes, o.n);
+    if (o.nodes > o.n)
+        usage_error("--nodes %d is more than the %d %s", o.nodes, o.n, o.threads > 1 ? "processes" : "ranks");
     return o;
 }
 
