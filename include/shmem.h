@@ -20,7 +20,8 @@
  *    the call and the reason to stderr and ends the whole job (hgas_abort), as OpenSHMEM
  *    implementations do. Routines that return a status (team collectives, init_thread) return
  *    nonzero instead where the specification lets them.
- *  - Thread safety: SHMEM_THREAD_SERIALIZED — calls may come from any thread, not at once.
+ *  - Thread safety: shmem_init gives SHMEM_THREAD_SERIALIZED (calls from any thread, not at
+ *    once); shmem_init_thread grants the level requested, SHMEM_THREAD_MULTIPLE included.
  *
  * Type lists. Each OpenSHMEM type table is one X-macro below; X(TYPE, TYPENAME, G) where G is
  * 1 for a type that takes part in the type-generic interfaces (C11 _Generic, C++ overloads):
@@ -143,7 +144,7 @@ extern "C" {
 #define SHMEM_MAX_NAME_LEN 256
 #define SHMEM_VENDOR_STRING "hgas OpenSHMEM front end"
 
-/* Thread levels (shmem_init_thread). hgas provides SHMEM_THREAD_SERIALIZED. */
+/* Thread levels (shmem_init_thread): the same values as HGAS_THREAD_*; all are provided. */
 #define SHMEM_THREAD_SINGLE 0
 #define SHMEM_THREAD_FUNNELED 1
 #define SHMEM_THREAD_SERIALIZED 2
@@ -201,9 +202,11 @@ extern "C" {
 
 /** shmem_init: joins the job (hgas_init); collective. A failure (bootstrap, a setting) ends
  *  the program with the reason. A second call while initialized does nothing.
- *  shmem_init_thread: as shmem_init; *provided (may be NULL) is SHMEM_THREAD_SERIALIZED
- *  whatever was requested (hgas serializes a rank's calls). Returns 0, or nonzero with the
- *  reason on stderr if joining failed. shmem_query_thread: the level provided.
+ *  shmem_init_thread: as shmem_init; *provided (may be NULL) is the level requested (under
+ *  SHMEM_THREAD_MULTIPLE a thread waiting in a routine lets the PE's other threads' calls run;
+ *  shmem_ctx_quiet completes every operation of the PE, which includes the context's). Returns
+ *  0, or nonzero with the reason on stderr if joining failed. shmem_query_thread: the level
+ *  provided.
  *  shmem_finalize: completes outstanding operations, barriers, releases the heap; collective.
  *  shmem_global_exit: ends every PE of the job with exit status `status` (& 0xff), which is
  *  also the status of oshrun/hgasrun; the other PEs exit at their next OpenSHMEM call or wait

@@ -15,8 +15,9 @@
  *      put_signal        the data is visible at the target before the signal changes;
  *      fence             puts to one target are delivered in the order issued across it;
  *      quiet             every operation this rank issued is complete at its target.
- *  - Thread safety: a rank's calls may come from any thread of its process once hgas_init has
- *    returned, but not concurrently (like MPI_THREAD_SERIALIZED), unless noted otherwise.
+ *  - Thread safety: after hgas_init a rank's calls may come from any thread of its process,
+ *    but not concurrently (like MPI_THREAD_SERIALIZED). hgas_init_thread(HGAS_THREAD_MULTIPLE)
+ *    lets any thread call any function at any time (docs/threads.md).
  *
  * Every call returns hgas_status_t (HGAS_OK = 0); on failure hgas_last_error() says what was
  * wrong, where, and what to do, and no byte has been written anywhere. Output parameters are
@@ -43,6 +44,24 @@ extern "C" {
  *  rank does not join within HGAS_BOOT_TIMEOUT; HGAS_ERR_ALREADY_INITIALIZED if called twice;
  *  HGAS_ERR_UNSUPPORTED at once after hgas_finalize (a process joins its job once). */
 hgas_status_t hgas_init(void);
+
+/* Thread levels (hgas_init_thread), as MPI's: SINGLE and FUNNELED promise that one thread
+ * calls, SERIALIZED that calls never overlap, MULTIPLE lets every thread call at any time. */
+#define HGAS_THREAD_SINGLE 0
+#define HGAS_THREAD_FUNNELED 1
+#define HGAS_THREAD_SERIALIZED 2
+#define HGAS_THREAD_MULTIPLE 3
+
+/** hgas_init with a thread level: `requested` is one of HGAS_THREAD_*; *provided (may be
+ *  NULL) is the level granted, which is `requested` (hgas supports all four). At
+ *  HGAS_THREAD_MULTIPLE every call takes the rank's API lock, which a thread waiting inside
+ *  hgas (signal waits, barriers, hgas_wait, message waits, hgas_progress) lets go while it
+ *  waits; quiet and fence act on every operation of the rank, whichever thread issued it
+ *  (docs/threads.md). HGAS_ERR_INVALID_ARG for a level out of range. */
+hgas_status_t hgas_init_thread(int requested, int *provided);
+
+/** The thread level this thread's rank was initialized with, or -1 before init. */
+int hgas_query_thread(void);
 
 /** Leaves the job: quiets outstanding operations, barriers, frees the heaps. Collective.
  *  Idempotent: a second call (or a call without init) returns HGAS_OK. */

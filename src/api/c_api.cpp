@@ -51,7 +51,17 @@ extern "C" {
 const char *hgas_error_string(hgas_status_t s) { return status_name(static_cast<status>(s)); }
 const char *hgas_last_error(void) { return last_error().c_str(); }
 
-hgas_status_t hgas_init(void) {
+hgas_status_t hgas_init(void) { return hgas_init_thread(HGAS_THREAD_SERIALIZED, nullptr); }
+
+int hgas_query_thread(void) {
+    core::rank *r = core::current();
+    return r ? r->thread_level() : -1;
+}
+
+hgas_status_t hgas_init_thread(int requested, int *provided) {
+    if (requested < HGAS_THREAD_SINGLE || requested > HGAS_THREAD_MULTIPLE)
+        return to_c(fail(status::invalid_arg, "hgas_init_thread: %d is not a thread level: use HGAS_THREAD_SINGLE (0), "
+                         "_FUNNELED (1), _SERIALIZED (2) or _MULTIPLE (3)", requested));
     if (core::current())
         return to_c(fail(status::already_initialized, "hgas_init: this rank is already initialized; call "
                          "hgas_finalize() before initializing again"));
@@ -59,7 +69,7 @@ hgas_status_t hgas_init(void) {
         return to_c(fail(status::unsupported, "hgas_init: this process already left the job with hgas_finalize(); "
                          "re-initialization is not supported: call hgas_init once at the start of the program and "
                          "hgas_finalize once at its end"));
-    auto r = core::rank::create();
+    auto r = core::rank::create(requested);
     if (!r.ok()) return to_c(r.error());
     msg::attach(*r.value());  // the message layer's state
     core::set_current(r.value().release());
@@ -83,6 +93,7 @@ hgas_status_t hgas_init(void) {
             }
         trace::start(trace_path, me.me(), me.n(), std::stoull(all[static_cast<size_t>(leader)]));
     }
+    if (provided) *provided = requested;
     return HGAS_OK;
 }
 

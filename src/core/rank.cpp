@@ -6,9 +6,11 @@
 #include <cstring>
 #include <ctime>
 #include <unistd.h>
+#include <sched.h>
 #include <thread>
 
 #include "base/log.hpp"
+#include "core/gpu_funnel.hpp"
 #include "core/wire_codec.hpp"
 
 namespace hgas::core {
@@ -19,7 +21,45 @@ thread_local rank *tls_rank = nullptr;
 // called hgas_init find it. A registry, not rank state: with several ranks per process
 // every thread names its rank through set_current() instead.
 std::atomic<rank *> g_sole_rank{nullptr};
+// With HGAS_THREADS=T, the next thread of this process to call hgas_init gets rank
+// process * T + this. A counter of the process's threads, not rank state.
+std::atomic<int> g_next_slot{0};
 }  // namespace
+
+thread_local int rank::tls_safe_points = 0;
+thread_local int rank::tls_api_depth = 0;
+
+void rank::api_lock() {
+    if (!api_mu_.try_lock()) {
+        api_waiters_.fetch_add(1, std::memory_order_relaxed);
+        api_mu_.lock();
+        api_waiters_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    api_grants_.fetch_add(1, std::memory_order_relaxed);
+    ++tls_api_depth;
+}
+
+void rank::api_unlock() {
+    --tls_api_depth;
+    api_mu_.unlock();
+}
+
+void rank::yield_api_lock() {
+    const int depth = tls_api_depth;
+    if (!depth || !api_waiters_.load(std::memory_order_relaxed)) return;
+    // Let the whole (recursive) lock go, and wait until a waiter has taken it or a few yields
+    // passed: std::mutex is not fair, and unlocking then locking at once would mostly win it
+    // back before the woken thread runs.
+    const uint64_t grants = api_grants_.load(std::memory_order_relaxed);
+    for (int i = 0; i < depth; ++i) api_mu_.unlock();
+    tls_api_depth = 0;
+    for (int i = 0; i < 64 && api_grants_.load(std::memory_order_relaxed) == grants &&
+                    api_waiters_.load(std::memory_order_relaxed);
+         ++i)
+        sched_yield();
+    for (int i = 0; i < depth; ++i) api_mu_.lock();
+    tls_api_depth = depth;
+}
 
 rank *current() {
     rank *r = tls_rank;
@@ -28,7 +68,8 @@ rank *current() {
 
 void set_current(rank *r) {
     tls_rank = r;
-    g_sole_rank.store(r, std::memory_order_release);
+    // A process of several ranks has no sole rank: a thread that called no hgas_init has none.
+    if (!r || r->ranks_per_process() == 1) g_sole_rank.store(r, std::memory_order_release);
 }
 
 rank::~rank() {
@@ -41,8 +82,11 @@ rank::~rank() {
     for (auto &t : transports_) t->shutdown();
 }
 
-result<std::unique_ptr<rank>> rank::create() {
+result<std::unique_ptr<rank>> rank::create(int thread_level) {
     std::unique_ptr<rank> r(new rank());
+    r->thread_level_ = thread_level;
+    // Any thread may call at once: every API call holds the API mutex from the start.
+    if (thread_level == HGAS_THREAD_MULTIPLE) r->set_serialized();
     status s = r->init();
     if (s != status::ok) {
         // Tell the others why we are leaving, so they do not wait for us until a timeout.
@@ -63,6 +107,20 @@ status rank::init() {
                   cfg_.text(setting::debug).c_str());
     timeout_ = cfg_.seconds(setting::timeout);
     HGAS_TRY_ASSIGN(job_, boot::detect(cfg_));
+    ranks_per_process_ = static_cast<int>(cfg_.integer(setting::threads));
+    if (ranks_per_process_ > 1) {
+        // Ranks as threads: the launcher numbered processes; this thread takes the next slot.
+        const int slot = g_next_slot.fetch_add(1, std::memory_order_relaxed);
+        if (slot >= ranks_per_process_)
+            return fail(status::invalid_setting, "hgas_init: HGAS_THREADS=%d, and this is call %d of hgas_init in "
+                        "process %d: each of its %d threads calls hgas_init once", ranks_per_process_, slot + 1,
+                        job_.rank, ranks_per_process_);
+        if (!cfg_.text(setting::trace).empty())
+            return fail(status::unsupported, "HGAS_TRACE is not supported with HGAS_THREADS=%d (the trace writer is "
+                        "per process); run with one rank per process to trace", ranks_per_process_);
+        job_.rank = job_.rank * ranks_per_process_ + slot;
+        job_.size *= ranks_per_process_;
+    }
     log_set_rank(job_.rank);
     // Once per job: hgasrun checks its environment, which the ranks inherit, before starting
     // them; without it (srun, mpirun) rank 0 does.
@@ -210,6 +268,10 @@ status rank::open_devices() {
     } else {
         HGAS_TRY_ASSIGN(devices_[2], gpu::open_sim(a));
     }
+    // Mode (d): ranks that are threads of this process issue their GPU work through one thread.
+    if (ranks_per_process_ > 1 && cfg_.text(setting::gpu_sharing) == "funneled")
+        for (auto &d : devices_)
+            if (d) d = funnel_device(std::move(d));
     for (auto &d : devices_)
         if (d) HGASI_DEBUG("core", "device %s", d->describe().c_str());
     if (devices_[1] || devices_[2]) {

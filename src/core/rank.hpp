@@ -85,7 +85,8 @@ public:
     ~rank();
 
     // hgas_init: settings, bootstrap, segments, transports, internal objects. Collective.
-    static result<std::unique_ptr<rank>> create();
+    // `thread_level` is what the program asked of hgas_init_thread (HGAS_THREAD_*).
+    static result<std::unique_ptr<rank>> create(int thread_level = HGAS_THREAD_SERIALIZED);
     // hgas_finalize: quiet, barrier, release. Collective.
     status finalize();
 
@@ -169,17 +170,34 @@ public:
     std::unique_ptr<rank_extension> &msg_extension() { return msg_ext_; }
 
     // Serialization of API calls with the rank's internal threads that act for it (the device
-    // proxy): once serialized, every API call holds api_mutex() (recursive) for its duration.
+    // proxy) and, at HGAS_THREAD_MULTIPLE, with the program's other threads: once serialized,
+    // every API call holds api_mutex() (recursive) for its duration (api_guard).
     std::recursive_mutex &api_mutex() { return api_mu_; }
     bool serialized() const { return serialized_.load(std::memory_order_relaxed); }
     void set_serialized() { serialized_.store(true, std::memory_order_relaxed); }
-    // The rank's thread waits between operations (a signal wait, a barrier round, a stream
-    // sync, hgas_progress): work that issues new operations for the rank (the device proxy's
-    // requests) may run inside the wait. Anywhere else an operation may be half done (a staging
-    // slot claimed, a reply awaited), and a nested one would corrupt it.
-    bool at_safe_point() const { return safe_points_ > 0; }
-    void enter_safe_point() { ++safe_points_; }
-    void leave_safe_point() { --safe_points_; }
+    // Ranks of this process (HGAS_THREADS): more than 1 when ranks are threads of it.
+    int ranks_per_process() const { return ranks_per_process_; }
+    // The level hgas_init_thread granted (HGAS_THREAD_*).
+    int thread_level() const { return thread_level_; }
+    // api_guard's lock and unlock: they count the calling thread's depth, so that a wait at a
+    // safe point can let the whole lock go (yield_api_lock) and take it back as deep as it was.
+    void api_lock();
+    void api_unlock();
+    // At HGAS_THREAD_MULTIPLE, inside a wait at a safe point: if other threads wait for the API
+    // mutex, let them have it for a while (a thread blocked in a signal wait or a barrier must
+    // not keep its rank's other threads out of hgas). Nothing happens at lower levels.
+    void yield_api_lock();
+    // The calling thread waits between operations (a signal wait, a barrier round, a handle
+    // wait, a stream sync, hgas_progress): work that issues new operations for the rank (the
+    // device proxy's requests, another thread's calls at HGAS_THREAD_MULTIPLE) may run inside
+    // the wait. Anywhere else an operation may be half done (a staging slot claimed, a reply
+    // awaited), and a nested one would corrupt it. Counted per thread: the proxy thread or
+    // another program thread acting for the rank is not at this thread's safe point.
+    bool at_safe_point() const { return tls_safe_points > 0; }
+    void enter_safe_point() { ++tls_safe_points; }
+    void leave_safe_point() { --tls_safe_points; }
+    static thread_local int tls_safe_points;
+    static thread_local int tls_api_depth;  // api_guard locks this thread holds (of its rank)
 
     // Progress plus a check that the job is still alive (the store's abort notice).
     status poll();
@@ -255,7 +273,10 @@ private:
     std::unique_ptr<rank_extension> msg_ext_;
     std::recursive_mutex api_mu_;
     std::atomic<bool> serialized_{false};
-    int safe_points_ = 0;  // touched only by the thread that holds the API mutex (or the only thread)
+    int thread_level_ = HGAS_THREAD_SERIALIZED;
+    int ranks_per_process_ = 1;
+    std::atomic<int> api_waiters_{0};      // threads blocked in api_lock
+    std::atomic<uint64_t> api_grants_{0};  // api_lock acquisitions, so a yield sees one happen
     double timeout_ = 300;
     bool oversubscribed_ = false;  // more ranks on this node than cores
     std::atomic<uint64_t> last_alive_check_ns_{0};
@@ -265,20 +286,21 @@ private:
     bool finalized_ = false;
 };
 
-// Holds the rank's API mutex for one API call when the rank is serialized.
+// Holds the rank's API mutex for one API call when the rank is serialized (no lock at all
+// otherwise: the single-threaded fast path is unchanged).
 class api_guard {
 public:
-    explicit api_guard(rank &r) : mu_(r.serialized() ? &r.api_mutex() : nullptr) {
-        if (mu_) mu_->lock();
+    explicit api_guard(rank &r) : r_(r.serialized() ? &r : nullptr) {
+        if (r_) r_->api_lock();
     }
     ~api_guard() {
-        if (mu_) mu_->unlock();
+        if (r_) r_->api_unlock();
     }
     api_guard(const api_guard &) = delete;
     api_guard &operator=(const api_guard &) = delete;
 
 private:
-    std::recursive_mutex *mu_;
+    rank *r_;
 };
 
 // Marks a wait of the rank's thread as a safe point (rank::at_safe_point) for its duration.
@@ -310,6 +332,7 @@ status rank::wait(const char *what, Pred pred) {
     for (;;) {
         if (pred()) return status::ok;
         HGAS_TRY(engine_.poll());
+        if (thread_level_ == HGAS_THREAD_MULTIPLE && tls_safe_points > 0) yield_api_lock();
         backoff.idle();
         if (budget.tick()) {
             HGAS_TRY(check_alive());  // rate-limited: a look at the store at most once a millisecond

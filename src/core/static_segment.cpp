@@ -16,6 +16,11 @@ status rank::create_static_segment() {
     // if all run the same executable, so one mismatch turns static data off for the job.
     std::string mine;
     if (!cfg_.flag(setting::static_data)) mine = "-HGAS_STATIC_DATA=0";
+    // Ranks that are threads of one process share its globals: one variable cannot be a
+    // different symmetric object of each of them (docs/threads.md).
+    else if (ranks_per_process_ > 1)
+        mine = "-HGAS_THREADS=" + std::to_string(ranks_per_process_) + ": ranks that are threads of one process share "
+               "its global variables, so they are not symmetric; use hgas_malloc";
     else if (std::string why = mem::static_range_problem(range); !why.empty()) mine = "-" + why;
     else mine = range.fingerprint;
     std::vector<std::string> all;

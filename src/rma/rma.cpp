@@ -258,12 +258,18 @@ status test(core::rank &r, hgas_handle_t h, int *done) {
 status wait(core::rank &r, hgas_handle_t h) {
     HGAS_TRY_ASSIGN(core::handle_table::op *o, find_handle(r, "hgas_wait", h));
     if (!o) return status::ok;
-    bool d = false;
+    bool d = false, gone = false;
     status err = status::ok;
+    // A safe point: the operation is issued whole. At HGAS_THREAD_MULTIPLE other threads may
+    // run while this one waits, so the handle is looked up again each time (a program that
+    // waits on one handle from two threads gets it completed once).
+    core::safe_point sp(r);
     status s = r.wait("hgas_wait", [&] {
+        if (r.handles().find(h, &o) != core::handle_table::lookup::live) return gone = true;
         err = o->c ? o->c->test(r, d) : o->t->test(o->p, d);
         return d || err != status::ok;
     });
+    if (gone) return status::ok;
     if (s == status::timeout && !d && err == status::ok) return s;  // still in flight: the handle stays live
     r.handles().release(h);
     return err != status::ok ? err : s;

@@ -4,6 +4,7 @@
 // team numbers PEs in that team: ctx_pe() turns them into world PEs.
 #include <algorithm>
 #include <cstdio>
+#include <mutex>
 
 #include "internal.hpp"
 
@@ -19,6 +20,9 @@ namespace hgas::shmem {
 namespace {
 constexpr uint64_t k_ctx_magic = 0x68676173'63747821ull;  // "hgasctx!"
 constexpr long k_ctx_options = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
+// Guards the teams' context lists: under SHMEM_THREAD_MULTIPLE threads create and destroy
+// their contexts at once (the usual pattern: one private context per thread). A lock, not state.
+std::mutex g_contexts_mu;
 
 int create(const char *fn, shmem_team_t team, long options, shmem_ctx_t *ctx) {
     if (!ctx) fatal(fn, "the result pointer is NULL");
@@ -32,6 +36,7 @@ int create(const char *fn, shmem_team_t team, long options, shmem_ctx_t *ctx) {
     hgasi_shmem_team *t = team_of(fn, team);
     if (!t) return team_unavailable(fn, team);
     *ctx = new hgasi_shmem_ctx{k_ctx_magic, team, t, options};
+    std::lock_guard<std::mutex> g(g_contexts_mu);
     t->contexts.push_back(*ctx);
     return 0;
 }
@@ -55,8 +60,11 @@ int ctx_pe(const char *fn, shmem_ctx_t ctx, int pe) {
 
 void destroy_ctx(const char *fn, shmem_ctx_t ctx) {
     check(fn, hgas_quiet());  // destroying a context completes its operations
-    auto &list = ctx->team->contexts;
-    list.erase(std::remove(list.begin(), list.end(), ctx), list.end());
+    {
+        std::lock_guard<std::mutex> g(g_contexts_mu);
+        auto &list = ctx->team->contexts;
+        list.erase(std::remove(list.begin(), list.end(), ctx), list.end());
+    }
     ctx->magic = 0;  // a later use is reported as "not a live context" while the memory lasts
     delete ctx;
 }

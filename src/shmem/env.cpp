@@ -100,8 +100,10 @@ void report_environment() {
         show("SHMEM_INFO", "print this at start");
         show("SHMEM_VERSION", "print the library version at start");
         show("HGAS_HEAP_SIZE", "symmetric heap in effect (OpenSHMEM default 256M)");
-        std::printf("  PEs %d, thread level SHMEM_THREAD_SERIALIZED, contexts share the PE's ordering domain\n",
-                    hgas_rank_n());
+        static const char *const levels[] = {"SINGLE", "FUNNELED", "SERIALIZED", "MULTIPLE"};
+        const int level = hgas_query_thread();
+        std::printf("  PEs %d, thread level SHMEM_THREAD_%s, contexts share the PE's ordering domain\n", hgas_rank_n(),
+                    level >= 0 && level <= 3 ? levels[level] : "SERIALIZED");
     }
     std::fflush(stdout);
 }

@@ -221,22 +221,20 @@ int shmem_init_thread(int requested, int *provided) {
     }
     if (!hgas_initialized()) {
         if (!apply_environment("shmem_init_thread")) return 1;
-        hgas_status_t s = hgas_init();
+        // SHMEM_THREAD_* and HGAS_THREAD_* have the same values.
+        hgas_status_t s = hgas_init_thread(requested, nullptr);
         if (s != HGAS_OK) {
             std::fprintf(stderr, "shmem_init_thread: %s (%s)\n", hgas_last_error(), hgas_error_string(s));
             return 1;
         }
     }
     if (setup_teams("shmem_init_thread")) report_environment();
-    // The program learns the level from *provided; it is told why once, by PE 0.
-    if (requested == SHMEM_THREAD_MULTIPLE && hgas_rank_me() == 0)
-        std::fprintf(stderr, "shmem_init_thread: SHMEM_THREAD_MULTIPLE was requested, but hgas provides "
-                     "SHMEM_THREAD_SERIALIZED: calls from several threads of a PE at once are not supported\n");
-    if (provided) *provided = SHMEM_THREAD_SERIALIZED;
+    // A program that called hgas_init itself keeps the level it asked for there.
+    if (provided) *provided = hgas_query_thread();
     return 0;
 }
 void shmem_query_thread(int *provided) {
-    if (provided) *provided = SHMEM_THREAD_SERIALIZED;
+    if (provided) *provided = hgas_initialized() ? hgas_query_thread() : SHMEM_THREAD_SERIALIZED;
 }
 void shmem_finalize(void) { check("shmem_finalize", hgas_finalize()); }
 void shmem_global_exit(int status) {

@@ -103,7 +103,11 @@ has "$ERR" "HGAS_GPU_SHARING=mps: nvidia-cuda-mps-control is not on the PATH"
 for m in threads funneled; do
     run "mode-$m" HGAS_GPU_SHARING=$m -- -n 2 sh -c 'echo ran'
     rc 2
-    has "$ERR" "HGAS_GPU_SHARING=$m needs ranks as threads (hgasrun --threads)"
+    has "$ERR" "HGAS_GPU_SHARING=$m needs ranks as threads: start the job with hgasrun --threads T"
+    # With ranks as threads the launcher takes the mode and passes it on.
+    run "mode-$m-threads" HGAS_GPU_SHARING=$m -- -n 2 --threads 2 sh -c 'echo "sharing=$HGAS_GPU_SHARING threads=$HGAS_THREADS"'
+    rc 0
+    has "$OUT" "sharing=$m threads=2"
 done
 
 # A bad value is the settings check's.

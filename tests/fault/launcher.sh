@@ -226,7 +226,9 @@ check_has "$WORK/help.out" "--timeout SEC"
 # shellcheck disable=SC2089,SC2090
 for bad in "-n 0 x|-n needs an integer in 1..65536, not '0'" "--bogus|unknown option '--bogus'" \
            "-n 2|no program to run given" "x|say how many ranks" "-n 2 --timeout -1 x|--timeout needs a positive" \
-           "-n 2 --boot udp x|--boot is 'unix' or 'tcp', not 'udp'" "-n 2 --nodes 3 x|--nodes 3 is more than the 2 ranks"; do
+           "-n 2 --boot udp x|--boot is 'unix' or 'tcp', not 'udp'" "-n 2 --nodes 3 x|--nodes 3 is more than the 2 ranks" \
+           "-n 3 --threads 2 x|-n 3 is not a multiple of --threads 2" \
+           "-n 4 --threads 2 --nodes 3 x|--nodes 3 is more than the 2 processes"; do
     # shellcheck disable=SC2086,SC2090
     "$HGASRUN" ${bad%%|*} >"$WORK/bad.out" 2>&1; RC=$?
     check_rc 2

@@ -1,11 +1,38 @@
 // main() for multi-rank GoogleTest programs started by hgasrun: every rank runs every test;
 // ranks meet at barriers inside tests. Only rank 0 prints GoogleTest's progress unless
 // HGAS_TEST_VERBOSE=1, but every rank's failures are printed and fail the job.
+// With HGAS_THREADS=T (hgasrun --threads T) a program built with HGAS_RANK_THREADS runs each
+// test body on T threads, one rank each (rank_test.hpp says why not RUN_ALL_TESTS).
 #include <gtest/gtest.h>
 #include <hgas/hgas.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "rank_test.hpp"
+
+int &rank_test::thread_level() {
+    static int level = HGAS_THREAD_SERIALIZED;  // what hgas_init gives
+    return level;
+}
+
+namespace {
+std::vector<std::pair<const char *, void (*)()>> &registry() {
+    static std::vector<std::pair<const char *, void (*)()>> tests;
+    return tests;
+}
+std::atomic<int> g_failures{0};
+}  // namespace
+
+bool rank_test::add(const char *name, void (*body)()) {
+    registry().emplace_back(name, body);
+    return true;
+}
 
 namespace {
 // Prints failures of ranks other than 0 (whose normal output is silenced).
@@ -14,17 +41,67 @@ class failure_printer : public testing::EmptyTestEventListener {
         if (r.failed())
             std::fprintf(stderr, "[rank %d] FAILED at %s:%d\n%s\n", hgas_rank_me(), r.file_name() ? r.file_name() : "?",
                          r.line_number(), r.summary());
+        if (r.failed()) g_failures.fetch_add(1);
     }
 };
+
+// One rank thread: join, run every registered body in order (a barrier after each, so that a
+// failed test does not leave its ranks in different tests), leave.
+void rank_thread(int t, bool verbose) {
+    int provided = -1;
+    if (hgas_init_thread(rank_test::thread_level(), &provided) != HGAS_OK) {
+        std::fprintf(stderr, "thread %d: hgas_init_thread failed: %s\n", t, hgas_last_error());
+        g_failures.fetch_add(1);
+        return;
+    }
+    const int me = hgas_rank_me();
+    for (const auto &[name, body] : registry()) {
+        if (me == 0 || verbose) std::printf("[ RUN      ] %s (rank %d of %d)\n", name, me, hgas_rank_n());
+        const int before = g_failures.load();
+        body();
+        if (hgas_barrier() != HGAS_OK) {
+            std::fprintf(stderr, "[rank %d] barrier after %s failed: %s\n", me, name, hgas_last_error());
+            g_failures.fetch_add(1);
+            break;
+        }
+        if (me == 0 || verbose) std::printf("%s %s\n", g_failures.load() == before ? "[       OK ]" : "[  FAILED  ]", name);
+    }
+    if (hgas_finalize() != HGAS_OK) {
+        std::fprintf(stderr, "rank %d: hgas_finalize failed: %s\n", me, hgas_last_error());
+        g_failures.fetch_add(1);
+    }
+}
+
+int run_as_threads(int threads, bool verbose) {
+    if (registry().empty()) {
+        std::fprintf(stderr, "HGAS_THREADS=%d: this test program was not built for ranks as threads (HGAS_RANK_THREADS); "
+                     "run it without --threads\n", threads);
+        return 1;
+    }
+    auto &listeners = testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new failure_printer);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t) ts.emplace_back(rank_thread, t, verbose);
+    for (auto &t : ts) t.join();
+    const int f = g_failures.load();
+    if (f) std::fprintf(stderr, "%d failure(s) in this process's ranks\n", f);
+    else std::printf("[  PASSED  ] %zu tests on %d rank threads\n", registry().size(), threads);
+    return f ? 1 : 0;
+}
 }  // namespace
 
 int main(int argc, char **argv) {
     testing::InitGoogleTest(&argc, argv);
-    if (hgas_init() != HGAS_OK) {
-        std::fprintf(stderr, "hgas_init failed: %s\n", hgas_last_error());
+    const char *verbose = std::getenv("HGAS_TEST_VERBOSE");
+    if (const char *t = std::getenv("HGAS_THREADS"); t && std::atoi(t) > 1)
+        return run_as_threads(std::atoi(t), verbose && *verbose == '1');
+    int provided = -1;
+    if (hgas_init_thread(rank_test::thread_level(), &provided) != HGAS_OK || provided != rank_test::thread_level()) {
+        std::fprintf(stderr, "hgas_init_thread(%d) failed (provided %d): %s\n", rank_test::thread_level(), provided,
+                     hgas_last_error());
         return 1;
     }
-    const char *verbose = std::getenv("HGAS_TEST_VERBOSE");
     if (hgas_rank_me() != 0 && !(verbose && *verbose == '1')) {
         auto &listeners = testing::UnitTest::GetInstance()->listeners();
         delete listeners.Release(listeners.default_result_printer());

@@ -7,7 +7,7 @@
 int main(void) {
     int provided = -1, queried = -1;
     if (shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided) != 0) return 1;
-    CHECK(provided == SHMEM_THREAD_SERIALIZED, "provided %d", provided);
+    CHECK(provided == SHMEM_THREAD_MULTIPLE, "provided %d", provided);
     shmem_query_thread(&queried);
     CHECK(queried == provided, "query_thread %d, init_thread %d", queried, provided);
     shmem_init(); /* already initialized: nothing happens */

@@ -100,6 +100,13 @@ int main(int argc, char **argv) {
                                        cfg->value_text(setting::sim_bandwidth) + " B/s, peer access " +
                                        (cfg->flag(setting::sim_peer_access) ? "on" : "off")).c_str()
                                     : "off (HGAS_SIM_HEAP_SIZE=0)");
+    // Ranks as threads (HGAS_THREADS, docs/threads.md): how a process's rank threads use its GPU.
+    const long long per_process = static_cast<long long>(cfg->integer(setting::threads));
+    std::printf("  ranks per process: %lld (HGAS_THREADS)%s\n", per_process,
+                per_process == 1 ? "; with more, HGAS_GPU_SHARING=threads or funneled picks how they share the GPU"
+                : cfg->text(setting::gpu_sharing) == "funneled"
+                    ? "; HGAS_GPU_SHARING=funneled: one thread of the process issues every rank's GPU work in order (mode d)"
+                    : "; each rank its own streams in the process's CUDA context (mode c, HGAS_GPU_SHARING=threads)");
     const std::string forced = cfg->text(setting::path);
     const std::string chunk = cfg->value_text(setting::staging_chunk), slots = cfg->value_text(setting::staging_slots);
     const std::string staged = "staged: ring of " + slots + " x " + chunk + " B per pair, credits, pipelined chunks";
@@ -207,6 +214,8 @@ int main(int argc, char **argv) {
                                "hgasrun --threads)"
             : m == "funneled" ? "ranks as threads, one thread issuing every rank's GPU work in order (needs hgasrun "
                                 "--threads)"
+            : per_process > 1 ? "auto with ranks as threads: threads (each rank its own streams in the process's "
+                                "CUDA context)"
             : pipe && *pipe ? std::string("auto: processes under the MPS daemon at CUDA_MPS_PIPE_DIRECTORY=") + pipe
                             : "auto: processes, each with its own CUDA context (HGAS_GPU_SHARING=mps for MPS)";
         std::printf("\nGPU sharing (HGAS_GPU_SHARING=%s): %s\n", m.c_str(), what.c_str());

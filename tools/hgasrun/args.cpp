@@ -43,6 +43,10 @@ options:
                     ranks get hgasrun's whole environment anyway, remote ranks get the HGAS_*
                     variables below and the -x ones only
   --timeout SEC     end the whole job after SEC seconds (exit code 124)
+  --threads T       ranks as threads: start N/T processes of T ranks each (HGAS_THREADS=T);
+                    each of a process's T threads that calls hgas_init becomes one rank
+                    (docs/threads.md). N must be a multiple of T; one machine only. Messages
+                    about a process name its ranks
   --prefix          prefix each output line with "[rank] "
   --nodes K         pretend the machine is K nodes: ranks are split into K contiguous
                     blocks and block i gets HGAS_NODE_NAME=node<i>, so ranks of different
@@ -236,6 +240,8 @@ options parse_args(int argc, char **argv) {
                 usage_error("--timeout needs a positive number of seconds, not '%s'", v.c_str());
         } else if (a == "--prefix") {
             o.prefix = true;
+        } else if (is(a, "--threads")) {
+            o.threads = static_cast<int>(number("--threads", value(a, "--threads"), 1, 1024));
         } else if (is(a, "--nodes")) {
             o.nodes = static_cast<int>(number("--nodes", value(a, "--nodes"), 1, 65536));
         } else if (is(a, "--bind")) {
@@ -289,7 +295,16 @@ options parse_args(int argc, char **argv) {
     }
     if (o.n == 0) usage_error("say how many ranks to start with -n N (or give hosts with --host/--hostfile)");
     if (o.cmd.empty()) usage_error("no program to run given");
-    if (o.nodes > o.n) usage_error("--nodes %d is more than the %d ranks", o.nodes, o.n);
+    if (o.threads > 1) {
+        if (o.n % o.threads)
+            usage_error("-n %d is not a multiple of --threads %d (every process runs %d ranks)", o.n, o.threads,
+                        o.threads);
+        if (!o.hosts.empty()) usage_error("--threads does not go with hosts yet: start the processes with srun or "
+                                          "mpirun and set HGAS_THREADS (docs/threads.md)");
+        o.n /= o.threads;  // from here on the launcher counts processes
+    }
+    if (o.nodes > o.n)
+        usage_error("--nodes %d is more than the %d %s", o.nodes, o.n, o.threads > 1 ? "processes" : "ranks");
     return o;
 }
 

@@ -164,6 +164,12 @@ private:
     void spawn(int r, const std::vector<std::string> &env, int devnull);
     std::vector<std::string> rank_env(int r) const;
     bool remote(int r) const;
+    // "rank r", or with --threads "process r (ranks a-b)": the launcher's unit is a process.
+    std::string who(int r) const {
+        if (o_.threads == 1) return "rank " + std::to_string(r);
+        return "process " + std::to_string(r) + " (ranks " + std::to_string(r * o_.threads) + "-" +
+               std::to_string(r * o_.threads + o_.threads - 1) + ")";
+    }
     void reap();
     void on_exit(int r, int wstatus);
     void note_quit(int r);
@@ -278,9 +284,9 @@ void launcher::note_quit(int r) {
     check_exit_request();
     if (running() == 0 || ending_) return;
     std::fprintf(stderr,
-                 "hgasrun: note: rank %d exited with status 0 without finalizing its bootstrap connection while "
-                 "%d other rank(s) still run; ranks waiting for it will time out\n",
-                 r, running());
+                 "hgasrun: note: %s exited with status 0 without finalizing its bootstrap connection while "
+                 "%d other process(es) still run; ranks waiting for it will time out\n",
+                 who(r).c_str(), running());
 }
 
 void launcher::on_exit(int r, int wstatus) {
@@ -312,7 +318,7 @@ void launcher::on_exit(int r, int wstatus) {
     // A consequence of the ending, not news; except a death that a rank's report through the
     // store (a peer found dead) announced before the launcher saw it: still say which it was.
     if (ending_ && !(store_failed_ && !ours && WIFSIGNALED(wstatus))) return;
-    std::string text = "hgasrun: rank " + std::to_string(r) +
+    std::string text = "hgasrun: " + who(r) +
                        (remote(r) ? " (on host " + o_.hosts[o_.host_of_rank[r]].name + ", through rsh pid "
                                   : " (pid ") + std::to_string(p.pid) + ") " + how;
     if (remote(r) && p.code == 255) text += " (ssh's status when it cannot reach or log in to the host)";
@@ -492,7 +498,7 @@ bool launcher::start() {
     const bool hosts = !o_.hosts.empty();
     const std::string addr = hosts ? "tcp:0.0.0.0:0" : o_.boot == "tcp" ? "tcp:127.0.0.1:0"
                            : o_.boot.rfind("tcp:", 0) == 0 ? o_.boot + ":0" : "unix:" + dir_ + "/store.sock";
-    auto srv = hgas::boot::store_server::start(addr, secret_, o_.n);
+    auto srv = hgas::boot::store_server::start(addr, secret_, o_.n * o_.threads);  // members are ranks
     if (!srv.ok()) {
         std::fprintf(stderr, "hgasrun: cannot start the bootstrap store: %s\n", hgas::last_error().c_str());
         return false;
@@ -501,7 +507,11 @@ bool launcher::start() {
     if (pipe2(lost_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return false;
     const int wfd = lost_pipe_[1];
     // Runs on the store thread: hand the rank to the main loop, which owns all job state.
-    store_->on_rank_lost([wfd](int r) { (void)!write(wfd, &r, sizeof r); });
+    const int per = o_.threads;
+    store_->on_rank_lost([wfd, per](int r) {
+        const int proc = r / per;  // the main loop counts processes
+        (void)!write(wfd, &proc, sizeof proc);
+    });
     boot_addr_.assign(o_.n, store_->address());
     if (hosts) {
         const std::string bound = store_->address();
@@ -523,12 +533,13 @@ bool launcher::start() {
 
     std::vector<std::string> env;
     const char *ours[] = {"HGAS_RANK=", "HGAS_SIZE=", "HGAS_BOOT_ADDR=", "HGAS_BOOT_SECRET=", "HGAS_JOB_ID=",
-                          "HGASRUN_PID=", "HGAS_NODE_NAME="};
+                          "HGASRUN_PID=", "HGAS_NODE_NAME=", "HGAS_THREADS="};
     for (char **e = environ; *e; ++e) {
         bool skip = false;
         for (const char *p : ours)
             if (std::strncmp(*e, p, std::strlen(p)) == 0 &&
-                (o_.nodes > 0 || hosts || std::strcmp(p, "HGAS_NODE_NAME=") != 0))
+                (o_.nodes > 0 || hosts || std::strcmp(p, "HGAS_NODE_NAME=") != 0) &&
+                (o_.threads > 1 || std::strcmp(p, "HGAS_THREADS=") != 0))
                 skip = true;
         if (skip) continue;
         env.emplace_back(*e);
@@ -540,6 +551,8 @@ bool launcher::start() {
     }
     std::vector<std::string> job = {"HGAS_SIZE=" + std::to_string(o_.n), "HGAS_BOOT_SECRET=" + secret_,
                                     "HGAS_JOB_ID=" + job_id_, "HGASRUN_PID=" + std::to_string(getpid())};
+    // Ranks as threads: HGAS_RANK/HGAS_SIZE number processes, each of HGAS_THREADS ranks.
+    if (o_.threads > 1) job.push_back("HGAS_THREADS=" + std::to_string(o_.threads));
     // Kernels that wait on hgas (device API, stream operations through the proxy) must not
     // meet CUDA's lazy loading: a kernel's first launch may wait for the running kernels, one
     // of which waits for the proxy the launch now blocks (docs/device.md). The user's choice
@@ -695,13 +708,13 @@ int launcher::run() {
 
 // The ranks would each fail in hgas_init on a bad setting and each print the same message:
 // check once here, before anything starts. Unknown HGAS_* variables: one warning for the job.
-void check_settings() {
+void check_settings(int threads) {
     auto cfg = hgas::settings::from_env();
     if (!cfg.ok()) {
         std::fprintf(stderr, "hgasrun: %s\n", hgas::last_error().c_str());
         std::exit(2);
     }
-    const std::string why = hgasrun::gpu_sharing_check(cfg->text(hgas::setting::gpu_sharing));
+    const std::string why = hgasrun::gpu_sharing_check(cfg->text(hgas::setting::gpu_sharing), threads);
     if (!why.empty()) {
         std::fprintf(stderr, "hgasrun: %s\n", why.c_str());
         std::exit(2);
@@ -715,7 +728,7 @@ void check_settings() {
 
 int main(int argc, char **argv) {
     options o = hgasrun::parse_args(argc, argv);  // applies -x VAR=value first
-    check_settings();
+    check_settings(o.threads);
     launcher l(std::move(o));
     return l.run();
 }

@@ -103,10 +103,10 @@ bool alive(pid_t pid) {
 
 }  // namespace
 
-std::string gpu_sharing_check(const std::string &mode) {
-    if (mode == "threads" || mode == "funneled")
-        return "HGAS_GPU_SHARING=" + mode + " needs ranks as threads (hgasrun --threads), which this hgasrun does not "
-               "start; use HGAS_GPU_SHARING=process or mps";
+std::string gpu_sharing_check(const std::string &mode, int threads) {
+    if ((mode == "threads" || mode == "funneled") && threads < 2)
+        return "HGAS_GPU_SHARING=" + mode + " needs ranks as threads: start the job with hgasrun --threads T (T > 1), "
+               "or use HGAS_GPU_SHARING=process or mps";
     if (mode == "mps" && find_on_path(control_prog).empty())
         return std::string("HGAS_GPU_SHARING=mps: ") + control_prog + " is not on the PATH (it comes with the NVIDIA "
                "driver's utilities); use HGAS_GPU_SHARING=process, or put it on the PATH";
@@ -116,7 +116,7 @@ std::string gpu_sharing_check(const std::string &mode) {
 bool mps_daemon::start(const std::string &job_dir, std::string &why) {
     prog_ = find_on_path(control_prog);
     if (prog_.empty()) {
-        why = gpu_sharing_check("mps");
+        why = gpu_sharing_check("mps", 1);
         return false;
     }
     pipe_dir = job_dir + "/mps-pipe";

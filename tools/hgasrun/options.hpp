@@ -14,7 +14,8 @@ struct host {
 };
 
 struct options {
-    int n = 0;
+    int n = 0;                       // processes to start (ranks / threads)
+    int threads = 1;                 // --threads: ranks per process, each a thread (HGAS_THREADS)
     double timeout = 0;
     bool prefix = false;
     int nodes = 0;
@@ -53,7 +54,7 @@ std::string shell_quote(const std::string &word);
 
 // HGAS_GPU_SHARING as the launcher sees it (mps.cpp): "" when hgasrun can run the mode, else
 // why not (threads and funneled need ranks as threads; mps needs nvidia-cuda-mps-control).
-std::string gpu_sharing_check(const std::string &mode);
+std::string gpu_sharing_check(const std::string &mode, int threads);
 
 // The job's own MPS daemon (HGAS_GPU_SHARING=mps): started with its pipe and log directories in
 // the job's directory, handed to the ranks through env(), stopped at the end of the job.
