@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "coll/devmem.hpp"
 #include "gpu/reduce_cpu.hpp"
@@ -260,6 +261,47 @@ status end_failed_broadcast(const session &s, uint64_t drain, const int *childre
 }
 }  // namespace
 
+namespace {
+// Whether broadcast of `bytes` on `t` scatters and allgathers (HGAS_COLL_BCAST).
+bool bcast_scatter(team &t, size_t bytes) {
+    const std::string &choice = t.r->cfg().text(setting::coll_bcast);
+    if (choice == "scatter") return t.n() > 1;
+    if (choice == "tree") return false;
+    return t.n() >= 4 && bytes >= (size_t{1} << 20);
+}
+
+// Broadcast for large messages (van de Geijn): the root scatters block i (ceil(bytes / n)
+// bytes, the last ones shorter or empty) into member i's dst at its place, by an alltoallv in
+// which only the root sends; then every member's block goes to every member by a collect (the
+// blocks land back to back, i.e. in place). Each member sends and receives about 2 x bytes,
+// whatever n: the tree's root sends log2(n) x bytes. Both steps are collectives with their own
+// argument checks, so a mismatch fails as theirs do.
+status broadcast_scatter(team &t, char *d, const void *src, size_t bytes, int root) {
+    const int n = t.n(), me = t.me;
+    const size_t blk = (bytes + static_cast<size_t>(n) - 1) / static_cast<size_t>(n);
+    auto at = [&](int i) { return std::min(bytes, blk * static_cast<size_t>(i)); };
+    auto len = [&](int i) { return std::min(bytes, blk * static_cast<size_t>(i + 1)) - at(i); };
+    std::vector<size_t> soff(static_cast<size_t>(n), 0), sb(soff), roff(soff), rb(soff);
+    // The root's own block is a local copy (src may be dst: a broadcast in place), not a
+    // block of the alltoallv, which refuses overlapping src and dst.
+    if (me == root)
+        for (int j = 0; j < n; ++j)
+            if (j != root) {
+                soff[static_cast<size_t>(j)] = at(j);
+                sb[static_cast<size_t>(j)] = len(j);
+            }
+    if (me != root) {
+        roff[static_cast<size_t>(root)] = at(me);
+        rb[static_cast<size_t>(root)] = len(me);
+    }
+    HGAS_TRY(alltoallv(t, d, roff.data(), rb.data(), src, soff.data(), sb.data()));
+    if (me == root) HGAS_TRY(local_copy(*t.r, "hgas_broadcast", d + at(me), static_cast<const char *>(src) + at(me), len(me)));
+    size_t total = 0;
+    HGAS_TRY(collect(t, d, d + at(me), len(me), &total));
+    return status::ok;
+}
+}  // namespace
+
 status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int root) {
     return broadcast(world(r), dst, src, bytes, root);
 }
@@ -279,6 +321,7 @@ status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
     if (local != status::ok) return fail_entered(t, local);
     char *d = static_cast<char *>(dst);
     if (n == 1) return local_copy(r, op, d, src, bytes);
+    if (bcast_scatter(t, bytes)) return broadcast_scatter(t, d, src, bytes, root);
 
     session s(t, fingerprint(c_broadcast, static_cast<uint64_t>(root), bytes), "root %llu, %llu bytes", bit(w_bcast),
               {static_cast<uint64_t>(root), bytes});

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -107,6 +108,14 @@ int log2_floor(int x) {
     return k;
 }
 
+// Whether reduce of `bytes` on `t` runs as a chain (HGAS_COLL_REDUCE).
+bool reduce_chain(team &t, size_t bytes) {
+    const std::string &choice = t.r->cfg().text(setting::coll_reduce);
+    if (choice == "chain") return true;
+    if (choice == "tree") return false;
+    return t.n() >= 4 && bytes >= (size_t{1} << 20);
+}
+
 status check_count(const char *op, size_t count, size_t esize, size_t &bytes) {
     if (count > SIZE_MAX / esize) return fail(status::invalid_arg, "%s: count %zu overflows", op, count);
     bytes = count * esize;
@@ -128,7 +137,7 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
     HGAS_TRY(check_type_op(name, type, op));
     if (count == 0) return status::ok;
     const size_t esize = dtype_size(type);
-    size_t bytes;
+    size_t bytes = 0;
     HGAS_TRY(check_count(name, count, esize, bytes));
     mem::kind ks, kd = mem::kind::host;
     HGAS_TRY(check_any_buf(r, name, src, bytes, "src", &ks));
@@ -136,28 +145,36 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
     if (me == root) HGAS_TRY(check_any_buf(r, name, dst, bytes, "dst", &kd));
     if (n == 1) return local_copy(r, name, dst, src, bytes);
 
-    // Relative rank v: parent v - lowbit(v) (slot log2(lowbit(v)) of the parent), children
-    // v + 2^k for 2^k < lowbit(v), each into my slot k; combined in ascending k, so the order
-    // of combination is fixed by (n, root).
+    // Relative rank v. Tree: parent v - lowbit(v) (slot log2(lowbit(v)) of the parent),
+    // children v + 2^k for 2^k < lowbit(v), each into my slot k; combined in ascending k.
+    // Chain: parent v - 1, child v + 1, slot 0. Either way the order of combination is fixed by
+    // (n, root, algorithm), and every rank picks the same algorithm (same n, size, setting).
     const int v = (me - root + n) % n;
-    const int nslots = log2_floor(n - 1) + 1;
+    const bool chain = reduce_chain(t, bytes);
+    const int nslots = chain ? 1 : log2_floor(n - 1) + 1;
     scratch_plan p;
     HGAS_TRY(plan_scratch(t, name, nslots, esize, p));
     int parent = -1, myslot = -1, nchildren = 0;
     int child_rank[32], child_slot[32];
-    for (int k = 0, mask = 1; mask < n; ++k, mask <<= 1) {
-        if (v & mask) {
-            parent = (v - mask + root) % n;
-            myslot = k;
-            break;
-        }
-        if (v + mask < n) {
-            child_rank[nchildren] = (v + mask + root) % n;
-            child_slot[nchildren++] = k;
+    if (chain) {
+        if (v > 0) parent = (v - 1 + root) % n, myslot = 0;
+        if (v + 1 < n) child_rank[nchildren] = (v + 1 + root) % n, child_slot[nchildren++] = 0;
+    } else {
+        for (int k = 0, mask = 1; mask < n; ++k, mask <<= 1) {
+            if (v & mask) {
+                parent = (v - mask + root) % n;
+                myslot = k;
+                break;
+            }
+            if (v + mask < n) {
+                child_rank[nchildren] = (v + mask + root) % n;
+                child_slot[nchildren++] = k;
+            }
         }
     }
 
-    session ss(t, fingerprint(c_reduce, static_cast<uint64_t>(root), count, static_cast<uint64_t>(type) << 8 | op),
+    session ss(t, fingerprint(c_reduce, static_cast<uint64_t>(root), count,
+                              static_cast<uint64_t>(chain) << 16 | static_cast<uint64_t>(type) << 8 | op),
                "root %llu, %llu elements of type %llu, op %llu", slot_words(nslots),
                {static_cast<uint64_t>(root), count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     const char *s = static_cast<const char *>(src);
@@ -203,7 +220,7 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     HGAS_TRY(check_type_op(name, type, op));
     if (count == 0) return status::ok;
     const size_t esize = dtype_size(type);
-    size_t bytes;
+    size_t bytes = 0;
     HGAS_TRY(check_count(name, count, esize, bytes));
     mem::kind ks, kd;  // the vector is combined in dst, where dst lives
     HGAS_TRY(check_any_buf(r, name, src, bytes, "src", &ks));
