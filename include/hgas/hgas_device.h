@@ -91,8 +91,11 @@ hgas_status_t hgas_recv_on_stream(void *buf, size_t bytes, int src, int tag, hga
  *  order (across all its streams: they run in the order they were enqueued). The rank's CPU
  *  runs them while it waits in hgas_stream_sync (call it on the stream, not
  *  cudaStreamSynchronize); a collective that failed lets the stream go on and its error is
- *  returned by the next hgas_stream_sync. At most 256 outstanding per rank; the stream's wait
- *  has the HGAS_TIMEOUT deadline. Buffers must stay valid until the stream has passed the call. */
+ *  returned by the next hgas_stream_sync. A rank whose stream has reached a collective must
+ *  call hgas_stream_sync before it enters another collective on the host, or the two orders
+ *  differ between ranks (a timeout, with a message). At most 256 outstanding per rank; the
+ *  stream's wait has the HGAS_TIMEOUT deadline. Buffers must stay valid until the stream has
+ *  passed the call. */
 hgas_status_t hgas_team_allreduce_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
                                             hgas_dtype_t type, hgas_op_t op, cudaStream_t s);
 hgas_status_t hgas_team_reduce_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
