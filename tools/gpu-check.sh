@@ -51,6 +51,8 @@
 #               the NAS programs (apps/nas: GPU tests, the FT class B and C runs, MG class B, C),
 #               or only episim or only seismic (each: its GPU tests and the benchmark of its
 #               three styles), or only matmul (its GPU tests and n = 16384 on 1 and 2 ranks)
+#               three styles), or only the collectives on GPU memory (coll: their GPU tests and
+#               hgas-bench-coll-gpu, hgas against NCCL, 2 ranks)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -69,7 +71,7 @@ set -u -o pipefail
 
 QUICK=0 DO_BUILD=1 ONLY=all
 # The steps --only can pick (each section below says what it runs).
-ONLY_STEPS="tests bench device himeno nas episim seismic osu sharing matmul"
+ONLY_STEPS="tests bench device himeno nas episim seismic osu sharing matmul coll"
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) QUICK=1 ;;
@@ -220,6 +222,8 @@ if [ $DO_BUILD = 1 ]; then
         [ "$ONLY" = osu ] && targets=(--target hgas hgas_shmem hgasrun)
         [ "$ONLY" = sharing ] && targets=(--target hgasrun hgas-bench hgas-bench-busy himeno nas-ft nas-mg)
         [ "$ONLY" = matmul ] && targets=(--target matmul hgasrun)
+        [ "$ONLY" = coll ] && targets=(--target hgas hgasrun test_coll_gpu test_coll_kinds) \
+            && grep -q 'hgas-bench-coll-gpu' "$BUILD/build.ninja" 2>/dev/null && targets+=(hgas-bench-coll-gpu)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
         rc=$?
@@ -401,6 +405,31 @@ elif [ "$ONLY" = all ] || [ "$ONLY" = bench ]; then
             say "plots: $OUT/plots.tar ($(tar -tf "$OUT/plots.tar" | grep -c '\.png$') PNG files)"
         fi
     fi
+fi
+
+# ---- coll --------------------------------------------------------------------------------
+# Collectives on GPU memory: their GPU tests (--only coll; the tests step runs them otherwise),
+# then hgas-bench-coll-gpu under hgasrun -n 2: hgas (blocking and stream-ordered) against NCCL
+# in the same run, allreduce / broadcast / allgather / reduce_scatter / alltoall from 64 B to
+# 64 MiB, JSON in bench.jsonl and the hgas/NCCL ratios in coll.txt. NCCL needs one GPU per rank:
+# with one GPU it is not measured (the program says so) and hgas is measured alone.
+if [ "$ONLY" = all ] || [ "$ONLY" = coll ]; then
+    touch "$OUT/bench.txt" "$OUT/bench.jsonl"
+    if [ "$ONLY" = coll ]; then
+        t=$SECONDS
+        timeout "$(limit 240)" ctest --test-dir "$BUILD" -L gpu -R 'test_coll_gpu|test_coll_kinds_cuda' \
+            --output-on-failure >"$OUT/coll-tests.log" 2>&1
+        rc=$?
+        say "coll tests: status $rc, $(grep -c ' Passed ' "$OUT/coll-tests.log") passed, $((SECONDS - t)) s (coll-tests.log)"
+        [ "$rc" != 0 ] && FAILED+=("coll tests")
+    fi
+    B="$BUILD/bench/gpu"
+    HGASRUN=$(find_prog "$BUILD/bin/hgasrun" "$BUILD/tools/hgasrun/hgasrun")
+    if [ -x "$B/hgas-bench-coll-gpu" ] && [ -n "$HGASRUN" ]; then
+        HGAS_CUDA_HEAP_SIZE=512M bench "hgas-bench-coll-gpu (hgasrun -n 2)" 240 "$HGASRUN" -n 2 --timeout 230 \
+            "$B/hgas-bench-coll-gpu" --max 64M
+        grep -E '^# (ratio|NCCL)' "$OUT/bench.txt" >"$OUT/coll.txt"; sed 's/^/  /' "$OUT/coll.txt" | tee -a "$SUMMARY"
+    else say "bench: hgas-bench-coll-gpu not built (it needs NCCL's headers at configure: build.log)"; fi
 fi
 
 # ---- himeno -----------------------------------------------------------------------------

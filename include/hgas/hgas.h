@@ -320,9 +320,15 @@ hgas_status_t hgas_signal_fetch(const uint64_t *sig, uint64_t *value);
  * Atomic with respect to every other hgas atomic on the same word, from any rank.
  * ---------------------------------------------------------------------------------------- */
 
+/* Element types of atomics (the 32- and 64-bit integers) and reductions (all of them). The
+ * 8/16-bit integers and the 16-bit floats are reduction types only: HGAS_FLOAT16 is IEEE 754
+ * binary16 (CUDA's __half, NCCL's ncclFloat16), HGAS_BFLOAT16 is bfloat16 (__nv_bfloat16,
+ * ncclBfloat16); both are combined in float and rounded to nearest even after every step. */
 typedef enum hgas_dtype {
-    HGAS_INT32 = 0, HGAS_INT64 = 1, HGAS_UINT32 = 2, HGAS_UINT64 = 3, HGAS_FLOAT = 4, HGAS_DOUBLE = 5
+    HGAS_INT32 = 0, HGAS_INT64 = 1, HGAS_UINT32 = 2, HGAS_UINT64 = 3, HGAS_FLOAT = 4, HGAS_DOUBLE = 5,
+    HGAS_INT8 = 6, HGAS_INT16 = 7, HGAS_UINT8 = 8, HGAS_UINT16 = 9, HGAS_FLOAT16 = 10, HGAS_BFLOAT16 = 11
 } hgas_dtype_t;
+#define HGAS_HALF HGAS_FLOAT16
 
 typedef enum hgas_amo {
     HGAS_AMO_FETCH = 0,        /**< result = *t */

@@ -84,6 +84,37 @@ hgas_status_t hgas_quiet_on_stream(cudaStream_t s);
 hgas_status_t hgas_send_on_stream(const void *buf, size_t bytes, int dest, int tag, cudaStream_t s);
 hgas_status_t hgas_recv_on_stream(void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info, cudaStream_t s);
 
+/** Collectives in stream order, like NCCL's: each call checks its arguments, enqueues and
+ *  returns at once; the collective (hgas_team_* semantics, any memory kind: device buffers are
+ *  combined by the GPU) starts when the stream reaches it, and work enqueued after it waits
+ *  until it is complete on this rank. Every member enqueues the same collectives in the same
+ *  order (across all its streams: they run in the order they were enqueued). The rank's CPU
+ *  runs them while it waits in hgas_stream_sync (call it on the stream, not
+ *  cudaStreamSynchronize); a collective that failed lets the stream go on and its error is
+ *  returned by the next hgas_stream_sync. A rank whose stream has reached a collective must
+ *  call hgas_stream_sync before it enters another collective on the host, or the two orders
+ *  differ between ranks (a timeout, with a message). At most 256 outstanding per rank; the
+ *  stream's wait has the HGAS_TIMEOUT deadline. Buffers must stay valid until the stream has
+ *  passed the call. */
+hgas_status_t hgas_team_allreduce_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
+                                            hgas_dtype_t type, hgas_op_t op, cudaStream_t s);
+hgas_status_t hgas_team_reduce_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
+                                         hgas_dtype_t type, hgas_op_t op, int root, cudaStream_t s);
+hgas_status_t hgas_team_broadcast_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes, int root,
+                                            cudaStream_t s);
+hgas_status_t hgas_team_reduce_scatter_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
+                                                 hgas_dtype_t type, hgas_op_t op, cudaStream_t s);
+hgas_status_t hgas_team_fcollect_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes,
+                                           cudaStream_t s);
+hgas_status_t hgas_team_alltoall_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes,
+                                           cudaStream_t s);
+/** The team barrier (hgas_team_barrier) in stream order. */
+hgas_status_t hgas_team_barrier_on_stream(hgas_team_t team, cudaStream_t s);
+/** The world team's forms. */
+hgas_status_t hgas_allreduce_on_stream(void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op,
+                                       cudaStream_t s);
+hgas_status_t hgas_broadcast_on_stream(void *dst, const void *src, size_t bytes, int root, cudaStream_t s);
+
 /** The check behind hgas::device::check_resident (hgas_device.cuh): HGAS_OK when
  *  `grid_blocks` <= `max_resident`; else HGAS_ERR_INVALID_ARG with a message. max_resident < 0:
  *  the occupancy query failed and `what` says why. */

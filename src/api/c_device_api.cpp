@@ -3,6 +3,8 @@
 
 #include "api/enum_arg.hpp"
 #include "base/trace.hpp"
+#include "coll/coll.hpp"
+#include "coll/team.hpp"
 #include "core/rank.hpp"
 #include "device/device.hpp"
 
@@ -15,6 +17,26 @@ using namespace hgas;
                          "hgas_init() first", __func__));                                                      \
     core::api_guard hgasi_guard_(*r);                                                                          \
     trace::span hgasi_span_(__func__) /* HGAS_TRACE: a stream-ordered call is the span of its enqueue */
+
+// --- collectives in stream order ------------------------------------------------------------
+namespace {
+// The team is looked up again when the collective runs: a team destroyed in between fails
+// then, with the lookup's message, instead of reaching freed state.
+template <class F>
+hgas_status_t coll_on_stream(core::rank &r, const char *op, hgas_team_t team, F f, cudaStream_t s) {
+    auto t = coll::find(r, op, team);
+    if (!t.ok()) return to_c(t.error());
+    core::rank *rp = &r;
+    return to_c(device::coll_on_stream(r, op, [rp, op, team, f]() -> status {
+        HGAS_TRY_ASSIGN(coll::team *tm, coll::find(*rp, op, team));
+        return f(*tm);
+    }, s));
+}
+// Argument checks that need no data, at enqueue time.
+status check_reduction(const char *op, hgas_dtype_t type, hgas_op_t rop) {
+    return coll::detail::check_type_op(op, type, rop);
+}
+}  // namespace
 
 extern "C" {
 
@@ -72,6 +94,63 @@ hgas_status_t hgas_send_on_stream(const void *buf, size_t bytes, int dest, int t
 hgas_status_t hgas_recv_on_stream(void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
     return to_c(device::recv_on_stream(*r, buf, bytes, src, tag, info, s));
+}
+
+
+hgas_status_t hgas_team_allreduce_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
+                                            hgas_dtype_t type, hgas_op_t op, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
+    return coll_on_stream(*r, __func__, team, [=](coll::team &t) { return coll::allreduce(t, dst, src, count, type, op); }, s);
+}
+
+hgas_status_t hgas_team_reduce_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
+                                         hgas_dtype_t type, hgas_op_t op, int root, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
+    return coll_on_stream(*r, __func__, team,
+                          [=](coll::team &t) { return coll::reduce(t, dst, src, count, type, op, root); }, s);
+}
+
+hgas_status_t hgas_team_broadcast_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes, int root,
+                                            cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return coll_on_stream(*r, __func__, team, [=](coll::team &t) { return coll::broadcast(t, dst, src, bytes, root); },
+                          s);
+}
+
+hgas_status_t hgas_team_reduce_scatter_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
+                                                 hgas_dtype_t type, hgas_op_t op, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
+    return coll_on_stream(*r, __func__, team,
+                          [=](coll::team &t) { return coll::reduce_scatter(t, dst, src, count, type, op); }, s);
+}
+
+hgas_status_t hgas_team_fcollect_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes,
+                                           cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return coll_on_stream(*r, __func__, team, [=](coll::team &t) { return coll::fcollect(t, dst, src, bytes); }, s);
+}
+
+hgas_status_t hgas_team_alltoall_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes,
+                                           cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return coll_on_stream(*r, __func__, team, [=](coll::team &t) { return coll::alltoall(t, dst, src, bytes); }, s);
+}
+
+hgas_status_t hgas_team_barrier_on_stream(hgas_team_t team, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return coll_on_stream(*r, __func__, team, [](coll::team &t) { return coll::team_barrier(t); }, s);
+}
+
+hgas_status_t hgas_allreduce_on_stream(void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op,
+                                       cudaStream_t s) {
+    return hgas_team_allreduce_on_stream(HGAS_TEAM_WORLD, dst, src, count, type, op, s);
+}
+
+hgas_status_t hgas_broadcast_on_stream(void *dst, const void *src, size_t bytes, int root, cudaStream_t s) {
+    return hgas_team_broadcast_on_stream(HGAS_TEAM_WORLD, dst, src, bytes, root, s);
 }
 
 hgas_status_t hgas_device_grid_check(int grid_blocks, int max_resident, const char *what) {

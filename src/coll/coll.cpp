@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "coll/devmem.hpp"
+#include "gpu/reduce_cpu.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::coll {
@@ -127,13 +130,15 @@ status check_host_buf(core::rank &r, const char *op, const void *p, size_t bytes
 }
 
 status check_symmetric(core::rank &r, const char *op, const void *p, size_t bytes, const char *what, sym_ref *ref) {
-    HGAS_TRY(check_host_buf(r, op, p, bytes, what));
+    HGAS_TRY(check_buf(op, p, bytes, what));
     const int seg = r.own_segment_of(p, bytes);
-    // The symmetric heap and the program's static data lie at the same offsets on every rank.
-    if (seg != mem::seg_symmetric && seg != mem::seg_static)
-        return fail(status::invalid_pointer, "%s: %s [%p, +%zu) is not inside the symmetric heap or the program's "
-                    "static data; allocate it with hgas_malloc so that it lies at the same offset on every rank", op,
-                    what, p, bytes);
+    // The symmetric heaps (host, cuda, sim) and the program's static data lie at the same
+    // offsets on every rank.
+    if (seg != mem::seg_symmetric && seg != mem::seg_static && seg != mem::seg_cuda_symmetric &&
+        seg != mem::seg_sim_symmetric)
+        return fail(status::invalid_pointer, "%s: %s [%p, +%zu) is not inside a symmetric heap or the program's "
+                    "static data; allocate it with hgas_malloc (or hgas_malloc_kind for device memory) so that it "
+                    "lies at the same offset on every rank", op, what, p, bytes);
     const uint16_t sg = static_cast<uint16_t>(seg);
     const uint64_t off = static_cast<uint64_t>(static_cast<const char *>(p) - r.own_base(sg));
     // The user's buffer: not hgas's own objects, and in checked mode inside one allocation.
@@ -166,15 +171,16 @@ status fail_entered(team &t, status err) {
 
 status check_type_op(const char *op, hgas_dtype_t type, hgas_op_t rop) {
     if (dtype_size(type) == 0)
-        return fail(status::invalid_arg, "%s: type %d is not an hgas_dtype_t (HGAS_INT32, HGAS_INT64, HGAS_UINT32, "
-                    "HGAS_UINT64, HGAS_FLOAT, HGAS_DOUBLE)", op, static_cast<int>(type));
+        return fail(status::invalid_arg, "%s: type %d is not an hgas_dtype_t (HGAS_INT8/16/32/64, HGAS_UINT8/16/32/64, "
+                    "HGAS_FLOAT16, HGAS_BFLOAT16, HGAS_FLOAT, HGAS_DOUBLE)", op, static_cast<int>(type));
     if (rop < HGAS_OP_SUM || rop > HGAS_OP_XOR)
         return fail(status::invalid_arg, "%s: op %d is not an hgas_op_t (HGAS_OP_SUM, HGAS_OP_MIN, HGAS_OP_MAX, "
                     "HGAS_OP_PROD, HGAS_OP_AND, HGAS_OP_OR, HGAS_OP_XOR)", op, static_cast<int>(rop));
-    if (rop >= HGAS_OP_AND && (type == HGAS_FLOAT || type == HGAS_DOUBLE))
+    if (rop >= HGAS_OP_AND && gpu::reduce_dtype_is_float(type))
         return fail(status::invalid_arg, "%s: op %s is bitwise and takes integer types only, not %s", op,
                     rop == HGAS_OP_AND ? "HGAS_OP_AND" : rop == HGAS_OP_OR ? "HGAS_OP_OR" : "HGAS_OP_XOR",
-                    type == HGAS_FLOAT ? "HGAS_FLOAT" : "HGAS_DOUBLE");
+                    type == HGAS_FLOAT ? "HGAS_FLOAT" : type == HGAS_DOUBLE ? "HGAS_DOUBLE"
+                    : type == HGAS_FLOAT16 ? "HGAS_FLOAT16" : "HGAS_BFLOAT16");
     return status::ok;
 }
 
@@ -231,7 +237,8 @@ status broadcast_local_checks(team &t, const char *op, void *dst, const void *sr
     core::rank &r = *t.r;
     HGAS_TRY(check_root(t, op, root));
     HGAS_TRY(check_symmetric(r, op, dst, bytes, "dst", &dref));
-    if (t.me == root) HGAS_TRY(check_host_buf(r, op, src, bytes, "src"));
+    mem::kind k;
+    if (t.me == root) HGAS_TRY(check_any_buf(r, op, src, bytes, "src", &k));
     return status::ok;
 }
 
@@ -254,6 +261,47 @@ status end_failed_broadcast(const session &s, uint64_t drain, const int *childre
 }
 }  // namespace
 
+namespace {
+// Whether broadcast of `bytes` on `t` scatters and allgathers (HGAS_COLL_BCAST).
+bool bcast_scatter(team &t, size_t bytes) {
+    const std::string &choice = t.r->cfg().text(setting::coll_bcast);
+    if (choice == "scatter") return t.n() > 1;
+    if (choice == "tree") return false;
+    return t.n() >= 4 && bytes >= (size_t{1} << 20);
+}
+
+// Broadcast for large messages (van de Geijn): the root scatters block i (ceil(bytes / n)
+// bytes, the last ones shorter or empty) into member i's dst at its place, by an alltoallv in
+// which only the root sends; then every member's block goes to every member by a collect (the
+// blocks land back to back, i.e. in place). Each member sends and receives about 2 x bytes,
+// whatever n: the tree's root sends log2(n) x bytes. Both steps are collectives with their own
+// argument checks, so a mismatch fails as theirs do.
+status broadcast_scatter(team &t, char *d, const void *src, size_t bytes, int root) {
+    const int n = t.n(), me = t.me;
+    const size_t blk = (bytes + static_cast<size_t>(n) - 1) / static_cast<size_t>(n);
+    auto at = [&](int i) { return std::min(bytes, blk * static_cast<size_t>(i)); };
+    auto len = [&](int i) { return std::min(bytes, blk * static_cast<size_t>(i + 1)) - at(i); };
+    std::vector<size_t> soff(static_cast<size_t>(n), 0), sb(soff), roff(soff), rb(soff);
+    // The root's own block is a local copy (src may be dst: a broadcast in place), not a
+    // block of the alltoallv, which refuses overlapping src and dst.
+    if (me == root)
+        for (int j = 0; j < n; ++j)
+            if (j != root) {
+                soff[static_cast<size_t>(j)] = at(j);
+                sb[static_cast<size_t>(j)] = len(j);
+            }
+    if (me != root) {
+        roff[static_cast<size_t>(root)] = at(me);
+        rb[static_cast<size_t>(root)] = len(me);
+    }
+    HGAS_TRY(alltoallv(t, d, roff.data(), rb.data(), src, soff.data(), sb.data()));
+    if (me == root) HGAS_TRY(local_copy(*t.r, "hgas_broadcast", d + at(me), static_cast<const char *>(src) + at(me), len(me)));
+    size_t total = 0;
+    HGAS_TRY(collect(t, d, d + at(me), len(me), &total));
+    return status::ok;
+}
+}  // namespace
+
 status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int root) {
     return broadcast(world(r), dst, src, bytes, root);
 }
@@ -272,10 +320,8 @@ status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
     }
     if (local != status::ok) return fail_entered(t, local);
     char *d = static_cast<char *>(dst);
-    if (n == 1) {
-        if (src != dst) std::memmove(d, src, bytes);
-        return status::ok;
-    }
+    if (n == 1) return local_copy(r, op, d, src, bytes);
+    if (bcast_scatter(t, bytes)) return broadcast_scatter(t, d, src, bytes, root);
 
     session s(t, fingerprint(c_broadcast, static_cast<uint64_t>(root), bytes), "root %llu, %llu bytes", bit(w_bcast),
               {static_cast<uint64_t>(root), bytes});
@@ -321,7 +367,7 @@ status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
         if (nchildren && c + 1 < nchunks) HGAS_TRY(rma::fence(r));
     }
     // The root's own copy last: a broadcast that fails (other arguments elsewhere) writes nothing.
-    if (me == root && src != dst) std::memmove(d, src, bytes);
+    if (me == root) return local_copy(r, op, d, src, bytes);
     return status::ok;
 }
 
@@ -353,7 +399,8 @@ status fcollect(team &t, void *dst, const void *src, size_t bytes) {
     sym_ref dref;
     status local = total_bytes(op, n, bytes, total);
     if (local == status::ok) local = check_symmetric(r, op, dst, total, "dst", &dref);
-    if (local == status::ok) local = check_host_buf(r, op, src, bytes, "src");
+    mem::kind ks;
+    if (local == status::ok) local = check_any_buf(r, op, src, bytes, "src", &ks);
     if (local != status::ok) return fail_entered(t, local);
     char *d = static_cast<char *>(dst);
     const uint64_t off = dref.off + bytes * me;
@@ -368,7 +415,7 @@ status fcollect(team &t, void *dst, const void *src, size_t bytes) {
             // the next step forwards. Only the left neighbour adds to our w_fcollect, one per
             // step, in order (each put_signal lands its data before its signal).
             const int right = (me + 1) % n;
-            if (d + bytes * me != src) std::memmove(d + bytes * me, src, bytes);
+            HGAS_TRY(local_copy(r, op, d + bytes * me, src, bytes));
             for (int k = 1; k < n; ++k) {
                 const int blk = ((me - k + 1) % n + n) % n;
                 HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(right), dref.seg, dref.off + bytes * blk),
@@ -385,11 +432,10 @@ status fcollect(team &t, void *dst, const void *src, size_t bytes) {
                                      s.peer_word(peer, w_fcollect), 1, HGAS_SIGNAL_ADD, false,
                                      rma::issuer::runtime));
         }
-        if (d + bytes * me != src) std::memmove(d + bytes * me, src, bytes);
+        HGAS_TRY(local_copy(r, op, d + bytes * me, src, bytes));
         return s.wait_count(w_fcollect, static_cast<uint64_t>(n - 1), op);
     }
-    if (d != src) std::memmove(d, src, bytes);
-    return status::ok;
+    return local_copy(r, op, d, src, bytes);
 }
 
 status alltoall(core::rank &r, void *dst, const void *src, size_t bytes) {
@@ -405,7 +451,8 @@ status alltoall(team &t, void *dst, const void *src, size_t bytes) {
     sym_ref dref;
     status local = total_bytes(op, n, bytes, total);
     if (local == status::ok) local = check_symmetric(r, op, dst, total, "dst", &dref);
-    if (local == status::ok) local = check_host_buf(r, op, src, total, "src");
+    mem::kind ks;
+    if (local == status::ok) local = check_any_buf(r, op, src, total, "src", &ks);
     char *d = static_cast<char *>(dst);
     const char *sp = static_cast<const char *>(src);
     if (local == status::ok && sp < d + total && d < sp + total)
@@ -421,11 +468,10 @@ status alltoall(team &t, void *dst, const void *src, size_t bytes) {
                                      s.peer_word(peer, w_alltoall), 1, HGAS_SIGNAL_ADD, false,
                                      rma::issuer::runtime));
         }
-        std::memcpy(d + bytes * me, sp + bytes * me, bytes);
+        HGAS_TRY(local_copy(r, op, d + bytes * me, sp + bytes * me, bytes));
         return s.wait_count(w_alltoall, static_cast<uint64_t>(n - 1), op);
     }
-    std::memcpy(d, sp, bytes);
-    return status::ok;
+    return local_copy(r, op, d, sp, bytes);
 }
 
 }  // namespace hgas::coll

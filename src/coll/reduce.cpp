@@ -6,116 +6,34 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "coll/coll.hpp"
+#include "coll/devmem.hpp"
+#include "gpu/reduce_cpu.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::coll {
 
 using namespace detail;
 
-// --- local kernels ------------------------------------------------------------------------
+// --- local kernels (gpu/reduce_cpu.hpp; device memory: devmem.hpp) ----------------------
 
-namespace {
-
-template <class T>
-T combine(T a, T b, hgas_op_t op) {
-    if constexpr (std::is_integral_v<T>) {
-        // Wrap around instead of signed overflow (undefined behavior).
-        using U = std::make_unsigned_t<T>;
-        switch (op) {
-        case HGAS_OP_SUM: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-        case HGAS_OP_PROD: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-        case HGAS_OP_MIN: return b < a ? b : a;
-        case HGAS_OP_MAX: return a < b ? b : a;
-        case HGAS_OP_AND: return static_cast<T>(a & b);
-        case HGAS_OP_OR: return static_cast<T>(a | b);
-        case HGAS_OP_XOR: return static_cast<T>(a ^ b);
-        }
-    } else {
-        switch (op) {
-        case HGAS_OP_SUM: return a + b;
-        case HGAS_OP_PROD: return a * b;
-        case HGAS_OP_MIN: return b < a ? b : a;
-        case HGAS_OP_MAX: return a < b ? b : a;
-        default: break;  // bitwise ops: integers only (check_type_op)
-        }
-    }
-    return a;
-}
-
-template <class T, hgas_op_t Op, bool Rev>
-void apply_op(void *inout, const void *in, size_t count) {
-    // memcpy in and out: the buffers are user memory of any alignment.
-    auto *io = static_cast<unsigned char *>(inout);
-    auto *ip = static_cast<const unsigned char *>(in);
-    for (size_t i = 0; i < count; ++i) {
-        T a, b;
-        std::memcpy(&a, io + i * sizeof(T), sizeof(T));
-        std::memcpy(&b, ip + i * sizeof(T), sizeof(T));
-        const T c = Rev ? combine<T>(b, a, Op) : combine<T>(a, b, Op);
-        std::memcpy(io + i * sizeof(T), &c, sizeof(T));
-    }
-}
-
-template <class T, bool Rev>
-void apply_type(void *inout, const void *in, size_t count, hgas_op_t op) {
-    switch (op) {
-    case HGAS_OP_SUM: apply_op<T, HGAS_OP_SUM, Rev>(inout, in, count); break;
-    case HGAS_OP_MIN: apply_op<T, HGAS_OP_MIN, Rev>(inout, in, count); break;
-    case HGAS_OP_MAX: apply_op<T, HGAS_OP_MAX, Rev>(inout, in, count); break;
-    case HGAS_OP_PROD: apply_op<T, HGAS_OP_PROD, Rev>(inout, in, count); break;
-    case HGAS_OP_AND:
-    case HGAS_OP_OR:
-    case HGAS_OP_XOR:
-        if constexpr (std::is_integral_v<T>) {
-            if (op == HGAS_OP_AND) apply_op<T, HGAS_OP_AND, Rev>(inout, in, count);
-            else if (op == HGAS_OP_OR) apply_op<T, HGAS_OP_OR, Rev>(inout, in, count);
-            else apply_op<T, HGAS_OP_XOR, Rev>(inout, in, count);
-        }
-        break;
-    }
-}
-
-template <bool Rev>
-void apply(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t op) {
-    switch (type) {
-    case HGAS_INT32: apply_type<int32_t, Rev>(inout, in, count, op); break;
-    case HGAS_INT64: apply_type<int64_t, Rev>(inout, in, count, op); break;
-    case HGAS_UINT32: apply_type<uint32_t, Rev>(inout, in, count, op); break;
-    case HGAS_UINT64: apply_type<uint64_t, Rev>(inout, in, count, op); break;
-    case HGAS_FLOAT: apply_type<float, Rev>(inout, in, count, op); break;
-    case HGAS_DOUBLE: apply_type<double, Rev>(inout, in, count, op); break;
-    }
-}
-
-}  // namespace
-
-size_t dtype_size(hgas_dtype_t t) {
-    switch (t) {
-    case HGAS_INT32:
-    case HGAS_UINT32:
-    case HGAS_FLOAT: return 4;
-    case HGAS_INT64:
-    case HGAS_UINT64:
-    case HGAS_DOUBLE: return 8;
-    }
-    return 0;
-}
+size_t dtype_size(hgas_dtype_t t) { return gpu::reduce_dtype_size(t); }
 
 status reduce_local(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t op) {
     const char *name = "hgas::coll::reduce_local";
     HGAS_TRY(check_type_op(name, type, op));
     HGAS_TRY(check_buf(name, inout, count, "inout"));
     HGAS_TRY(check_buf(name, in, count, "in"));
-    apply<false>(inout, in, count, type, op);
+    gpu::reduce_cpu(inout, in, count, type, op, false);
     return status::ok;
 }
 
 void detail::reduce_local_rev(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t op) {
-    apply<true>(inout, in, count, type, op);
+    gpu::reduce_cpu(inout, in, count, type, op, true);
 }
 
 // --- channels through the scratch ----------------------------------------------------------
@@ -190,6 +108,14 @@ int log2_floor(int x) {
     return k;
 }
 
+// Whether reduce of `bytes` on `t` runs as a chain (HGAS_COLL_REDUCE).
+bool reduce_chain(team &t, size_t bytes) {
+    const std::string &choice = t.r->cfg().text(setting::coll_reduce);
+    if (choice == "chain") return true;
+    if (choice == "tree") return false;
+    return t.n() >= 4 && bytes >= (size_t{1} << 20);
+}
+
 status check_count(const char *op, size_t count, size_t esize, size_t &bytes) {
     if (count > SIZE_MAX / esize) return fail(status::invalid_arg, "%s: count %zu overflows", op, count);
     bytes = count * esize;
@@ -211,44 +137,53 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
     HGAS_TRY(check_type_op(name, type, op));
     if (count == 0) return status::ok;
     const size_t esize = dtype_size(type);
-    size_t bytes;
+    size_t bytes = 0;
     HGAS_TRY(check_count(name, count, esize, bytes));
-    HGAS_TRY(check_host_buf(r, name, src, bytes, "src"));
+    mem::kind ks, kd = mem::kind::host;
+    HGAS_TRY(check_any_buf(r, name, src, bytes, "src", &ks));
     const int n = t.n(), me = t.me;
-    if (me == root) HGAS_TRY(check_host_buf(r, name, dst, bytes, "dst"));
-    if (n == 1) {
-        if (dst != src) std::memmove(dst, src, bytes);
-        return status::ok;
-    }
+    if (me == root) HGAS_TRY(check_any_buf(r, name, dst, bytes, "dst", &kd));
+    if (n == 1) return local_copy(r, name, dst, src, bytes);
 
-    // Relative rank v: parent v - lowbit(v) (slot log2(lowbit(v)) of the parent), children
-    // v + 2^k for 2^k < lowbit(v), each into my slot k; combined in ascending k, so the order
-    // of combination is fixed by (n, root).
+    // Relative rank v. Tree: parent v - lowbit(v) (slot log2(lowbit(v)) of the parent),
+    // children v + 2^k for 2^k < lowbit(v), each into my slot k; combined in ascending k.
+    // Chain: parent v - 1, child v + 1, slot 0. Either way the order of combination is fixed by
+    // (n, root, algorithm), and every rank picks the same algorithm (same n, size, setting).
     const int v = (me - root + n) % n;
-    const int nslots = log2_floor(n - 1) + 1;
+    const bool chain = reduce_chain(t, bytes);
+    const int nslots = chain ? 1 : log2_floor(n - 1) + 1;
     scratch_plan p;
     HGAS_TRY(plan_scratch(t, name, nslots, esize, p));
     int parent = -1, myslot = -1, nchildren = 0;
     int child_rank[32], child_slot[32];
-    for (int k = 0, mask = 1; mask < n; ++k, mask <<= 1) {
-        if (v & mask) {
-            parent = (v - mask + root) % n;
-            myslot = k;
-            break;
-        }
-        if (v + mask < n) {
-            child_rank[nchildren] = (v + mask + root) % n;
-            child_slot[nchildren++] = k;
+    if (chain) {
+        if (v > 0) parent = (v - 1 + root) % n, myslot = 0;
+        if (v + 1 < n) child_rank[nchildren] = (v + 1 + root) % n, child_slot[nchildren++] = 0;
+    } else {
+        for (int k = 0, mask = 1; mask < n; ++k, mask <<= 1) {
+            if (v & mask) {
+                parent = (v - mask + root) % n;
+                myslot = k;
+                break;
+            }
+            if (v + mask < n) {
+                child_rank[nchildren] = (v + mask + root) % n;
+                child_slot[nchildren++] = k;
+            }
         }
     }
 
-    session ss(t, fingerprint(c_reduce, static_cast<uint64_t>(root), count, static_cast<uint64_t>(type) << 8 | op),
+    session ss(t, fingerprint(c_reduce, static_cast<uint64_t>(root), count,
+                              static_cast<uint64_t>(chain) << 16 | static_cast<uint64_t>(type) << 8 | op),
                "root %llu, %llu elements of type %llu, op %llu", slot_words(nslots),
                {static_cast<uint64_t>(root), count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     const char *s = static_cast<const char *>(src);
     char *d = static_cast<char *>(dst);
-    std::vector<char> acc_buf;
-    if (me != root && nchildren) acc_buf.resize(p.chunk_bytes);
+    // The accumulator: the root's dst; an inner node's private buffer of its src's kind, so
+    // that device vectors are combined where they live.
+    scratch_buf acc_buf;
+    if (me != root && nchildren) HGAS_TRY(acc_buf.allocate(r, name, ks, p.chunk_bytes));
+    const mem::kind kacc = me == root ? kd : ks;
     const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
     for (uint64_t c = 0; c < nchunks; ++c) {
         const size_t at = c * p.chunk_bytes;
@@ -257,14 +192,14 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
         char *acc = nullptr;
         if (me == root) {
             acc = d + at;
-            if (d != s) std::memmove(acc, s + at, len);
+            HGAS_TRY(local_copy(r, name, acc, s + at, len));
         } else if (nchildren) {
             acc = acc_buf.data();
-            std::memcpy(acc, s + at, len);
+            HGAS_TRY(local_copy(r, name, acc, s + at, len));
         }
         for (int i = 0; i < nchildren; ++i) {
             HGAS_TRY(recv_chunk(ss, name, child_slot[i], c));
-            apply<false>(acc, p.slot(child_slot[i], c), elems, type, op);
+            HGAS_TRY(combine(r, name, kacc, acc, p.slot(child_slot[i], c), elems, type, op, false));
             HGAS_TRY(release_chunk(ss, child_rank[i], child_slot[i], c, nchunks));
         }
         out = acc ? acc : s + at;  // a leaf sends its src as it is
@@ -285,12 +220,14 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     HGAS_TRY(check_type_op(name, type, op));
     if (count == 0) return status::ok;
     const size_t esize = dtype_size(type);
-    size_t bytes;
+    size_t bytes = 0;
     HGAS_TRY(check_count(name, count, esize, bytes));
-    HGAS_TRY(check_host_buf(r, name, src, bytes, "src"));
-    HGAS_TRY(check_host_buf(r, name, dst, bytes, "dst"));
+    mem::kind ks, kd;  // the vector is combined in dst, where dst lives
+    HGAS_TRY(check_any_buf(r, name, src, bytes, "src", &ks));
+    HGAS_TRY(check_any_buf(r, name, dst, bytes, "dst", &kd));
+    (void)ks;
     const int n = t.n(), me = t.me;
-    if (dst != src) std::memmove(dst, src, bytes);
+    HGAS_TRY(local_copy(r, name, dst, src, bytes));
     if (n == 1) return status::ok;
 
     // p2 = largest power of two <= n. Rank p2 + i (an "extra") first folds its vector into
@@ -316,21 +253,20 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
             const int low = me - p2;
             HGAS_TRY(send_chunk(ss, p, name, low, fold_in, acc, len, c));
             HGAS_TRY(recv_chunk(ss, name, fold_out, c));
-            std::memcpy(acc, p.slot(fold_out, c), len);
+            HGAS_TRY(local_copy(r, name, acc, p.slot(fold_out, c), len));
             HGAS_TRY(release_chunk(ss, low, fold_out, c, nchunks));
             continue;
         }
         if (partner_extra >= 0) {
             HGAS_TRY(recv_chunk(ss, name, fold_in, c));
-            apply<false>(acc, p.slot(fold_in, c), elems, type, op);
+            HGAS_TRY(combine(r, name, kd, acc, p.slot(fold_in, c), elems, type, op, false));
             HGAS_TRY(release_chunk(ss, partner_extra, fold_in, c, nchunks));
         }
         for (int k = 0; k < rounds; ++k) {
             const int partner = me ^ (1 << k);
             HGAS_TRY(send_chunk(ss, p, name, partner, k, acc, len, c));
             HGAS_TRY(recv_chunk(ss, name, k, c));
-            if (me < partner) apply<false>(acc, p.slot(k, c), elems, type, op);
-            else apply<true>(acc, p.slot(k, c), elems, type, op);
+            HGAS_TRY(combine(r, name, kd, acc, p.slot(k, c), elems, type, op, me > partner));
             HGAS_TRY(release_chunk(ss, partner, k, c, nchunks));
         }
         if (partner_extra >= 0) HGAS_TRY(send_chunk(ss, p, name, partner_extra, fold_out, acc, len, c));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "coll/coll.hpp"
+#include "coll/devmem.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::coll {
@@ -23,8 +24,9 @@ status reduce_scatter(team &t, void *dst, const void *src, size_t count, hgas_dt
     if (count > SIZE_MAX / esize) return fail(status::invalid_arg, "%s: count %zu overflows", name, count);
     block = count * esize;
     HGAS_TRY(total_bytes(name, t.n(), block, total));
-    HGAS_TRY(check_host_buf(r, name, src, total, "src"));
-    HGAS_TRY(check_host_buf(r, name, dst, block, "dst"));
+    mem::kind ks, kd;
+    HGAS_TRY(check_any_buf(r, name, src, total, "src", &ks));
+    HGAS_TRY(check_any_buf(r, name, dst, block, "dst", &kd));
     const char *s = static_cast<const char *>(src);
     char *d = static_cast<char *>(dst);
     const size_t mine = block * static_cast<size_t>(t.me);
@@ -33,10 +35,11 @@ status reduce_scatter(team &t, void *dst, const void *src, size_t count, hgas_dt
                     "count elements)", name, t.me);
     // The whole vector is reduced on every rank (recursive doubling), then each keeps its
     // block: a ring would move (n-1)/n of the bytes instead of log2(n) times them (not done).
-    std::vector<char> all(total);
+    // The private vector lives with dst (device memory for a device dst: reduced on the GPU).
+    scratch_buf all;
+    HGAS_TRY(all.allocate(r, name, kd, total));
     HGAS_TRY(allreduce(t, all.data(), src, count * static_cast<size_t>(t.n()), type, op));
-    std::memcpy(d, all.data() + mine, block);
-    return status::ok;
+    return local_copy(r, name, d, all.data() + mine, block);
 }
 
 status collect(team &t, void *dst, const void *src, size_t bytes, size_t *total_out) {
@@ -58,13 +61,11 @@ status collect(team &t, void *dst, const void *src, size_t bytes, size_t *total_
     if (total == 0) return status::ok;
     sym_ref dref;
     status local = check_symmetric(r, name, dst, static_cast<size_t>(total), "dst", &dref);
-    if (local == status::ok) local = check_host_buf(r, name, src, bytes, "src");
+    mem::kind ks;
+    if (local == status::ok) local = check_any_buf(r, name, src, bytes, "src", &ks);
     if (local != status::ok) return fail_entered(t, local);
     char *d = static_cast<char *>(dst);
-    if (n == 1) {
-        if (d != src) std::memmove(d, src, bytes);
-        return status::ok;
-    }
+    if (n == 1) return local_copy(r, name, d, src, bytes);
     session s(t, fingerprint(c_collect, total, static_cast<uint64_t>(n)), "%llu bytes in all", bit(w_collect), {total});
     for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, name));  // as in fcollect
     for (int k = 1; k < n; ++k) {
@@ -76,7 +77,7 @@ status collect(team &t, void *dst, const void *src, size_t bytes, size_t *total_
         else
             HGAS_TRY(rma::signal_update(r, s.peer_word(peer, w_collect), HGAS_SIGNAL_ADD, 1, rma::issuer::runtime));
     }
-    if (bytes && d + at != src) std::memmove(d + at, src, bytes);
+    HGAS_TRY(local_copy(r, name, d + at, src, bytes));
     return s.wait_count(w_collect, static_cast<uint64_t>(n - 1), name);
 }
 
@@ -104,7 +105,8 @@ status alltoallv_checks(team &t, const char *name, void *dst, const size_t *recv
     }
     // dst's symmetric offset is needed to send too (the peers' dst lie at the same offset).
     if (dend || send) HGAS_TRY(check_symmetric(r, name, dst, dend, "dst", &dref));
-    if (send) HGAS_TRY(check_host_buf(r, name, static_cast<const char *>(src) + sbeg, send - sbeg, "src"));
+    mem::kind ks;
+    if (send) HGAS_TRY(check_any_buf(r, name, static_cast<const char *>(src) + sbeg, send - sbeg, "src", &ks));
     const char *s = static_cast<const char *>(src), *d = static_cast<const char *>(dst);
     if (dend && send && s + sbeg < d + dend && d + dbeg < s + send)
         return fail(status::invalid_arg, "%s: the blocks of src and dst overlap; alltoallv cannot run in place",
@@ -127,7 +129,7 @@ status alltoallv(team &t, void *dst, const size_t *recv_off, const size_t *recv_
         return fail_entered(t, fail(status::invalid_arg, "%s: this rank (%d) sends itself %zu bytes but receives %zu "
                                     "from itself", name, r.me(), send_bytes[me], recv_bytes[me]));
     if (n == 1) {
-        if (send_bytes[0]) std::memcpy(d + recv_off[0], sp + send_off[0], send_bytes[0]);
+        HGAS_TRY(local_copy(r, name, d + recv_off[0], sp + send_off[0], send_bytes[0]));
         return status::ok;
     }
     session s(t, fingerprint(c_alltoallv, static_cast<uint64_t>(n)), "varying blocks",
@@ -164,7 +166,7 @@ status alltoallv(team &t, void *dst, const size_t *recv_off, const size_t *recv_
         else
             HGAS_TRY(rma::signal_update(r, s.peer_word(peer, w_vdata), HGAS_SIGNAL_ADD, 1, rma::issuer::runtime));
     }
-    if (send_bytes[me]) std::memmove(d + recv_off[me], sp + send_off[me], send_bytes[me]);
+    HGAS_TRY(local_copy(r, name, d + recv_off[me], sp + send_off[me], send_bytes[me]));
     HGAS_TRY(s.wait_count(w_vdata, static_cast<uint64_t>(expected), name));
     if (bad >= 0) {
         const vdesc &v = theirs[static_cast<size_t>(bad)];

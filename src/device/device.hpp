@@ -5,6 +5,8 @@
 #pragma once
 #include <hgas/hgas_device.h>
 
+#include <functional>
+
 #include "core/rank.hpp"
 
 namespace hgas::device {
@@ -26,6 +28,11 @@ status quiet_on_stream(core::rank &r, cudaStream_t s);
 status send_on_stream(core::rank &r, const void *buf, size_t bytes, int dest, int tag, cudaStream_t s);
 status recv_on_stream(core::rank &r, void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info,
                       cudaStream_t s);
+
+// A collective in stream order: `run` (the collective with its arguments) runs on this rank's
+// thread in hgas_stream_sync once the stream has reached it; later work on the stream waits
+// for it (coll/stream.hpp).
+status coll_on_stream(core::rank &r, const char *op, std::function<status()> run, cudaStream_t s);
 
 status grid_check(int grid_blocks, int max_resident, const char *what);
 

@@ -22,6 +22,7 @@
 #include "device/device.hpp"
 #include "device/proxy.hpp"
 #include "gpu/gpu.hpp"
+#include "coll/stream.hpp"
 #include "msg/msg.hpp"
 
 namespace hgas::device {
@@ -393,10 +394,18 @@ status stream_sync(core::rank &r, cudaStream_t strm) {
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, "hgas_stream_sync"));
     int e = 0;
     core::safe_point sp(r);  // kernels on the stream may wait for this rank's proxy
-    status w = r.wait("hgas_stream_sync", [&] {
-        e = cu::stream_query(strm);
-        return e != 1;
-    });
+    // Stream-ordered collectives run here, on this thread, when their streams reach them (not
+    // inside the wait: a collective waits itself).
+    status w = status::ok;
+    for (;;) {
+        w = r.wait("hgas_stream_sync", [&] {
+            if (coll::stream_ready(r)) return true;
+            e = cu::stream_query(strm);
+            return e != 1;
+        });
+        if (w != status::ok || !coll::stream_ready(r)) break;
+        coll::stream_pump(r);
+    }
     if (w != status::ok) {
         // A kernel that recorded why it is stuck says more than the timeout does.
         status d = s->check();
@@ -404,6 +413,7 @@ status stream_sync(core::rank &r, cudaStream_t strm) {
     }
     if (e) return cuda_fail("hgas_stream_sync", "the stream (an operation on it)", e);
     HGAS_TRY(s->check());
+    HGAS_TRY(coll::stream_status(r));  // a stream-ordered collective that failed
     return msg::stream_status(r);  // a stream-ordered message that failed
 }
 
@@ -484,7 +494,8 @@ namespace {
 // the GPU maps; stream memory operations where the driver has them (hgas_stream_sync is the
 // deadline), else one-thread kernels on the GPU's pointers (bypassing the proxy: the words are
 // hgas's own), whose wait gives up after HGAS_TIMEOUT and marks the go word expired (~seq).
-status msg_on_stream(core::rank &r, const char *op, state *s, const msg::stream_slot &w, cudaStream_t strm) {
+template <class Slot, class Cancel>
+status words_on_stream(core::rank &r, const char *op, state *s, const Slot &w, Cancel cancel, cudaStream_t strm) {
     void *go = cu::host_device_pointer(w.go), *done = cu::host_device_pointer(w.done);
     int e = go && done ? 0 : -1;
     if (!e) {
@@ -494,7 +505,7 @@ status msg_on_stream(core::rank &r, const char *op, state *s, const msg::stream_
     if (!e && (!s->memops() || cu::wait64(strm, done, w.seq, false)))
         e = cu::launch_wait_geq64(done, w.seq, s->ctx().timeout_ns, go, ~w.seq, strm);
     if (e) {
-        msg::stream_cancel(r, w.seq);
+        cancel(r, w.seq);
         if (e == -1 && !(go && done))
             return fail(status::unsupported, "%s: the GPU cannot address this rank's host heap (not registered with "
                         "CUDA)", op);
@@ -508,7 +519,7 @@ status send_on_stream(core::rank &r, const void *buf, size_t bytes, int dest, in
     const char *op = "hgas_send_on_stream";
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
     HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_send(r, op, msg::send_args{0, buf, bytes, dest, tag}));
-    return msg_on_stream(r, op, s, w, strm);
+    return words_on_stream(r, op, s, w, msg::stream_cancel, strm);
 }
 
 status recv_on_stream(core::rank &r, void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info,
@@ -516,7 +527,15 @@ status recv_on_stream(core::rank &r, void *buf, size_t bytes, int src, int tag, 
     const char *op = "hgas_recv_on_stream";
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
     HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_recv(r, op, msg::recv_args{0, buf, bytes, src, tag, info}));
-    return msg_on_stream(r, op, s, w, strm);
+    return words_on_stream(r, op, s, w, msg::stream_cancel, strm);
+}
+
+// The same two words for a collective (coll/stream.hpp): the rank's thread runs it in
+// hgas_stream_sync once the stream has reached it.
+status coll_on_stream(core::rank &r, const char *op, std::function<status()> run, cudaStream_t strm) {
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    HGAS_TRY_ASSIGN(coll::stream_slot w, coll::stream_enqueue(r, op, std::move(run)));
+    return words_on_stream(r, op, s, w, coll::stream_cancel, strm);
 }
 
 status quiet_on_stream(core::rank &r, cudaStream_t strm) {

@@ -36,6 +36,8 @@
 #include "base/shm.hpp"
 #include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
+#include "gpu/cuda_reduce.hpp"
+#include "gpu/reduce_cpu.hpp"
 #include "gpu/cuda_vmm.hpp"
 #include "gpu/fd_pass.hpp"
 #include "gpu/gpu.hpp"
@@ -140,6 +142,8 @@ public:
             cudaStreamDestroy(st.s);
         }
         if (amo_result_) cudaFreeHost(amo_result_);
+        for (auto &b : reduce_stage_)
+            if (b.p) cudaFree(b.p);
     }
 
     static result<std::unique_ptr<device>> open(const open_args &a) {
@@ -160,6 +164,7 @@ public:
         d->select();
         CU_TRY(cudaFree(nullptr));  // creates the primary context now, not inside a timed call
         CU_TRY(preload_kernels());
+        CU_TRY(preload_reduce_kernels());
         cudaDeviceProp prop{};
         CU_TRY(cudaGetDeviceProperties(&prop, d->dev_));
         char bus[32] = {};
@@ -441,6 +446,47 @@ public:
         return record(stream);
     }
 
+    // The reduction kernel on the stream. An `in` in host memory is read by the kernel where
+    // the GPU maps it (the registered heaps, pinned memory), else first copied into a device
+    // buffer of the stream's own (in stream order, so the next call may reuse it).
+    result<ticket> reduce(void *inout, const void *in, size_t count, int type, int op, bool rev, int stream) override {
+        select();
+        if (stream < 0 || stream >= streams()) stream = 0;
+        const size_t bytes = count * reduce_dtype_size(type);
+        if (!bytes) return ticket{stream, 0};
+        if (classify(inout, bytes) != mem_class::device)
+            return fail(status::invalid_pointer, "cuda: reduce: %p (+%zu) is not GPU memory", inout, bytes);
+        const void *src = in;
+        const mem_class c = classify(in, bytes);
+        if (c != mem_class::device) {
+            void *mapped = nullptr;
+            src = nullptr;
+            if (c == mem_class::pinned && cudaHostGetDevicePointer(&mapped, const_cast<void *>(in), 0) == cudaSuccess)
+                src = mapped;
+            else
+                cudaGetLastError();  // not mapped: staged below
+        }
+        std::lock_guard<std::mutex> g(stream_mu_);
+        stream_state &st = streams_[stream];
+        if (!src) {
+            if (reduce_stage_.size() < streams_.size()) reduce_stage_.resize(streams_.size());
+            auto &b = reduce_stage_[stream];
+            if (b.size < bytes) {
+                if (b.p) {
+                    CU_TRY(cudaStreamSynchronize(st.s));  // the old buffer may still be read
+                    cudaFree(b.p);
+                    b = {};
+                }
+                CU_TRY(cudaMalloc(&b.p, bytes));
+                b.size = bytes;
+            }
+            CU_TRY(cudaMemcpyAsync(b.p, in, bytes, cudaMemcpyDefault, st.s));
+            src = b.p;
+        }
+        CU_TRY(launch_reduce(inout, src, count, type, op, rev, sm_count_, st.s));
+        return record(stream);
+    }
+
     // The longest prefix of [p, p+n) that lies inside one registered user range or outside all.
     size_t uniform_run(const void *p, size_t n) {
         reg_cache::entry e;
@@ -555,6 +601,11 @@ public:
 
 private:
     enum class mem_class { device, pinned, pageable };
+    struct stage_buf {
+        void *p = nullptr;
+        size_t size = 0;
+    };
+    std::vector<stage_buf> reduce_stage_;  // per stream: host operands the GPU cannot map
     static constexpr int agent_stream_id = -1;
 
     cuda_device() = default;

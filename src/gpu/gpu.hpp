@@ -87,6 +87,14 @@ public:
     virtual result<ticket> gather(char *, char *, const blocks &, bool, int) {
         return fail(status::unsupported, "%s: no pack kernels", describe().c_str());
     }
+    // inout[i] = inout[i] op in[i] (in[i] op inout[i] with `rev`) for `count` elements of
+    // hgas_dtype_t `type`, hgas_op_t `op` (checked by the caller), by the device itself on
+    // `stream`, after the work submitted to it before: a kernel (cuda), the engine (sim).
+    // `inout` is this device's memory; `in` this device's memory or host memory (the
+    // collective scratch). The values are reduce_cpu.hpp's, bit for bit.
+    virtual result<ticket> reduce(void *, const void *, size_t, int, int, bool, int) {
+        return fail(status::unsupported, "%s: no reduction kernels", describe().c_str());
+    }
     // A ticket that completes when everything submitted to `stream` so far has.
     virtual result<ticket> mark(int stream) = 0;
     virtual result<bool> test(ticket t) = 0;

@@ -22,6 +22,7 @@
 #include "base/clock.hpp"
 #include "base/shm.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/reduce_cpu.hpp"
 
 namespace hgas::gpu {
 
@@ -38,7 +39,7 @@ struct range {
 };
 
 struct op {
-    enum { copy, atomic } what;
+    enum { copy, atomic, reduce } what;
     char *dst;
     const char *src;
     size_t n;
@@ -47,9 +48,18 @@ struct op {
     uint64_t operand, compare;
     uint64_t *result;
     uint64_t seq;
+    int type, rop;  // reduce: n elements of hgas_dtype_t type, hgas_op_t rop
+    bool rev;
 };
 
 uint64_t host_amo(void *addr, amo_op op, unsigned width, uint64_t v, uint64_t cmp);
+
+// Carries out one operation of the engine on the aliases.
+void run_op(const op &o) {
+    if (o.what == op::atomic) *o.result = host_amo(o.dst, o.aop, o.width, o.operand, o.compare);
+    else if (o.what == op::reduce) reduce_cpu(o.dst, o.src, o.n, o.type, o.rop, o.rev);
+    else if (o.n) std::memmove(o.dst, o.src, o.n);  // a zero-length copy may name NULL
+}
 
 // One stream of the copy engine. Passive: an operation is due `latency + bytes/bandwidth`
 // after the previous one on its stream is, and it is carried out by the first test() (of any
@@ -71,10 +81,8 @@ public:
         std::lock_guard<std::mutex> g(mu_);
         const uint64_t now = now_ns();
         while (!q_.empty() && q_.front().second <= now) {
-            const op &o = q_.front().first;
-            if (o.what != op::copy) *o.result = host_amo(o.dst, o.aop, o.width, o.operand, o.compare);
-            else if (o.n) std::memmove(o.dst, o.src, o.n);  // a zero-length copy may name NULL
-            completed_ = o.seq;
+            run_op(q_.front().first);
+            completed_ = q_.front().first.seq;
             q_.pop_front();
         }
         return completed_ >= seq;
@@ -88,10 +96,8 @@ public:
     void run_front(uint64_t now) {
         std::lock_guard<std::mutex> g(mu_);
         if (q_.empty() || q_.front().second > now) return;
-        const op &o = q_.front().first;
-        if (o.what != op::copy) *o.result = host_amo(o.dst, o.aop, o.width, o.operand, o.compare);
-        else if (o.n) std::memmove(o.dst, o.src, o.n);
-        completed_ = o.seq;
+        run_op(q_.front().first);
+        completed_ = q_.front().first.seq;
         q_.pop_front();
     }
 
@@ -305,6 +311,25 @@ public:
         o.dst = translate(dst, n);
         o.src = translate(src, n);
         o.n = n;
+        return ticket{stream, streams_[stream]->submit(o)};
+    }
+
+    // The combine runs on the engine, in stream order, on the aliases: the CPU never touches
+    // the PROT_NONE device addresses (the tests' proof that no path bypasses the device).
+    result<ticket> reduce(void *inout, const void *in, size_t count, int type, int rop, bool rev, int stream) override {
+        if (stream < 0 || stream >= streams()) stream = 0;
+        const size_t es = reduce_dtype_size(type);
+        if (!es) return fail(status::invalid_arg, "sim: reduce: type %d is not an hgas_dtype_t", type);
+        if (!find(inout, count * es))
+            return fail(status::invalid_pointer, "sim: reduce: %p (+%zu) is not sim memory", inout, count * es);
+        op o{};
+        o.what = op::reduce;
+        o.dst = translate(inout, count * es);
+        o.src = translate(in, count * es);
+        o.n = count;
+        o.type = type;
+        o.rop = rop;
+        o.rev = rev;
         return ticket{stream, streams_[stream]->submit(o)};
     }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -396,4 +397,84 @@ TEST(IpcCache, EvictsLeastRecentlyUsed) {
     ASSERT_EQ(closed.size(), 1u);
     EXPECT_EQ(closed[0].mapped, &m[1]);
     EXPECT_EQ(c.evicted, 1u);
+}
+
+// --- the reduction combine on the CPU (gpu/reduce_cpu.hpp), which the sim device runs and the
+// CUDA kernel matches bit for bit -------------------------------------------------------------
+#include "gpu/reduce_cpu.hpp"
+
+namespace {
+uint32_t bits_of(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+float float_of(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+}  // namespace
+
+TEST(ReduceCpu, HalfConversionRoundsToNearestEven) {
+    using namespace hgas::gpu::cpu;
+    EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+    EXPECT_EQ(float_to_half(-2.0f), 0xc000);
+    EXPECT_EQ(float_to_half(65504.0f), 0x7bff);                // the largest half
+    EXPECT_EQ(float_to_half(65519.0f), 0x7bff);                // below the halfway point to 65536
+    EXPECT_EQ(float_to_half(65520.0f), 0x7c00);                // halfway, odd mantissa: up to inf
+    EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048), 0x3c00);      // halfway between 1 and 1+2^-10: even
+    EXPECT_EQ(float_to_half(1.0f + 3.0f / 2048), 0x3c02);      // halfway, odd below: up
+    EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);   // the smallest subnormal
+    EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);   // halfway to it: even (zero)
+    EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);   // 1.5 units: up to 2
+    EXPECT_EQ(float_to_half(-0.0f), 0x8000);
+    EXPECT_EQ(float_to_half(float_of(0x7fc00000u)) & 0x7e00, 0x7e00);  // a quiet nan stays a nan
+    for (uint32_t h = 0; h < 0x7c00; ++h)  // every finite half round-trips
+        ASSERT_EQ(float_to_half(half_to_float(static_cast<uint16_t>(h))), h) << std::hex << h;
+    EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));
+}
+
+TEST(ReduceCpu, Bfloat16RoundsToNearestEven) {
+    using namespace hgas::gpu::cpu;
+    EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+    EXPECT_EQ(float_to_bf16(float_of(0x3f808000u)), 0x3f80);  // halfway, even below: down
+    EXPECT_EQ(float_to_bf16(float_of(0x3f818000u)), 0x3f82);  // halfway, odd below: up
+    EXPECT_EQ(float_to_bf16(float_of(0x3f808001u)), 0x3f81);  // past halfway: up
+    EXPECT_EQ(bits_of(bf16_to_float(0x4049)), 0x40490000u);
+}
+
+TEST(ReduceCpu, EveryTypeAndOp) {
+    using hgas::gpu::reduce_cpu;
+    int8_t a8[2] = {100, -128}, b8[2] = {100, -1};
+    ASSERT_TRUE(reduce_cpu(a8, b8, 2, HGAS_INT8, HGAS_OP_SUM, false));
+    EXPECT_EQ(a8[0], static_cast<int8_t>(-56));  // wraps around
+    EXPECT_EQ(a8[1], 127);
+    uint16_t u16[2] = {3, 0xffff}, v16[2] = {0xfffe, 2};
+    ASSERT_TRUE(reduce_cpu(u16, v16, 2, HGAS_UINT16, HGAS_OP_MIN, false));
+    EXPECT_EQ(u16[0], 3);
+    EXPECT_EQ(u16[1], 2);
+    int16_t p16[1] = {300}, q16[1] = {300};
+    ASSERT_TRUE(reduce_cpu(p16, q16, 1, HGAS_INT16, HGAS_OP_PROD, false));
+    EXPECT_EQ(p16[0], static_cast<int16_t>(90000 & 0xffff));
+    uint8_t x8[1] = {0xf0}, y8[1] = {0x3c};
+    ASSERT_TRUE(reduce_cpu(x8, y8, 1, HGAS_UINT8, HGAS_OP_XOR, false));
+    EXPECT_EQ(x8[0], 0xcc);
+    // half: 2048 + 1 is not a half; the sum rounds to even (2048), and 1 + 2^-11 likewise.
+    uint16_t h[2] = {0x6800 /* 2048 */, 0x3c00 /* 1 */}, g[2] = {0x3c00, 0x1000 /* 2^-11 */};
+    ASSERT_TRUE(reduce_cpu(h, g, 2, HGAS_FLOAT16, HGAS_OP_SUM, false));
+    EXPECT_EQ(h[0], 0x6800);
+    EXPECT_EQ(h[1], 0x3c00);
+    uint16_t bm[1] = {0x3f80 /* 1 */}, bn[1] = {0xc000 /* -2 */};
+    ASSERT_TRUE(reduce_cpu(bm, bn, 1, HGAS_BFLOAT16, HGAS_OP_MAX, false));
+    EXPECT_EQ(bm[0], 0x3f80);
+    ASSERT_TRUE(reduce_cpu(bm, bn, 1, HGAS_BFLOAT16, HGAS_OP_PROD, true));
+    EXPECT_EQ(bm[0], 0xc000);
+    double d[1] = {1.5}, e[1] = {2.25};
+    ASSERT_TRUE(reduce_cpu(d, e, 1, HGAS_DOUBLE, HGAS_OP_SUM, true));
+    EXPECT_EQ(d[0], 3.75);
+    EXPECT_FALSE(reduce_cpu(d, e, 1, 12, HGAS_OP_SUM, false));  // not an hgas_dtype_t
+    EXPECT_EQ(hgas::gpu::reduce_dtype_size(HGAS_BFLOAT16), 2u);
+    EXPECT_EQ(hgas::gpu::reduce_dtype_size(HGAS_INT8), 1u);
+    EXPECT_EQ(hgas::gpu::reduce_dtype_size(99), 0u);
 }

@@ -77,6 +77,11 @@ options:
   --msg               tagged messages (bench/hgas-bench-msg: msg_lat, msg_bw, msg_bibw, msg_rate)
                       over each transport, one JSON record per line into --json FILE; with
                       --gpu also bench/gpu/hgas-bench-msg-gpu (GPU buffers, baselines, halo)
+  --coll              collectives (bench/hgas-bench-coll: broadcast, reduce, allreduce, fcollect,
+                      alltoall, barrier; host memory) under hgasrun -n N for each N of --ranks
+                      (default 2,4) over each transport; with --gpu instead
+                      bench/gpu/hgas-bench-coll-gpu (GPU memory, hgas against NCCL in the same
+                      run, ranks default 2); one JSON record per line into --json FILE
   --budget S          --gpu: finish within about S seconds: each program gets an equal share
                       of what is left (bench/hgas-bench-kinds cuts its loops to fit and
                       leaves out sizes past it, saying so in "# skipped" lines), so that a
@@ -119,6 +124,7 @@ struct options {
     bool init = false;
     bool busy = false;
     double busy_ms = 20;
+    bool coll = false;
     std::string ranks, plot_dir = ".";
     int repeat = 0;
     double budget = 0;
@@ -251,6 +257,8 @@ options parse(int argc, char **argv) {
             o.gpu = true;
         } else if (a == "--msg") {
             o.msg = true;
+        } else if (a == "--coll") {
+            o.coll = true;
         } else if (a == "--init") {
             o.init = true;
         } else if (a == "--ranks") {
@@ -930,6 +938,61 @@ int run_msg(const options &o) {
     return failed ? 1 : 0;
 }
 
+// Collective mode: hgas-bench-coll (host memory, each transport) or, with --gpu,
+// gpu/hgas-bench-coll-gpu (GPU memory, hgas against NCCL), under hgasrun -n N per N of --ranks.
+int run_coll(const options &o) {
+    const std::string prog = o.gpu ? o.bench_dir + "/gpu/hgas-bench-coll-gpu" : o.bench_dir + "/hgas-bench-coll";
+    if (!is_exec(prog) || !is_exec(o.hgasrun)) {
+        std::fprintf(stderr, "hgas-bench: %s or %s is missing; build them (ninja %s hgasrun)%s\n", prog.c_str(),
+                     o.hgasrun.c_str(), o.gpu ? "hgas-bench-coll-gpu" : "hgas-bench-coll",
+                     o.gpu ? "; hgas-bench-coll-gpu is built where CUDA and NCCL's headers are" : "");
+        return 1;
+    }
+    FILE *out = o.json.empty() ? nullptr : std::fopen(o.json.c_str(), "w");
+    if (!o.json.empty() && !out) {
+        std::fprintf(stderr, "hgas-bench: cannot write %s: %s\n", o.json.c_str(), std::strerror(errno));
+        return 1;
+    }
+    const std::string ranks = !o.ranks.empty() ? o.ranks : o.gpu ? "2" : "2,4";
+    const std::vector<std::string> transports = o.gpu ? std::vector<std::string>{"shm"} : o.transports;
+    int failed = 0;
+    for (const auto &t : transports)
+        for (const auto &n : split(ranks, ',')) {
+            spawn_spec s;
+            s.argv = {o.hgasrun, "-n", n, prog};
+            if (o.gpu) {
+                s.env = {{"HGAS_CUDA_HEAP_SIZE", "512M"}};
+            } else {
+                s.argv.insert(s.argv.end(), {"--sizes", o.sizes, "--transport", t});
+                if (o.quick) s.argv.push_back("--quick");
+                if (!o.pin) s.argv.push_back("--no-pin");
+                if (t == "shm") s.env = {{"HGAS_TRANSPORTS", "self,shm"}};
+                else s.env = {{"HGAS_TRANSPORTS", "ucx"}, {"HGAS_UCX_MODE", t == "ucx-am" ? "am" : "rma"}};
+            }
+            std::printf("hgas-bench --coll%s: %s ranks%s ...\n", o.gpu ? " --gpu" : "", n.c_str(),
+                        o.gpu ? "" : (", " + t).c_str());
+            std::fflush(stdout);
+            child_result r = run_capture(s, 600, o.verbose);
+            size_t recs = 0, bad = 0;
+            for (auto &line : split(r.out, '\n')) {
+                if (line.rfind("{", 0) == 0) {
+                    if (out) std::fprintf(out, "%s\n", line.c_str());
+                    ++recs;
+                    if (line.find("\"verified\":false") != std::string::npos) ++bad;
+                } else if (!o.verbose && line.rfind("# ", 0) == 0) {
+                    std::printf("%s\n", line.c_str());
+                }
+            }
+            if (r.rc != 0 || bad || !recs) {
+                ++failed;
+                std::printf("hgas-bench --coll: %s ranks FAILED (status %d, %zu records, %zu failed data checks)\n%s\n",
+                            n.c_str(), r.rc, recs, bad, r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
+            }
+        }
+    if (out) std::fclose(out);
+    return failed ? 1 : 0;
+}
+
 // Start-up mode: hgas-bench-init under hgasrun -n N for each N; the median of --repeat runs
 // per N goes to the JSON lines, and tools/init-plot.py prints the table and draws the plot.
 int run_init(const options &o) {
@@ -1061,6 +1124,7 @@ int main(int argc, char **argv) {
     bench_run run;
     run.o = parse(argc, argv);
     options &o = run.o;
+    if (o.coll) return run_coll(o);
     if (o.gpu) return run_gpu(o);
     if (o.msg) return run_msg(o);
     if (o.init) return run_init(o);

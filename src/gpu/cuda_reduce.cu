@@ -1,0 +1,145 @@
+// The reduction kernel of the cuda device: one grid-stride pass over the elements, in the
+// element type (typed loads where both buffers are aligned to it, byte loads otherwise: user
+// buffers may have any alignment). 16-bit floats are widened to float, combined, and rounded
+// to nearest even, as reduce_cpu.hpp does, so that results on the GPU and on the CPU agree bit
+// for bit and every rank computes the same value whichever combined it.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include <hgas/hgas.h>
+
+#include "gpu/cuda_reduce.hpp"
+
+namespace hgas::gpu {
+
+namespace {
+
+template <class T>
+__device__ __forceinline__ T combine(T a, T b, int op) {
+    if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
+        float x, y;
+        if constexpr (std::is_same_v<T, __half>) {
+            x = __half2float(a);
+            y = __half2float(b);
+        } else {
+            x = __bfloat162float(a);
+            y = __bfloat162float(b);
+        }
+        float r;
+        switch (op) {
+        case HGAS_OP_SUM: r = __fadd_rn(x, y); break;
+        case HGAS_OP_PROD: r = __fmul_rn(x, y); break;
+        case HGAS_OP_MIN: return y < x ? b : a;
+        case HGAS_OP_MAX: return x < y ? b : a;
+        default: return a;
+        }
+        if constexpr (std::is_same_v<T, __half>) return __float2half_rn(r);
+        else return __float2bfloat16_rn(r);
+    } else if constexpr (std::is_integral_v<T>) {
+        using U = std::make_unsigned_t<T>;
+        switch (op) {
+        case HGAS_OP_SUM: return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+        case HGAS_OP_PROD:
+            return static_cast<T>(static_cast<U>(static_cast<unsigned long long>(static_cast<U>(a)) *
+                                                 static_cast<unsigned long long>(static_cast<U>(b))));
+        case HGAS_OP_MIN: return b < a ? b : a;
+        case HGAS_OP_MAX: return a < b ? b : a;
+        case HGAS_OP_AND: return static_cast<T>(a & b);
+        case HGAS_OP_OR: return static_cast<T>(a | b);
+        case HGAS_OP_XOR: return static_cast<T>(a ^ b);
+        }
+        return a;
+    } else {
+        switch (op) {
+        case HGAS_OP_SUM:
+            if constexpr (std::is_same_v<T, float>) return __fadd_rn(a, b);
+            else return __dadd_rn(a, b);
+        case HGAS_OP_PROD:
+            if constexpr (std::is_same_v<T, float>) return __fmul_rn(a, b);
+            else return __dmul_rn(a, b);
+        case HGAS_OP_MIN: return b < a ? b : a;
+        case HGAS_OP_MAX: return a < b ? b : a;
+        }
+        return a;
+    }
+}
+
+template <class T>
+__device__ __forceinline__ T load(const unsigned char *p, bool aligned) {
+    if (aligned) return *reinterpret_cast<const T *>(p);
+    T v;
+    memcpy(&v, p, sizeof(T));
+    return v;
+}
+template <class T>
+__device__ __forceinline__ void store(unsigned char *p, T v, bool aligned) {
+    if (aligned) *reinterpret_cast<T *>(p) = v;
+    else memcpy(p, &v, sizeof(T));
+}
+
+template <class T>
+__global__ void reduce_kernel(unsigned char *io, const unsigned char *in, size_t count, int op, bool rev,
+                              bool aligned) {
+    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+    for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const T a = load<T>(io + i * sizeof(T), aligned), b = load<T>(in + i * sizeof(T), aligned);
+        store<T>(io + i * sizeof(T), rev ? combine<T>(b, a, op) : combine<T>(a, b, op), aligned);
+    }
+}
+
+template <class T>
+cudaError_t launch(void *inout, const void *in, size_t count, int op, bool rev, int sms, cudaStream_t s) {
+    constexpr int threads = 256;
+    const bool aligned = reinterpret_cast<uintptr_t>(inout) % alignof(T) == 0 &&
+                         reinterpret_cast<uintptr_t>(in) % alignof(T) == 0;
+    // Enough blocks to cover the vector, at most 4 per SM (the loop strides over the rest).
+    const size_t want = (count + threads - 1) / threads;
+    const int blocks = static_cast<int>(std::max<size_t>(1, std::min<size_t>(want, 4 * static_cast<size_t>(sms))));
+    reduce_kernel<T><<<blocks, threads, 0, s>>>(static_cast<unsigned char *>(inout),
+                                                static_cast<const unsigned char *>(in), count, op, rev, aligned);
+    return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t preload_one() {
+    cudaFuncAttributes a;
+    return cudaFuncGetAttributes(&a, reduce_kernel<T>);
+}
+
+}  // namespace
+
+cudaError_t launch_reduce(void *inout, const void *in, size_t count, int type, int op, bool rev, int sms,
+                          cudaStream_t s) {
+    if (count == 0) return cudaSuccess;
+    if (sms < 1) sms = 1;
+    switch (type) {
+    case HGAS_INT8: return launch<int8_t>(inout, in, count, op, rev, sms, s);
+    case HGAS_INT16: return launch<int16_t>(inout, in, count, op, rev, sms, s);
+    case HGAS_INT32: return launch<int32_t>(inout, in, count, op, rev, sms, s);
+    case HGAS_INT64: return launch<int64_t>(inout, in, count, op, rev, sms, s);
+    case HGAS_UINT8: return launch<uint8_t>(inout, in, count, op, rev, sms, s);
+    case HGAS_UINT16: return launch<uint16_t>(inout, in, count, op, rev, sms, s);
+    case HGAS_UINT32: return launch<uint32_t>(inout, in, count, op, rev, sms, s);
+    case HGAS_UINT64: return launch<uint64_t>(inout, in, count, op, rev, sms, s);
+    case HGAS_FLOAT: return launch<float>(inout, in, count, op, rev, sms, s);
+    case HGAS_DOUBLE: return launch<double>(inout, in, count, op, rev, sms, s);
+    case HGAS_FLOAT16: return launch<__half>(inout, in, count, op, rev, sms, s);
+    case HGAS_BFLOAT16: return launch<__nv_bfloat16>(inout, in, count, op, rev, sms, s);
+    }
+    return cudaErrorInvalidValue;
+}
+
+cudaError_t preload_reduce_kernels() {
+    cudaError_t e = cudaSuccess;
+    for (cudaError_t x : {preload_one<int8_t>(), preload_one<int16_t>(), preload_one<int32_t>(),
+                          preload_one<int64_t>(), preload_one<uint8_t>(), preload_one<uint16_t>(),
+                          preload_one<uint32_t>(), preload_one<uint64_t>(), preload_one<float>(),
+                          preload_one<double>(), preload_one<__half>(), preload_one<__nv_bfloat16>()})
+        if (x != cudaSuccess && e == cudaSuccess) e = x;
+    return e;
+}
+
+}  // namespace hgas::gpu

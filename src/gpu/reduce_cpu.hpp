@@ -1,0 +1,182 @@
+// The reduction combine on the CPU: inout[i] = inout[i] op in[i] (or in[i] op inout[i] with
+// `rev`) for every element type and operator of hgas_dtype_t / hgas_op_t. Used by the
+// collectives on host memory and by the sim device (which runs it on its engine, as a GPU
+// runs its kernel: gpu::device::reduce). The CUDA kernel (cuda_reduce.cu) computes the same
+// values bit for bit: integers wrap around, 16-bit floats are widened to float, combined and
+// rounded to nearest even after each step, MIN/MAX pick `b < a ? b : a` / `a < b ? b : a`.
+#pragma once
+#include <hgas/hgas.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace hgas::gpu {
+
+// Size in bytes of one element, 0 for a value that is not an hgas_dtype_t.
+inline size_t reduce_dtype_size(int t) {
+    switch (t) {
+    case HGAS_INT8:
+    case HGAS_UINT8: return 1;
+    case HGAS_INT16:
+    case HGAS_UINT16:
+    case HGAS_FLOAT16:
+    case HGAS_BFLOAT16: return 2;
+    case HGAS_INT32:
+    case HGAS_UINT32:
+    case HGAS_FLOAT: return 4;
+    case HGAS_INT64:
+    case HGAS_UINT64:
+    case HGAS_DOUBLE: return 8;
+    }
+    return 0;
+}
+inline bool reduce_dtype_is_float(int t) {
+    return t == HGAS_FLOAT || t == HGAS_DOUBLE || t == HGAS_FLOAT16 || t == HGAS_BFLOAT16;
+}
+
+namespace cpu {
+
+inline uint32_t f32_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+inline float f32_from(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+// IEEE binary16 <-> float, round to nearest even (as CUDA's __float2half_rn).
+inline float half_to_float(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ffu;
+    if (exp == 0x1f) return f32_from(sign | 0x7f800000u | (man << 13));  // inf, nan
+    if (exp == 0) {
+        if (man == 0) return f32_from(sign);
+        // subnormal: normalize
+        int e = -1;
+        do {
+            ++e;
+            man <<= 1;
+        } while (!(man & 0x400u));
+        return f32_from(sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (man & 0x3ffu) << 13);
+    }
+    return f32_from(sign | (exp + 127 - 15) << 23 | man << 13);
+}
+inline uint16_t float_to_half(float f) {
+    const uint32_t u = f32_bits(f);
+    const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+    const uint32_t abs = u & 0x7fffffffu;
+    if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
+    if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
+    if (abs < 0x38800000u) {  // below the smallest normal half: subnormal or zero
+        // The value in units of 2^-24 is abs_float * 2^24; round to nearest even.
+        const int e = static_cast<int>(abs >> 23);
+        if (e < 102) return sign;  // < 2^-25: rounds to zero
+        const uint32_t man = (abs & 0x7fffffu) | 0x800000u;
+        const int shift = 126 - e;  // 113 - e + 13
+        uint32_t q = man >> shift;
+        const uint32_t rem = man & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+        if (rem > halfway || (rem == halfway && (q & 1))) ++q;
+        return static_cast<uint16_t>(sign | q);
+    }
+    uint32_t v = abs - (112u << 23);  // rebias 127 -> 15
+    const uint32_t rem = v & 0x1fffu;
+    v >>= 13;
+    if (rem > 0x1000u || (rem == 0x1000u && (v & 1))) ++v;  // may carry into the exponent: fine
+    return static_cast<uint16_t>(sign | v);
+}
+inline float bf16_to_float(uint16_t b) { return f32_from(static_cast<uint32_t>(b) << 16); }
+inline uint16_t float_to_bf16(float f) {
+    const uint32_t u = f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet nan
+    return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
+struct half_t {
+    uint16_t v;
+};
+struct bf16_t {
+    uint16_t v;
+};
+
+template <class T>
+T combine(T a, T b, int op) {
+    if constexpr (std::is_same_v<T, half_t> || std::is_same_v<T, bf16_t>) {
+        constexpr bool h = std::is_same_v<T, half_t>;
+        const float x = h ? half_to_float(a.v) : bf16_to_float(a.v);
+        const float y = h ? half_to_float(b.v) : bf16_to_float(b.v);
+        float r = x;
+        switch (op) {
+        case HGAS_OP_SUM: r = x + y; break;
+        case HGAS_OP_PROD: r = x * y; break;
+        case HGAS_OP_MIN: return y < x ? b : a;
+        case HGAS_OP_MAX: return x < y ? b : a;
+        default: return a;
+        }
+        return T{h ? float_to_half(r) : float_to_bf16(r)};
+    } else if constexpr (std::is_integral_v<T>) {
+        // Wrap around instead of signed overflow (undefined behavior).
+        using U = std::make_unsigned_t<T>;
+        switch (op) {
+        case HGAS_OP_SUM: return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+        case HGAS_OP_PROD: return static_cast<T>(static_cast<U>(static_cast<unsigned long long>(static_cast<U>(a)) *
+                                                                static_cast<unsigned long long>(static_cast<U>(b))));
+        case HGAS_OP_MIN: return b < a ? b : a;
+        case HGAS_OP_MAX: return a < b ? b : a;
+        case HGAS_OP_AND: return static_cast<T>(a & b);
+        case HGAS_OP_OR: return static_cast<T>(a | b);
+        case HGAS_OP_XOR: return static_cast<T>(a ^ b);
+        }
+    } else {
+        switch (op) {
+        case HGAS_OP_SUM: return a + b;
+        case HGAS_OP_PROD: return a * b;
+        case HGAS_OP_MIN: return b < a ? b : a;
+        case HGAS_OP_MAX: return a < b ? b : a;
+        default: break;  // bitwise ops: integers only (the callers check)
+        }
+    }
+    return a;
+}
+
+template <class T>
+void apply(void *inout, const void *in, size_t count, int op, bool rev) {
+    // memcpy in and out: the buffers are user memory of any alignment.
+    auto *io = static_cast<unsigned char *>(inout);
+    auto *ip = static_cast<const unsigned char *>(in);
+    for (size_t i = 0; i < count; ++i) {
+        T a, b;
+        std::memcpy(&a, io + i * sizeof(T), sizeof(T));
+        std::memcpy(&b, ip + i * sizeof(T), sizeof(T));
+        const T c = rev ? combine<T>(b, a, op) : combine<T>(a, b, op);
+        std::memcpy(io + i * sizeof(T), &c, sizeof(T));
+    }
+}
+
+}  // namespace cpu
+
+// False for an unknown type (nothing done). The caller has checked the op against the type.
+inline bool reduce_cpu(void *inout, const void *in, size_t count, int type, int op, bool rev) {
+    using namespace cpu;
+    switch (type) {
+    case HGAS_INT8: apply<int8_t>(inout, in, count, op, rev); return true;
+    case HGAS_INT16: apply<int16_t>(inout, in, count, op, rev); return true;
+    case HGAS_INT32: apply<int32_t>(inout, in, count, op, rev); return true;
+    case HGAS_INT64: apply<int64_t>(inout, in, count, op, rev); return true;
+    case HGAS_UINT8: apply<uint8_t>(inout, in, count, op, rev); return true;
+    case HGAS_UINT16: apply<uint16_t>(inout, in, count, op, rev); return true;
+    case HGAS_UINT32: apply<uint32_t>(inout, in, count, op, rev); return true;
+    case HGAS_UINT64: apply<uint64_t>(inout, in, count, op, rev); return true;
+    case HGAS_FLOAT: apply<float>(inout, in, count, op, rev); return true;
+    case HGAS_DOUBLE: apply<double>(inout, in, count, op, rev); return true;
+    case HGAS_FLOAT16: apply<half_t>(inout, in, count, op, rev); return true;
+    case HGAS_BFLOAT16: apply<bf16_t>(inout, in, count, op, rev); return true;
+    }
+    return false;
+}
+
+}  // namespace hgas::gpu

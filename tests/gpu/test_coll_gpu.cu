@@ -1,0 +1,196 @@
+// Collectives in stream order on GPU memory (ctest label gpu; tools/gpu-check.sh runs it):
+// hgas_*_on_stream start when the stream reaches them -- a kernel enqueued before fills the
+// source, one enqueued after checks the result and then overwrites the source, which a
+// collective that ran early or late would see -- for allreduce (float, half, bfloat16, int8),
+// reduce, broadcast, fcollect, alltoall, reduce_scatter and the team barrier, on the world and
+// on an odd team; bad arguments fail at the call with nothing enqueued.
+#include <hgas/hgas.h>
+#include <hgas/hgas_device.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "rank_test.hpp"
+
+namespace {
+
+#define CK(call)                                                                                     \
+    do {                                                                                             \
+        cudaError_t ck_ = (call);                                                                    \
+        ASSERT_EQ(ck_, cudaSuccess) << #call << ": " << cudaGetErrorName(ck_) << " " << cudaGetErrorString(ck_); \
+    } while (0)
+
+int me() { return hgas_rank_me(); }
+int n() { return hgas_rank_n(); }
+
+// Rank r's element i: a small integer, exact in every float type and in int8 sums of 8 ranks.
+__host__ __device__ int val(int r, size_t i) { return static_cast<int>((r * 5 + i * 3 + (i >> 7)) % 7) - 3; }
+
+template <class T>
+__device__ T from_int(int v) {
+    if constexpr (std::is_same_v<T, __half>) return __int2half_rn(v);
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __int2bfloat16_rn(v);
+    else return static_cast<T>(v);
+}
+template <class T>
+__device__ float to_float(T v) {
+    if constexpr (std::is_same_v<T, __half>) return __half2float(v);
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(v);
+    else return static_cast<float>(v);
+}
+
+template <class T>
+__global__ void k_fill(T *p, size_t count, int r) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = from_int<T>(val(r, i));
+}
+// Sum over the members first .. first + members - 1.
+template <class T>
+__global__ void k_check_sum(const T *p, size_t count, int first, int members, unsigned long long *bad) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+        int want = 0;
+        for (int r = first; r < first + members; ++r) want += val(r, i);
+        if (to_float(p[i]) != static_cast<float>(want)) atomicAdd(bad, 1ull);
+    }
+}
+__global__ void k_bytes(unsigned char *p, size_t n, int salt) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = static_cast<unsigned char>((i * 7 + salt * 131 + (i >> 9)) & 0xff);
+}
+__global__ void k_check_bytes(const unsigned char *p, size_t n, int salt, unsigned long long *bad) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        if (p[i] != static_cast<unsigned char>((i * 7 + salt * 131 + (i >> 9)) & 0xff)) atomicAdd(bad, 1ull);
+}
+
+struct fixture {
+    cudaStream_t s = nullptr;
+    unsigned long long *bad = nullptr;
+    void open() {
+        ASSERT_TRUE(hgas_kind_available(HGAS_KIND_CUDA)) << "kind cuda is not available on rank " << me();
+        CK(cudaSetDevice(hgas_device_gpu()));
+        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        CK(cudaMalloc(&bad, sizeof *bad));
+        CK(cudaMemset(bad, 0, sizeof *bad));
+    }
+    unsigned long long take_bad() {
+        unsigned long long v = 0;
+        cudaMemcpy(&v, bad, sizeof v, cudaMemcpyDeviceToHost);
+        cudaMemset(bad, 0, sizeof *bad);
+        return v;
+    }
+    ~fixture() {
+        if (bad) cudaFree(bad);
+        if (s) cudaStreamDestroy(s);
+    }
+};
+
+template <class T>
+void allreduce_on_stream(fixture &f, hgas_team_t team, int first, int members, hgas_dtype_t type, size_t count,
+                         void *src, void *dst) {
+    T *sp = static_cast<T *>(src), *dp = static_cast<T *>(dst);
+    k_fill<T><<<64, 256, 0, f.s>>>(sp, count, me());
+    HGAS_OK_OR_FAIL(hgas_team_allreduce_on_stream(team, dp, sp, count, type, HGAS_OP_SUM, f.s));
+    k_check_sum<T><<<64, 256, 0, f.s>>>(dp, count, first, members, f.bad);
+    k_fill<T><<<64, 256, 0, f.s>>>(sp, count, me() + 100);  // after the collective has read it
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    EXPECT_EQ(f.take_bad(), 0u) << "type " << type << " count " << count << " on a team of " << members;
+}
+
+TEST(CollStream, AllreduceEveryFloatTypeInStreamOrder) {
+    fixture f;
+    f.open();
+    const size_t count = (1 << 20) + 333;  // chunks of the scratch, pipelined
+    void *src, *dst;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(count * 4, HGAS_KIND_CUDA, &src));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(count * 4, HGAS_KIND_CUDA, &dst));
+    hgas_team_t odd = HGAS_TEAM_INVALID;
+    if (n() >= 3) HGAS_OK_OR_FAIL(hgas_team_split_strided(HGAS_TEAM_WORLD, 1, 1, n() - 1, &odd));
+    for (size_t c : {size_t{1}, size_t{4097}, count}) {
+        allreduce_on_stream<float>(f, HGAS_TEAM_WORLD, 0, n(), HGAS_FLOAT, c, src, dst);
+        allreduce_on_stream<__half>(f, HGAS_TEAM_WORLD, 0, n(), HGAS_FLOAT16, c, src, dst);
+        allreduce_on_stream<__nv_bfloat16>(f, HGAS_TEAM_WORLD, 0, n(), HGAS_BFLOAT16, c, src, dst);
+        allreduce_on_stream<int8_t>(f, HGAS_TEAM_WORLD, 0, n(), HGAS_INT8, c, src, dst);
+        if (odd != HGAS_TEAM_INVALID) allreduce_on_stream<__half>(f, odd, 1, n() - 1, HGAS_FLOAT16, c, src, dst);
+    }
+    // Several collectives enqueued back to back before one sync: they run in order.
+    for (int k = 0; k < 5; ++k) {
+        k_fill<float><<<64, 256, 0, f.s>>>(static_cast<float *>(src), 1000, me());
+        HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst, src, 1000, HGAS_FLOAT, HGAS_OP_SUM, f.s));
+        k_check_sum<float><<<64, 256, 0, f.s>>>(static_cast<float *>(dst), 1000, 0, n(), f.bad);
+        HGAS_OK_OR_FAIL(hgas_team_barrier_on_stream(HGAS_TEAM_WORLD, f.s));
+    }
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    EXPECT_EQ(f.take_bad(), 0u) << "back-to-back stream collectives";
+    if (odd != HGAS_TEAM_INVALID) HGAS_OK_OR_FAIL(hgas_team_destroy(odd));
+    HGAS_OK_OR_FAIL(hgas_free(src));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+TEST(CollStream, DataMovementInStreamOrder) {
+    fixture f;
+    f.open();
+    const size_t bytes = 200003;
+    unsigned char *src, *dst;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(bytes * n(), HGAS_KIND_CUDA, (void **)&src));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(bytes * n(), HGAS_KIND_CUDA, (void **)&dst));
+    for (int root : {0, n() - 1}) {
+        k_bytes<<<64, 256, 0, f.s>>>(src, bytes, 10 + me());
+        HGAS_OK_OR_FAIL(hgas_broadcast_on_stream(dst, src, bytes, root, f.s));
+        k_check_bytes<<<64, 256, 0, f.s>>>(dst, bytes, 10 + root, f.bad);
+        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+        EXPECT_EQ(f.take_bad(), 0u) << "broadcast from " << root;
+    }
+    k_bytes<<<64, 256, 0, f.s>>>(src, bytes, 20 + me());
+    HGAS_OK_OR_FAIL(hgas_team_fcollect_on_stream(HGAS_TEAM_WORLD, dst, src, bytes, f.s));
+    for (int r = 0; r < n(); ++r) k_check_bytes<<<64, 256, 0, f.s>>>(dst + r * bytes, bytes, 20 + r, f.bad);
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    EXPECT_EQ(f.take_bad(), 0u) << "fcollect";
+    for (int j = 0; j < n(); ++j) k_bytes<<<64, 256, 0, f.s>>>(src + j * bytes, bytes, 30 + me() * 8 + j);
+    HGAS_OK_OR_FAIL(hgas_team_alltoall_on_stream(HGAS_TEAM_WORLD, dst, src, bytes, f.s));
+    for (int r = 0; r < n(); ++r) k_check_bytes<<<64, 256, 0, f.s>>>(dst + r * bytes, bytes, 30 + r * 8 + me(), f.bad);
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    EXPECT_EQ(f.take_bad(), 0u) << "alltoall";
+    // reduce_scatter (float SUM): member me gets elements [me * count, (me + 1) * count).
+    const size_t count = 5000;
+    float *fs = reinterpret_cast<float *>(src), *fd = reinterpret_cast<float *>(dst);
+    k_fill<float><<<64, 256, 0, f.s>>>(fs, count * n(), me());
+    HGAS_OK_OR_FAIL(hgas_team_reduce_scatter_on_stream(HGAS_TEAM_WORLD, fd, fs, count, HGAS_FLOAT, HGAS_OP_SUM, f.s));
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    std::vector<float> got(count);
+    CK(cudaMemcpy(got.data(), fd, count * 4, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < count; ++i) {
+        int want = 0;
+        for (int r = 0; r < n(); ++r) want += val(r, me() * count + i);
+        ASSERT_EQ(got[i], static_cast<float>(want)) << "reduce_scatter element " << i;
+    }
+    // reduce to the last rank (half SUM).
+    k_fill<__half><<<64, 256, 0, f.s>>>(reinterpret_cast<__half *>(src), count, me());
+    HGAS_OK_OR_FAIL(hgas_team_reduce_on_stream(HGAS_TEAM_WORLD, dst, src, count, HGAS_FLOAT16, HGAS_OP_SUM, n() - 1, f.s));
+    if (me() == n() - 1) k_check_sum<__half><<<64, 256, 0, f.s>>>(reinterpret_cast<__half *>(dst), count, 0, n(), f.bad);
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    EXPECT_EQ(f.take_bad(), 0u) << "reduce";
+    HGAS_OK_OR_FAIL(hgas_free(src));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+TEST(CollStream, BadArgumentsFailAtTheCall) {
+    fixture f;
+    f.open();
+    void *buf;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(64, HGAS_KIND_CUDA, &buf));
+    EXPECT_EQ(hgas_allreduce_on_stream(buf, buf, 4, HGAS_BFLOAT16, HGAS_OP_XOR, f.s), HGAS_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(hgas_last_error()).find("bitwise"), std::string::npos) << hgas_last_error();
+    EXPECT_EQ(hgas_team_allreduce_on_stream(77, buf, buf, 4, HGAS_FLOAT, HGAS_OP_SUM, f.s), HGAS_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(hgas_last_error()).find("77"), std::string::npos) << hgas_last_error();
+    // Nothing was enqueued: the stream is idle and the next collective is the next everywhere.
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(buf, buf, 4, HGAS_FLOAT, HGAS_OP_SUM, f.s));
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    HGAS_OK_OR_FAIL(hgas_free(buf));
+}
+
+}  // namespace
