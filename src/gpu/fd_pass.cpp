@@ -136,12 +136,14 @@ void server::serve(int conn) {
         c->cmsg_len = CMSG_LEN(sizeof(int));
         std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
     }
+    // Counted before the answer goes out: a client that has its answer (and a test that
+    // waited for that client) must find the request counted.
+    __atomic_add_fetch(&served_, 1, __ATOMIC_RELEASE);
     ssize_t w;
     do {
         w = sendmsg(conn, &m, MSG_NOSIGNAL);
     } while (w < 0 && errno == EINTR);
     if (w < 0) HGASI_DEBUG("mem", "fd passing server @%s: sendmsg: %s", name_.c_str(), std::strerror(errno));
-    __atomic_add_fetch(&served_, 1, __ATOMIC_RELAXED);
 }
 
 result<int> fetch(const std::string &name, uint32_t key, double timeout_s) {

@@ -42,7 +42,7 @@ public:
     server &operator=(const server &) = delete;
     const std::string &name() const { return name_; }
     // Requests answered so far (with an fd or with "unknown key").
-    uint64_t served() const { return __atomic_load_n(&served_, __ATOMIC_RELAXED); }
+    uint64_t served() const { return __atomic_load_n(&served_, __ATOMIC_ACQUIRE); }
 
 private:
     server() = default;
