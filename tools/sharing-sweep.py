@@ -4,7 +4,8 @@
 (CUDA_VISIBLE_DEVICES), and records per run the time per iteration, the GPU's utilization
 (nvidia-smi sampled every 100 ms during the run) and what sharing costs:
 
-  sharing overhead  time per iteration with r ranks / with 1 rank (same app, same mode) - 1:
+  sharing overhead  time per iteration with r ranks / with 1 rank (same app, same mode; for
+                    threads and funneled, process's 1 rank) - 1:
                     the problem is the same (strong scaling), so the GPU has the same work; what
                     r ranks add is context switching between the processes' time slices (mode
                     process), the ranks' communication and their launches
@@ -39,7 +40,7 @@ MODES = ["process", "mps", "threads", "funneled"]
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bin", default=os.path.join(ROOT, "build/bin"), help="folder of hgasrun, himeno, nas-ft, nas-mg")
-    p.add_argument("--apps", default="himeno,ft,mg", help="comma list of himeno, ft, mg")
+    p.add_argument("--apps", default="himeno,ft,mg,matmul", help="comma list of himeno, ft, mg, matmul")
     p.add_argument("--ranks", default="1,2,4,8", help="ranks per GPU")
     p.add_argument("--modes", default=",".join(MODES), help="comma list of " + ", ".join(MODES))
     p.add_argument("--kind", default="cuda", help="cuda (the GPU; himeno in mode kernel) or sim (a dry run "
@@ -47,6 +48,7 @@ def parse_args():
     p.add_argument("--himeno-size", default="M", help="himeno --size (default M)")
     p.add_argument("--himeno-iters", type=int, default=400, help="himeno --iters (default 400)")
     p.add_argument("--nas-class", default="B", help="NAS class for FT and MG (default B)")
+    p.add_argument("--matmul-n", type=int, default=8192, help="matmul --n (default 8192)")
     p.add_argument("--timeout", type=int, default=300, help="seconds per run")
     p.add_argument("--budget", type=float, default=0, help="seconds for the whole sweep (0: no limit)")
     p.add_argument("--out", default="sharing-sweep", help="output folder")
@@ -86,8 +88,16 @@ class Sampler:
         return (sum(s) / len(s), max(s)) if s else (None, None)
 
 
+# Programs whose threads each call hgas_init when HGAS_THREADS is set (ranks as threads,
+# docs/threads.md): only they can run the modes threads and funneled. The others call
+# hgas_init once per process.
+THREADED_APPS = {"matmul"}
+
+
 def command(a, app, n):
     b = a.bin
+    if app == "matmul":
+        return [os.path.join(b, "matmul"), "--kind", a.kind, "--n", str(a.matmul_n), "--reps", "3"]
     if app == "himeno":
         cmd = [os.path.join(b, "himeno"), "--size", a.himeno_size, "--iters", str(a.himeno_iters)]
         # On the GPU: mode kernel (its halo buffers are its own choice); the dry run: the CPU
@@ -98,6 +108,8 @@ def command(a, app, n):
 
 
 def per_iter(app, rec):
+    if app == "matmul":
+        return rec.get("time_s")  # one product
     if app == "himeno":
         return rec.get("time_per_iter_s")
     it = rec.get("niter") or rec.get("iterations")
@@ -114,17 +126,31 @@ def run_one(a, app, mode, n):
     hgasrun = os.path.join(a.bin, "hgasrun")
     jsonl = os.path.join(a.out, f"{app}.records.jsonl")
     cmd = [hgasrun, "-n", str(n), "--timeout", str(a.timeout)]
-    if mode in ("threads", "funneled") and hgasrun_has_threads(hgasrun):
-        cmd += ["--threads", str(n)]  # the r ranks as threads of one process
+    if mode in ("threads", "funneled"):
+        why = ("one rank: the same as process" if n == 1 else
+               f"{app} runs one rank per process (it calls hgas_init once); ranks as threads need a program "
+               "whose threads each call hgas_init, as matmul's do" if app not in THREADED_APPS else "")
+        if why:
+            return {"app": app, "mode": mode, "ranks": n, "kind": a.kind, "rc": None, "not_run": why}
+        if hgasrun_has_threads(hgasrun):
+            cmd += ["--threads", str(n)]  # the n ranks as threads of one process
     cmd += command(a, app, n) + ["--json", jsonl]
     env = dict(os.environ, HGAS_GPU_SHARING=mode)
     if a.kind == "cuda":
         env["CUDA_VISIBLE_DEVICES"] = env.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]
-        env.setdefault("HGAS_CUDA_HEAP_SIZE", "2G" if app == "mg" else "1G")
+        # nas-mg sizes its heap itself; nas-ft class B needs 4 GiB on one rank (its arrays and
+        # the transposes' buffers), a share of that on more; matmul its three arrays' tiles.
+        if app == "ft":
+            env.setdefault("HGAS_CUDA_HEAP_SIZE", f"{max(1, 4 // n)}G")
+        elif app == "matmul":
+            env.setdefault("HGAS_CUDA_HEAP_SIZE", f"{max(1, (3 * 8 * a.matmul_n ** 2 // n) // 2 ** 30 + 1)}G")
+        elif app != "mg":
+            env.setdefault("HGAS_CUDA_HEAP_SIZE", "1G")
     else:
         env.setdefault("HGAS_SIM_HEAP_SIZE", "1G")
     print("sharing-sweep:", f"HGAS_GPU_SHARING={mode}", " ".join(cmd), file=sys.stderr, flush=True)
     sampler = Sampler(0) if a.kind == "cuda" else None
+    size0 = os.path.getsize(jsonl) if os.path.exists(jsonl) else 0
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
     try:
@@ -137,6 +163,10 @@ def run_one(a, app, mode, n):
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     util, peak = sampler.stop() if sampler else (None, None)
     recs = [json.loads(l[5:]) for l in out.splitlines() if l.startswith("JSON ")]
+    if not recs and rc == 0 and os.path.exists(jsonl):  # programs that write records only to --json
+        with open(jsonl) as f:
+            f.seek(size0)
+            recs = [json.loads(l) for l in f.read().splitlines() if l.strip()]
     row = {"app": app, "mode": mode, "ranks": n, "kind": a.kind, "rc": rc, "wall_s": wall,
            "gpu_util_pct": util, "gpu_util_peak_pct": peak}
     if rc != 0 or not recs:
@@ -146,7 +176,7 @@ def run_one(a, app, mode, n):
         return row
     rec = recs[-1]
     t = per_iter(app, rec)
-    iters = (a.himeno_iters if app == "himeno" else rec.get("niter") or rec.get("iterations")) or 1
+    iters = (a.himeno_iters if app == "himeno" else rec.get("niter") or rec.get("iterations") or rec.get("reps")) or 1
     switches = (ru1.ru_nvcsw - ru0.ru_nvcsw) + (ru1.ru_nivcsw - ru0.ru_nivcsw)
     row.update({"time_per_iter_s": t, "verified": rec.get("verified"), "cpu_switches_per_iter": switches / iters,
                 "record": rec})
@@ -164,7 +194,8 @@ def table(rows):
     base = {(r["app"], r["mode"]): r.get("time_per_iter_s") for r in rows if r["ranks"] == 1}
     for r in rows:
         t = r.get("time_per_iter_s")
-        b = base.get((r["app"], r["mode"]))
+        # one rank as threads is one process: the threads modes' base is process's 1-rank run
+        b = base.get((r["app"], r["mode"])) or base.get((r["app"], "process"))
         over = f"{100 * (t / b - 1):+.1f}%" if t and b else "-"
         # hgasrun's reason, without its advice (the same on every row)
         note = "not run: " + r["not_run"].split("; use ")[0].replace("hgasrun: ", "") if "not_run" in r else \
