@@ -220,7 +220,8 @@ if [ $DO_BUILD = 1 ]; then
         [ "$ONLY" = episim ] && targets=(--target episim hgasrun)
         [ "$ONLY" = seismic ] && targets=(--target seismic hgasrun)
         [ "$ONLY" = osu ] && targets=(--target hgas hgas_shmem hgasrun)
-        [ "$ONLY" = sharing ] && targets=(--target hgasrun hgas-bench hgas-bench-busy himeno nas-ft nas-mg)
+        [ "$ONLY" = sharing ] && targets=(--target hgasrun hgas-bench hgas-bench-busy himeno nas-ft nas-mg) \
+            && grep -q '^build bin/matmul:' "$BUILD/build.ninja" 2>/dev/null && targets+=(matmul)
         [ "$ONLY" = matmul ] && targets=(--target matmul hgasrun)
         [ "$ONLY" = coll ] && targets=(--target hgas hgasrun test_coll_gpu test_coll_kinds) \
             && grep -q 'hgas-bench-coll-gpu' "$BUILD/build.ninja" 2>/dev/null && targets+=(hgas-bench-coll-gpu)
