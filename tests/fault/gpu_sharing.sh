@@ -9,7 +9,7 @@
 #   gpu_sharing.sh <hgasrun> <hgas-info>
 set -u
 HGASRUN=$1 INFO=$2
-WORK=$(mktemp -d /tmp/hgas-gpu-sharing.XXXXXX)
+WORK=$(mktemp -d)  # mktemp's own template, under TMPDIR or /tmp
 DAEMON_PID=""
 trap '[ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 export TMPDIR=$WORK/tmp HGAS_TIMEOUT=60
