@@ -320,6 +320,30 @@ struct spawn_spec {
     std::string err_file;  // stderr goes there when set (else it passes through)
 };
 
+// The environment that selects one of hgas-bench's transports (shm, ucx, ucx-am) in a child.
+std::vector<std::pair<std::string, std::string>> transport_env(const std::string &t) {
+    if (t == "shm") return {{"HGAS_TRANSPORTS", "self,shm"}};
+    return {{"HGAS_TRANSPORTS", "ucx"}, {"HGAS_UCX_MODE", t == "ucx-am" ? "am" : "rma"}};
+}
+
+// A child benchmark's output: its JSON records go to `out` (when given) and are counted, with
+// those whose data check failed; its table lines ("# ...") are printed unless --verbose already
+// showed everything.
+void collect_records(const child_result &r, FILE *out, bool verbose, size_t &recs, size_t &bad) {
+    for (auto &line : split(r.out, '\n')) {
+        if (line.rfind("{", 0) == 0) {
+            if (out) std::fprintf(out, "%s\n", line.c_str());
+            ++recs;
+            if (line.find("\"verified\":false") != std::string::npos) ++bad;
+        } else if (!verbose && line.rfind("# ", 0) == 0) {
+            std::printf("%s\n", line.c_str());
+        }
+    }
+}
+
+// The end of a failing child's output, for its FAILED line.
+std::string output_tail(const child_result &r) { return r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0); }
+
 void child_setup(const spawn_spec &s) {
     setpgid(0, 0);
     if (!s.err_file.empty()) {
@@ -538,9 +562,7 @@ struct bench_run {
     }
 
     void run_hgas(const std::string &transport) {
-        std::vector<std::pair<std::string, std::string>> env;
-        if (transport == "shm") env = {{"HGAS_TRANSPORTS", "self,shm"}};
-        else env = {{"HGAS_TRANSPORTS", "ucx"}, {"HGAS_UCX_MODE", transport == "ucx-am" ? "am" : "rma"}};
+        const std::vector<std::pair<std::string, std::string>> env = transport_env(transport);
         for (const char *prog : {"hgas-bench-lat", "hgas-bench-bw"}) {
             spawn_spec s;
             s.argv = {o.hgasrun, "-n", "2", "--timeout", "900", o.bench_dir + "/" + prog};
@@ -867,19 +889,11 @@ int run_gpu(const options &o) {
         std::fflush(stdout);
         child_result r = run_capture(spec, limit, o.verbose);
         size_t recs = 0, bad = 0;
-        for (auto &line : split(r.out, '\n')) {
-            if (line.rfind("{", 0) == 0) {
-                std::fprintf(out, "%s\n", line.c_str());
-                ++recs;
-                if (line.find("\"verified\":false") != std::string::npos) ++bad;
-            } else if (!o.verbose && line.rfind("# ", 0) == 0) {
-                std::printf("%s\n", line.c_str());
-            }
-        }
+        collect_records(r, out, o.verbose, recs, bad);
         if (r.rc != 0 || bad) {
             ++failed;
             std::printf("hgas-bench: %s FAILED (status %d, %zu failed data checks)\n%s\n", name.c_str(), r.rc, bad,
-                        r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
+                        output_tail(r).c_str());
         }
         std::printf("hgas-bench: %s: %zu records\n", name.c_str(), recs);
         std::fflush(out);  // a run stopped from outside keeps the records of the programs done
@@ -913,25 +927,16 @@ int run_msg(const options &o) {
         s.argv = {o.hgasrun, "-n", "2", prog, "--sizes", o.sizes, "--transport", t};
         if (o.quick) s.argv.push_back("--quick");
         if (!o.pin) s.argv.push_back("--no-pin");
-        if (t == "shm") s.env = {{"HGAS_TRANSPORTS", "self,shm"}};
-        else s.env = {{"HGAS_TRANSPORTS", "ucx"}, {"HGAS_UCX_MODE", t == "ucx-am" ? "am" : "rma"}};
+        s.env = transport_env(t);
         std::printf("hgas-bench --msg: %s ...\n", t.c_str());
         std::fflush(stdout);
         child_result r = run_capture(s, 600, o.verbose);
         size_t recs = 0, bad = 0;
-        for (auto &line : split(r.out, '\n')) {
-            if (line.rfind("{", 0) == 0) {
-                if (out) std::fprintf(out, "%s\n", line.c_str());
-                ++recs;
-                if (line.find("\"verified\":false") != std::string::npos) ++bad;
-            } else if (!o.verbose && line.rfind("# ", 0) == 0) {
-                std::printf("%s\n", line.c_str());
-            }
-        }
+        collect_records(r, out, o.verbose, recs, bad);
         if (r.rc != 0 || bad || !recs) {
             ++failed;
             std::printf("hgas-bench --msg: %s FAILED (status %d, %zu records, %zu failed data checks)\n%s\n", t.c_str(),
-                        r.rc, recs, bad, r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
+                        r.rc, recs, bad, output_tail(r).c_str());
         }
     }
     if (out) std::fclose(out);
@@ -966,27 +971,18 @@ int run_coll(const options &o) {
                 s.argv.insert(s.argv.end(), {"--sizes", o.sizes, "--transport", t});
                 if (o.quick) s.argv.push_back("--quick");
                 if (!o.pin) s.argv.push_back("--no-pin");
-                if (t == "shm") s.env = {{"HGAS_TRANSPORTS", "self,shm"}};
-                else s.env = {{"HGAS_TRANSPORTS", "ucx"}, {"HGAS_UCX_MODE", t == "ucx-am" ? "am" : "rma"}};
+                s.env = transport_env(t);
             }
             std::printf("hgas-bench --coll%s: %s ranks%s ...\n", o.gpu ? " --gpu" : "", n.c_str(),
                         o.gpu ? "" : (", " + t).c_str());
             std::fflush(stdout);
             child_result r = run_capture(s, 600, o.verbose);
             size_t recs = 0, bad = 0;
-            for (auto &line : split(r.out, '\n')) {
-                if (line.rfind("{", 0) == 0) {
-                    if (out) std::fprintf(out, "%s\n", line.c_str());
-                    ++recs;
-                    if (line.find("\"verified\":false") != std::string::npos) ++bad;
-                } else if (!o.verbose && line.rfind("# ", 0) == 0) {
-                    std::printf("%s\n", line.c_str());
-                }
-            }
+            collect_records(r, out, o.verbose, recs, bad);
             if (r.rc != 0 || bad || !recs) {
                 ++failed;
                 std::printf("hgas-bench --coll: %s ranks FAILED (status %d, %zu records, %zu failed data checks)\n%s\n",
-                            n.c_str(), r.rc, recs, bad, r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
+                            n.c_str(), r.rc, recs, bad, output_tail(r).c_str());
             }
         }
     if (out) std::fclose(out);
@@ -1025,7 +1021,7 @@ int run_init(const options &o) {
             if (r.rc != 0 || rec.empty()) {
                 ++failed;
                 std::printf("hgas-bench: init of %s ranks FAILED (status %d)\n%s\n", n.c_str(), r.rc,
-                            r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
+                            output_tail(r).c_str());
                 break;
             }
             got.push_back({std::stod(parse_flat_json(rec)["init_s"]), rec});
@@ -1077,8 +1073,7 @@ int run_busy(const options &o) {
             s.argv = {o.hgasrun, "-n", "2", prog, "--sizes", o.sizes, "--transport", t, "--busy-ms", busy_ms};
             if (o.quick) s.argv.push_back("--quick");
             if (!o.pin) s.argv.push_back("--no-pin");
-            if (t == "shm") s.env = {{"HGAS_TRANSPORTS", "self,shm"}};
-            else s.env = {{"HGAS_TRANSPORTS", "ucx"}, {"HGAS_UCX_MODE", t == "ucx-am" ? "am" : "rma"}};
+            s.env = transport_env(t);
             s.env.push_back({"HGAS_PROGRESS_THREAD", helper ? "1" : "0"});
             if (!std::getenv("HGAS_SIM_HEAP_SIZE")) s.env.push_back({"HGAS_SIM_HEAP_SIZE", sim_heap});
             std::printf("hgas-bench --busy: %s, helper thread %s ...\n", t.c_str(), helper ? "on" : "off");
@@ -1100,7 +1095,7 @@ int run_busy(const options &o) {
             if (r.rc != 0 || bad || !recs) {
                 ++failed;
                 std::printf("hgas-bench --busy: %s FAILED (status %d, %zu records, %zu failed data checks)\n%s\n",
-                            t.c_str(), r.rc, recs, bad, r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0).c_str());
+                            t.c_str(), r.rc, recs, bad, output_tail(r).c_str());
             }
         }
     if (out) std::fclose(out);
