@@ -85,5 +85,11 @@ done
 "$BENCH" --init --ranks 2,x >"$WORK/ranks.out" 2>&1
 [ $? = 2 ] && echo "ok   --ranks 2,x: exit 2" || fail "--ranks 2,x accepted"
 has "$WORK/ranks.out" "--ranks: 'x' is not a rank count"
+# --coll with its default sizes: they fit the default heap (the 64 MiB default of the
+# point-to-point modes did not: bench-coll's heap holds ranks x the largest size).
+"$BENCH" --coll --quick --transport shm --ranks 2 --json "$WORK/coll.jsonl" >"$WORK/coll.out" 2>&1
+rc=$?
+[ $rc = 0 ] && echo "ok   --coll: exit 0" || { fail "--coll: exit $rc"; sed 's/^/      | /' "$WORK/coll.out" | tail -5; }
+grep -q '"verified":true' "$WORK/coll.jsonl" 2>/dev/null && echo "ok   --coll records" || fail "no verified --coll record"
 echo "$FAILED failed"
 [ $FAILED = 0 ]

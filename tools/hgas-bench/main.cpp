@@ -297,6 +297,7 @@ options parse(int argc, char **argv) {
         if (HGAS_BENCH_HAVE_UCX) o.transports.push_back("ucx");
     }
     if (o.sizes.empty() && o.busy) o.sizes = o.quick ? "8:4M:64" : "8:4M:8";
+    if (o.sizes.empty() && o.coll && !o.gpu) o.sizes = o.quick ? "8:1M:8" : "8:1M:2";  // its heap holds n x the largest
     if (o.sizes.empty()) o.sizes = o.gpu ? (o.quick ? "8:256M:16" : "8:256M:4") : o.quick ? "8:64M:8" : "8:64M:2";
     const std::string dir = exe_dir();
     if (o.hgasrun.empty()) o.hgasrun = dir + "/../hgasrun/hgasrun";
