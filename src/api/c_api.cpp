@@ -71,7 +71,9 @@ hgas_status_t hgas_init_thread(int requested, int *provided) {
                          "hgas_finalize once at its end"));
     auto r = core::rank::create(requested);
     if (!r.ok()) return to_c(r.error());
-    msg::attach(*r.value());  // the message layer's state
+    // The message layer's state. The progress helper (HGAS_PROGRESS_THREAD=1) runs already:
+    // the engine takes pollers while it does.
+    if (status m = msg::attach(*r.value()); m != status::ok) return to_c(m);
     core::set_current(r.value().release());
     const std::string &trace_path = core::current()->cfg().text(setting::trace);
     if (!trace_path.empty()) {

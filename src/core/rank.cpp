@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <thread>
 
+#include "base/crash.hpp"
 #include "base/log.hpp"
 #include "core/gpu_funnel.hpp"
 #include "core/wire_codec.hpp"
@@ -125,6 +126,8 @@ status rank::init() {
         job_.size *= ranks_per_process_;
     }
     log_set_rank(job_.rank);
+    // With ranks as threads the report names the first rank of the process.
+    if (cfg_.flag(setting::crash_report)) crash_report_install(job_.rank);
     // Once per job: hgasrun checks its environment, which the ranks inherit, before starting
     // them; without it (srun, mpirun) rank 0 does.
     if (job_.rank == 0 && job_.launcher != "hgasrun" && cfg_.flag(setting::warn_unused_env))
@@ -448,8 +451,7 @@ status rank::create_staging() {
     c.wait = [this](const char *what, const std::function<bool()> &pred) { return wait(what, pred); };
     staging_ = std::make_unique<proto::staging>(std::move(c));
     proto::staging *st = staging_.get();
-    engine_.add_poller([st](bool on_rank_thread) { return st->poll(on_rank_thread); });
-    return status::ok;
+    return engine_.add_poller([st](bool on_rank_thread) { return st->poll(on_rank_thread); });
 }
 
 mem::kind rank::kind_of(const void *p, size_t n) const {

@@ -153,14 +153,14 @@ status state::init() {
     // On the rank's own thread, inside any hgas call, requests are served too: a rank that
     // waits in hgas (a barrier, hgas_stream_sync) then never waits for its proxy thread.
     auto live = live_;
-    r_.engine().add_poller([this, live](bool on_rank_thread) {
+    HGAS_TRY(r_.engine().add_poller([this, live](bool on_rank_thread) {
         if (!on_rank_thread || !live->load(std::memory_order_acquire) || finalized_ || !proxy_->pending())
             return status::ok;
         std::unique_lock<std::recursive_mutex> lk(r_.api_mutex(), std::try_to_lock);
         // Only where no operation of the rank is half done (rank::at_safe_point).
         if (lk && r_.at_safe_point()) drain_locked();
         return status::ok;
-    });
+    }));
     const char *why = "";
     memops_ = cuda_ && cfg.text(setting::stream_memops) == "auto" && cu::memops_available(cuda_->ordinal(), &why);
     HGASI_DEBUG("device", "device context: %d ranks, proxy %s (%u slots), stream memory operations %s%s", ctx_.n,

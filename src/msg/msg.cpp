@@ -1139,14 +1139,14 @@ status check_buf(core::rank &r, const char *op, const void *buf, size_t bytes) {
 
 }  // namespace
 
-void attach(core::rank &r) {
+status attach(core::rank &r) {
     auto st = std::make_unique<state>(r);
     state *raw = st.get();
     core::rank *rp = &r;
     r.msg_extension() = std::move(st);
     // Peers' messages are taken from the rings also while this rank waits in other hgas calls
     // (barriers, signal waits): only at safe points, never inside an operation (README.md).
-    r.engine().add_poller([raw, rp](bool on_rank_thread) {
+    return r.engine().add_poller([raw, rp](bool on_rank_thread) {
         if (!on_rank_thread || !rp->at_safe_point()) return status::ok;
         return raw->progress();
     });

@@ -30,7 +30,7 @@ struct recv_args {
 };
 
 // Creates the rank's message state (hgas_init, once the rank exists).
-void attach(core::rank &r);
+status attach(core::rank &r);
 
 // `op` names the public call in error messages. Arguments are checked fully before anything
 // is sent or posted; *h is written only on success (HGAS_HANDLE_DONE when already complete).

@@ -13,14 +13,24 @@ void engine::set_transports(std::vector<transport::transport *> ts) {
         if (t->capabilities().needs_target_progress) polled_.push_back(t);
 }
 
+status engine::add_poller(std::function<status(bool)> f) {
+    const size_t n = n_pollers_.load(std::memory_order_relaxed);  // added from the rank's thread only
+    if (n == max_pollers)
+        return fail(status::internal, "progress engine: more than %zu pollers were added", max_pollers);
+    pollers_[n] = std::move(f);
+    n_pollers_.store(n + 1, std::memory_order_release);
+    return status::ok;
+}
+
 status engine::poll() {
     for (auto *t : polled_) HGAS_TRY(t->progress());
-    for (auto &f : pollers_) HGAS_TRY(f(true));
+    const size_t n = n_pollers_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) HGAS_TRY(pollers_[i](true));
     return status::ok;
 }
 
 void engine::start_helper(unsigned interval_us, int rank) {
-    if (helper_.joinable() || (polled_.empty() && pollers_.empty())) return;  // nothing needs the target's CPU
+    if (helper_.joinable() || (polled_.empty() && !n_pollers_.load(std::memory_order_relaxed))) return;  // nothing needs the target's CPU
     stop_.store(false);
     helper_ = std::thread([this, interval_us, rank] {
         log_set_rank(rank);
@@ -30,8 +40,9 @@ void engine::start_helper(unsigned interval_us, int rank) {
                 status s = t->progress();
                 if (s != status::ok) HGASI_WARN("progress", "helper thread: %s", last_error().c_str());
             }
-            for (auto &f : pollers_) {
-                status s = f(false);
+            const size_t n = n_pollers_.load(std::memory_order_acquire);
+            for (size_t i = 0; i < n; ++i) {
+                status s = pollers_[i](false);
                 if (s != status::ok) HGASI_WARN("progress", "helper thread: %s", last_error().c_str());
             }
             helper_polls_.fetch_add(1, std::memory_order_relaxed);

@@ -3,6 +3,7 @@
 // CPU (UCX active messages, software RMA over TCP) are served without the rank calling hgas.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -19,8 +20,12 @@ public:
     ~engine() { stop_helper(); }
 
     void set_transports(std::vector<transport::transport *> ts);
-    // Extra work done on every poll (the staging agent). `on_rank_thread` is false on the helper.
-    void add_poller(std::function<status(bool on_rank_thread)> f) { pollers_.push_back(std::move(f)); }
+    // Extra work done on every poll (the staging agent, the message layer, the device proxy).
+    // `on_rank_thread` is false on the helper. Layers add theirs after the helper thread may
+    // have started (the message layer right after init, the device layer at its first use),
+    // so the list is a fixed array whose entries are published by a count, never reallocated
+    // under the helper's feet.
+    status add_poller(std::function<status(bool on_rank_thread)> f);
     // One pass over the transports that need polling. Cheap when they have nothing to do.
     status poll();
     // Start the helper thread; it sleeps `interval_us` between polls (0 = spin).
@@ -31,7 +36,9 @@ public:
 
 private:
     std::vector<transport::transport *> polled_;  // only those with needs_target_progress
-    std::vector<std::function<status(bool)>> pollers_;
+    static constexpr size_t max_pollers = 8;
+    std::function<status(bool)> pollers_[max_pollers];
+    std::atomic<size_t> n_pollers_{0};  // entries [0, n) are complete (release on add)
     std::thread helper_;
     std::atomic<bool> stop_{false};
     std::atomic<uint64_t> helper_polls_{0};

@@ -8,6 +8,8 @@
  *   fault_prog late R S         rank R sleeps S seconds before hgas_init (a rank that never joins
  *                               in time)
  *   fault_prog abort R          rank R calls hgas_abort while the others wait in a barrier
+ *   fault_prog segv R           rank R dereferences a bad pointer (SIGSEGV): its crash report
+ *                               (rank, signal, backtrace) is printed before it dies
  *   fault_prog die_recv R       rank R kills itself with SIGKILL; the others wait in a blocking
  *                               hgas_recv from it (one of them from any rank)
  *   fault_prog ok -             no fault: a barrier and hgas_finalize (store_flood.sh)
@@ -103,6 +105,10 @@ int main(int argc, char **argv) {
         fflush(stdout);
         if (!strcmp(mode, "die") || !strcmp(mode, "die_recv") || !strcmp(mode, "die_unmapped")) raise(SIGKILL);
         if (!strcmp(mode, "abort")) hgas_abort(3, "the test asked for it");
+        if (!strcmp(mode, "segv")) {
+            int *volatile bad = (int *)(uintptr_t)16; /* volatile: the compiler cannot see the value */
+            *bad = 1;
+        }
         if (!strcmp(mode, "hang"))
             for (;;) pause(); /* alive, never calls hgas again */
     }

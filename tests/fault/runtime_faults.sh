@@ -6,6 +6,7 @@
 # - the same while the others wait in a blocking hgas_recv from the dead rank (or any rank);
 # - the same where most ranks first reach the dead rank after its death (peers are mapped at
 #   their first use): the put fails naming it;
+# - a rank that crashes (SIGSEGV): it prints its crash report, the launcher names it;
 # - hgas_abort on one rank: the same, with the rank's reason;
 # - a rank that never joins: the others' hgas_init fails with the bootstrap timeout naming it.
 # Each case also checks that no /dev/shm/hgas-* file and no job directory is left.
@@ -63,6 +64,13 @@ count "$WORK/$CASE.log" "rank [0-6]: quiet: HGAS_ERR_PEER_FAILED: rank [0-6] can
 run abort 10 -- -n 3 "$PROG" abort 1
 has "$WORK/$CASE.log" "rank 1 called hgas_abort\(3\): the test asked for it"
 count "$WORK/$CASE.log" "rank [02]: second barrier: HGAS_ERR_PEER_FAILED: .*hgas_abort" 1
+
+# A crashing rank says where before it dies (HGAS_CRASH_REPORT, on by default).
+run segv 10 -- -n 3 "$PROG" segv 1
+has "$WORK/$CASE.log" "hgas: rank 1 \(pid [0-9]+\) received SIGSEGV \(invalid memory access\) at address 0x10; backtrace"
+has "$WORK/$CASE.log" "fault_prog\\(.*\\)\\[0x[0-9a-f]+\\]"
+has "$WORK/$CASE.log" "rank 1 \(pid [0-9]+\) was killed by signal 11"
+count "$WORK/$CASE.log" "rank [02]: second barrier: HGAS_ERR_PEER_FAILED: the job is ending: .*rank 1" 1
 
 run late 20 HGAS_BOOT_TIMEOUT=2 -- -n 3 "$PROG" late 1 30
 has "$WORK/$CASE.log" "rank [02]: hgas_init: HGAS_ERR_TIMEOUT: .*rank.* 1"

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <string>
 #include <vector>
 
 #include "mem/segment.hpp"
@@ -226,6 +227,40 @@ TEST(ProgressEngine, HelperThreadPollsOnlyTransportsThatNeedIt) {
     idle.set_transports({self.get()});
     idle.start_helper(0, 0);
     EXPECT_FALSE(idle.helper_running());
+}
+
+// Layers add pollers while the helper thread runs (the message layer right after init, the
+// device proxy at its first use). The helper must see each one whole and never walk a list
+// that is being reallocated (it once did: a rank died of SIGSEGV). Each added poller runs on
+// the helper; the ninth is refused with a message, the others keep running.
+TEST(ProgressEngine, PollersAddedWhileTheHelperRuns) {
+    progress::engine e;
+    std::atomic<int> runs[8];
+    for (auto &r : runs) r.store(0);
+    ASSERT_EQ(e.add_poller([&](bool on_rank) { runs[0].fetch_add(on_rank ? 0 : 1); return status::ok; }), status::ok);
+    e.start_helper(0, 0);  // spinning: as many walks of the list as possible while we add
+    ASSERT_TRUE(e.helper_running());
+    for (int k = 1; k < 8; ++k) {
+        // A capture larger than std::function's small buffer: the entry is a heap object, so
+        // an entry seen half-written or freed would crash or run the wrong one.
+        std::string tag(64, static_cast<char>('a' + k));
+        ASSERT_EQ(e.add_poller([&runs, k, tag](bool on_rank) {
+            if (!on_rank && tag.size() == 64 && tag[0] == 'a' + k) runs[k].fetch_add(1);
+            return status::ok;
+        }), status::ok);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    for (int i = 0; i < 1000; ++i) {
+        bool all = true;
+        for (auto &r : runs) all = all && r.load() > 0;
+        if (all) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    for (int k = 0; k < 8; ++k) EXPECT_GT(runs[k].load(), 0) << "poller " << k << " never ran on the helper";
+    EXPECT_EQ(e.add_poller([](bool) { return status::ok; }), status::internal);
+    EXPECT_NE(last_error().find("more than 8 pollers"), std::string::npos) << last_error();
+    e.stop_helper();
+    ASSERT_EQ(e.poll(), status::ok);
 }
 
 // The staging rings' size against the number of ranks (proto::staging::plan): whole while they
