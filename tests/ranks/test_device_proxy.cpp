@@ -391,15 +391,19 @@ TEST(DeviceProxy, FailedRequestIsCompletedAndReported) {
 // of tickets (every thread of a big kernel claims one at once, each served only in its
 // process's time slice) gave up while the proxy was busy; its ticket, claimed but never
 // published, then stopped the ring for good and later data was wrong. Here 64 producers post
-// 2 requests each (p into sim memory, HGAS_SIM_LATENCY_US=5000: 5 ms or more each) through the
-// 16-slot ring with a 200 ms deadline: the last of 64 claimants waits for some 60 requests
-// (300 ms) while the proxy takes one every 5 ms or so. Every request must be executed and
-// the ring must go on serving. (The ctest entry test_device_proxy_timeslice_starvation sets
-// the latency; without it the test passes trivially, so the main entries leave it out.)
+// 2 requests each (p into sim memory, HGAS_SIM_LATENCY_US=50000: 50 ms or more each) through
+// the 16-slot ring with a 2 s deadline: the last of 64 claimants waits for some 60 requests
+// (3 s) while the proxy takes one every 50 ms or so. Every request must be executed and the
+// ring must go on serving. The deadline is long against the proxy's step (40x) because on a
+// loaded machine 128 spinning producers and other jobs keep the proxy thread off a CPU for
+// hundreds of milliseconds (a 200 ms deadline failed so in CI), and still shorter than the
+// queue's wait, which a deadline counted from the wait's start would not survive. (The ctest
+// entry test_device_proxy_timeslice_starvation sets the latency; without it the test passes
+// trivially, so the main entries leave it out.)
 TEST(DeviceProxy, TimesliceStarvation) {
     hgas_device_ctx_t c = ctx();
     ASSERT_TRUE(kind_sim()) << "needs HGAS_SIM_HEAP_SIZE";
-    c.timeout_ns = 200 * 1000 * 1000;
+    c.timeout_ns = 2000ull * 1000 * 1000;
     const int threads = 64, per = 2;
     uint64_t *words;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(size_t(threads) * per * 8, HGAS_KIND_SIM, reinterpret_cast<void **>(&words)));
