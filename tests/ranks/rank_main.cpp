@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -27,7 +28,16 @@ std::vector<std::pair<const char *, void (*)()>> &registry() {
     return tests;
 }
 std::atomic<int> g_failures{0};
+thread_local int t_stops = 0;  // fatal failures and skips of this thread
+std::mutex g_fixtures;
 }  // namespace
+
+int rank_test::stops_on_this_thread() { return t_stops; }
+
+void rank_test::lock_fixtures(bool lock) {
+    if (lock) g_fixtures.lock();
+    else g_fixtures.unlock();
+}
 
 bool rank_test::add(const char *name, void (*body)()) {
     registry().emplace_back(name, body);
@@ -42,6 +52,7 @@ class failure_printer : public testing::EmptyTestEventListener {
             std::fprintf(stderr, "[rank %d] FAILED at %s:%d\n%s\n", hgas_rank_me(), r.file_name() ? r.file_name() : "?",
                          r.line_number(), r.summary());
         if (r.failed()) g_failures.fetch_add(1);
+        if (r.fatally_failed() || r.skipped()) ++t_stops;
     }
 };
 
