@@ -49,6 +49,21 @@ namespace {
 
 constexpr int events_per_stream = 64;
 
+// The user ranges this process page-locked for hgas (register_user), by base: how many ranks of
+// the process (ranks as threads) hold each.
+struct user_pin {
+    size_t bytes = 0;
+    int ranks = 0;
+};
+struct user_pins {
+    std::mutex m;
+    std::map<void *, user_pin> refs;
+};
+user_pins &process_user_pins() {
+    static user_pins p;
+    return p;
+}
+
 // Says once per process that lazy loading is on (CUDA initialized before hgas with the default,
 // or CUDA_MODULE_LOADING=LAZY), and what it risks.
 void warn_lazy_once() {
@@ -561,8 +576,18 @@ public:
     }
     // hgas_register: mapped too, so that kernels may use the range directly (with unified
     // addressing the device pointer of registered memory is the host pointer).
+    // Page-locking is the process's, registrations are the rank's: ranks that are threads of
+    // one process may each register the same range (their own hgas_register, or their caches),
+    // and the pages must stay locked until the last of them lets go; one rank's
+    // cudaHostUnregister would otherwise unpin what another rank's copies still treat as pinned.
     result<bool> register_user(void *p, size_t n) override {
         select();
+        user_pins &up = process_user_pins();
+        std::lock_guard<std::mutex> g(up.m);
+        if (auto it = up.refs.find(p); it != up.refs.end() && it->second.bytes == n) {
+            ++it->second.ranks;  // another rank of this process locked exactly this range
+            return true;
+        }
         cudaError_t e = cudaHostRegister(p, n, cudaHostRegisterPortable | cudaHostRegisterMapped);
         if (e == cudaErrorHostMemoryAlreadyRegistered) {  // the program registered it itself: keep that
             cudaGetLastError();
@@ -574,10 +599,17 @@ public:
                         cudaGetErrorString(e), cudaGetErrorName(e),
                         e == cudaErrorInvalidValue ? " (read-only or unmapped pages?)" : "");
         }
+        up.refs[p] = user_pin{n, 1};
         return true;
     }
     void unregister_user(void *p) override {
         select();
+        user_pins &up = process_user_pins();
+        std::lock_guard<std::mutex> g(up.m);
+        if (auto it = up.refs.find(p); it != up.refs.end()) {
+            if (--it->second.ranks > 0) return;  // still registered by another rank of the process
+            up.refs.erase(it);
+        }
         if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
     }
     status register_host(void *p, size_t n) override {

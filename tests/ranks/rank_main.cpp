@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -27,7 +28,16 @@ std::vector<std::pair<const char *, void (*)()>> &registry() {
     return tests;
 }
 std::atomic<int> g_failures{0};
+thread_local int t_stops = 0;  // fatal failures and skips of this thread
+std::mutex g_fixtures;
 }  // namespace
+
+int rank_test::stops_on_this_thread() { return t_stops; }
+
+void rank_test::lock_fixtures(bool lock) {
+    if (lock) g_fixtures.lock();
+    else g_fixtures.unlock();
+}
 
 bool rank_test::add(const char *name, void (*body)()) {
     registry().emplace_back(name, body);
@@ -42,8 +52,34 @@ class failure_printer : public testing::EmptyTestEventListener {
             std::fprintf(stderr, "[rank %d] FAILED at %s:%d\n%s\n", hgas_rank_me(), r.file_name() ? r.file_name() : "?",
                          r.line_number(), r.summary());
         if (r.failed()) g_failures.fetch_add(1);
+        if (r.fatally_failed() || r.skipped()) ++t_stops;
     }
 };
+
+// GoogleTest's filter syntax (GTEST_FILTER / --gtest_filter), which RUN_ALL_TESTS applies and
+// the rank threads' runner must too: "pos1:pos2-neg1:neg2", patterns with * and ?.
+bool glob(const char *p, const char *s) {
+    if (!*p) return !*s;
+    if (*p == '*') return glob(p + 1, s) || (*s && glob(p, s + 1));
+    return *s && (*p == '?' || *p == *s) && glob(p + 1, s + 1);
+}
+bool any_matches(const std::string &patterns, const std::string &name) {
+    size_t at = 0;
+    while (at <= patterns.size()) {
+        size_t end = patterns.find(':', at);
+        if (end == std::string::npos) end = patterns.size();
+        if (end > at && glob(patterns.substr(at, end - at).c_str(), name.c_str())) return true;
+        at = end + 1;
+    }
+    return false;
+}
+bool selected(const char *name) {
+    const std::string f = GTEST_FLAG_GET(filter);
+    const size_t minus = f.find('-');
+    const std::string pos = minus == std::string::npos ? f : f.substr(0, minus);
+    const std::string neg = minus == std::string::npos ? "" : f.substr(minus + 1);
+    return (pos.empty() || any_matches(pos, name)) && !any_matches(neg, name);
+}
 
 // One rank thread: join, run every registered body in order (a barrier after each, so that a
 // failed test does not leave its ranks in different tests), leave.
@@ -56,6 +92,7 @@ void rank_thread(int t, bool verbose) {
     }
     const int me = hgas_rank_me();
     for (const auto &[name, body] : registry()) {
+        if (!selected(name)) continue;  // the same on every rank thread: the barriers still pair
         if (me == 0 || verbose) std::printf("[ RUN      ] %s (rank %d of %d)\n", name, me, hgas_rank_n());
         const int before = g_failures.load();
         body();
@@ -86,7 +123,11 @@ int run_as_threads(int threads, bool verbose) {
     for (auto &t : ts) t.join();
     const int f = g_failures.load();
     if (f) std::fprintf(stderr, "%d failure(s) in this process's ranks\n", f);
-    else std::printf("[  PASSED  ] %zu tests on %d rank threads\n", registry().size(), threads);
+    else {
+        size_t ran = 0;
+        for (const auto &t : registry()) ran += selected(t.first);
+        std::printf("[  PASSED  ] %zu tests on %d rank threads\n", ran, threads);
+    }
     return f ? 1 : 0;
 }
 }  // namespace

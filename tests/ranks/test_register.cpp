@@ -5,6 +5,7 @@
 //
 // With kind sim the registration is recorded only (nothing to pin); with kind cuda it is a
 // cudaHostRegister and the copies run from page-locked memory.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -24,8 +25,36 @@ hgas_kind_t device_kind() {
 
 unsigned char pat(int w, int t, size_t i, int salt) { return pattern(w, t, i + salt * 977); }
 
-// A global: the program's static data may be registered too.
-unsigned char g_static_buf[1 << 16];
+// A global: the program's static data may be registered too. Ranks that are threads of one
+// process (hgasrun --threads T) share the process's globals, so each rank thread takes its own
+// block of the array (ranks of a process are numbered consecutively: rank % T differs); with
+// one block for all of them, rank threads wrote their patterns over each other's and read
+// wrong bytes back (and the rank that failed left its peers waiting in a barrier).
+constexpr size_t kStaticBlock = 1 << 16;
+constexpr int kMaxRankThreads = 8;
+unsigned char g_static_bufs[kMaxRankThreads][kStaticBlock];
+
+int rank_threads() {
+    const char *t = std::getenv("HGAS_THREADS");
+    return t && std::atoi(t) > 1 ? std::atoi(t) : 1;
+}
+
+unsigned char (&my_static_buf())[kStaticBlock] {
+    EXPECT_LE(rank_threads(), kMaxRankThreads) << "raise kMaxRankThreads";
+    return g_static_bufs[me() % std::min(rank_threads(), kMaxRankThreads)];
+}
+
+// One range that every rank thread of a process registers (and its content, written before
+// main, so that it is never written while ranks read it).
+std::vector<unsigned char> &g_shared_src() {
+    static std::vector<unsigned char> v = [] {
+        std::vector<unsigned char> b(256 << 10);
+        for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<unsigned char>(i * 13 + (i >> 9));
+        return b;
+    }();
+    return v;
+}
+[[maybe_unused]] const bool g_shared_src_ready = !g_shared_src().empty();
 
 bool has(const char *text) { return std::strstr(hgas_last_error(), text) != nullptr; }
 
@@ -95,6 +124,7 @@ TEST(Register, PutGetWithRegisteredHeapBuffers) {
 TEST(Register, GlobalsAndHostTargets) {
     ASSERT_TRUE(hgas_kind_available(device_kind()));
     // The program's static data (its own segment in hgas) may be registered.
+    unsigned char(&g_static_buf)[kStaticBlock] = my_static_buf();
     HGAS_OK_OR_FAIL(hgas_register(g_static_buf, sizeof g_static_buf));
     std::vector<unsigned char> back(sizeof g_static_buf);
     check_put_get(g_static_buf, back.data(), sizeof g_static_buf, "a registered global");
@@ -168,6 +198,37 @@ TEST(Register, BadInputGetsClearErrors) {
         HGAS_OK_OR_FAIL(hgas_free(dev));
     }
     HGAS_OK_OR_FAIL(hgas_free(heap));
+}
+
+// Registrations are the rank's, and so are their releases: when ranks are threads of one
+// process, each may register the same range, and one rank's hgas_deregister leaves the range
+// registered for the others (a GPU pins pages per process: the pages stay page-locked until
+// the last rank that registered them lets go). Every rank then copies from the range into the
+// device memory of the next rank, and the values are checked.
+TEST(Register, SameRangeOnEveryRankAndOneDeregisters) {
+    ASSERT_TRUE(hgas_kind_available(device_kind()));
+    std::vector<unsigned char> &src = g_shared_src();
+    const size_t sz = src.size();
+    HGAS_OK_OR_FAIL(hgas_register(src.data(), sz));
+    void *dst;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(sz, device_kind(), &dst));
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    if (me() % 2) {
+        HGAS_OK_OR_FAIL(hgas_deregister(src.data()));  // still registered for the even ranks
+    }
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    const int t = (me() + 1) % n();
+    HGAS_OK_OR_FAIL(hgas_put_nbi(gp(dst, t), src.data(), sz));
+    HGAS_OK_OR_FAIL(hgas_quiet());
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    std::vector<unsigned char> back(sz, 0xee);
+    HGAS_OK_OR_FAIL(hgas_get(back.data(), gp(dst, me()), sz));
+    for (size_t i = 0; i < sz; ++i) ASSERT_EQ(back[i], src[i]) << "byte " << i << " (put by rank " << (me() + n() - 1) % n() << ")";
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    if (me() % 2 == 0) {
+        HGAS_OK_OR_FAIL(hgas_deregister(src.data()));
+    }
+    HGAS_OK_OR_FAIL(hgas_free(dst));
 }
 
 TEST(Register, LeftRegisteredAtFinalize) {

@@ -2,6 +2,7 @@
 // HGAS_SEG_STATIC) for put/get, atomics, signals and collectives, and the segment is checked
 // like every other one. With HGAS_STATIC_DATA=0 (test_static_off) they are not, and the
 // message says why.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -11,7 +12,7 @@ namespace {
 
 int me() { return hgas_rank_me(); }
 int n() { return hgas_rank_n(); }
-bool static_on() {
+[[maybe_unused]] bool static_on() {
     const char *v = std::getenv("HGAS_STATIC_DATA");
     return !v || std::strcmp(v, "0") != 0;
 }
@@ -20,9 +21,55 @@ bool static_on() {
 long initialized = 1234;
 uint64_t words[512];           // bss, several pages when combined with the rest
 char tail_bytes[1 << 16];
-uint64_t signal_word;
+[[maybe_unused]] uint64_t signal_word;
 const long read_only = 5;
 
+#ifdef HGAS_RANK_THREADS
+// Ranks as threads (hgasrun --threads T, docs/threads.md): the T ranks of a process share its
+// globals, so one global cannot be a separate symmetric object of each rank; hgas reports
+// static data as not symmetric for the job and refuses a global as an RMA or collective
+// target with that reason. What a rank thread sees instead: one copy of every global per
+// process (a write by one rank thread is read by the process's other rank threads), one copy
+// of every thread_local per rank, and symmetric memory from hgas_malloc.
+std::atomic<int> joined{0};
+thread_local int my_rank = -1;
+
+int threads_per_process() {
+    const char *t = std::getenv("HGAS_THREADS");
+    return t ? std::atoi(t) : 1;
+}
+
+TEST(StaticData, RankThreadsRefuseGlobalsWithTheReason) {
+    hgas_gptr_t g;
+    for (const void *global : {static_cast<const void *>(&initialized), static_cast<const void *>(words),
+                               static_cast<const void *>(&tail_bytes[100])}) {
+        EXPECT_EQ(hgas_ptr(global, (me() + 1) % n(), &g), HGAS_ERR_INVALID_POINTER);
+        EXPECT_NE(std::strstr(hgas_last_error(), "global or static variable"), nullptr) << hgas_last_error();
+        EXPECT_NE(std::strstr(hgas_last_error(), "HGAS_THREADS="), nullptr) << hgas_last_error();
+        EXPECT_NE(std::strstr(hgas_last_error(), "use hgas_malloc"), nullptr) << hgas_last_error();
+    }
+    EXPECT_EQ(hgas_broadcast(words, words, 8, 0), HGAS_ERR_INVALID_POINTER);
+    EXPECT_EQ(initialized, 1234) << "globals are the program's as they were: hgas moved nothing";
+}
+
+TEST(StaticData, RankThreadsShareGlobalsAndKeepThreadLocals) {
+    my_rank = me();
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    joined.fetch_add(1);  // one counter for the process: every rank thread of it adds
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    EXPECT_EQ(joined.load(), threads_per_process()) << "a global is one variable for the process's rank threads";
+    EXPECT_EQ(my_rank, me()) << "a thread_local is the rank's own";
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    // Symmetric data comes from hgas_malloc: the same exchange the globals test does.
+    uint64_t *w;
+    HGAS_OK_OR_FAIL(hgas_malloc(sizeof(uint64_t) * n(), reinterpret_cast<void **>(&w)));
+    const uint64_t mine = 1000u + static_cast<unsigned>(me());
+    for (int t = 0; t < n(); ++t) HGAS_OK_OR_FAIL(hgas_put(gp(&w[me()], t), &mine, sizeof mine));
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    for (int r = 0; r < n(); ++r) EXPECT_EQ(w[r], 1000u + static_cast<unsigned>(r)) << "from rank " << r;
+    HGAS_OK_OR_FAIL(hgas_free(w));
+}
+#else
 TEST(StaticData, GlobalsHaveTheStaticSegment) {
     if (!static_on()) GTEST_SKIP() << "HGAS_STATIC_DATA=0";
     hgas_gptr_t g = gp(&initialized, (me() + 1) % n());
@@ -94,5 +141,6 @@ TEST(StaticData, OffSaysWhy) {
     EXPECT_NE(std::strstr(hgas_last_error(), "HGAS_STATIC_DATA=0"), nullptr) << hgas_last_error();
     EXPECT_EQ(hgas_broadcast(words, words, 8, 0), HGAS_ERR_INVALID_POINTER);
 }
+#endif
 
 }  // namespace
