@@ -256,6 +256,12 @@ void ucx_transport::am_finish_put_at_target(const am_request_hdr &h) {
 }
 
 void ucx_transport::am_send_reply(int src, const am_reply_hdr &h, const void *data, size_t len) {
+    // A request that arrives before this rank has its endpoints (its connect failed or has not
+    // finished) cannot be answered; its initiator's wait times out naming this rank.
+    if (src < 0 || static_cast<size_t>(src) >= peers_.size() || !peers_[src]->ep) {
+        HGASI_DEBUG("ucx", "no endpoint to rank %d yet: a request of it stays unanswered", src);
+        return;
+    }
     ucp_request_param_t prm{};
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     prm.flags = UCP_AM_SEND_FLAG_COPY_HEADER;  // `h` lives on our stack

@@ -97,6 +97,7 @@ result<std::unique_ptr<ucx_transport>> ucx_transport::create(const settings &cfg
     t->mode_ = cfg.text(setting::ucx_mode) == "am" ? data_mode::am : data_mode::rma;
     t->multi_thread_ = cfg.flag(setting::progress_thread);
     t->timeout_s_ = cfg.seconds(setting::timeout);
+    t->boot_timeout_s_ = cfg.seconds(setting::boot_timeout);
     HGAS_TRY(t->init_context());
     return t;
 }
@@ -174,7 +175,10 @@ status ucx_transport::connect(const setup &s) {
 
     std::vector<std::string> all;
     if (s.store) {
-        status bs = s.store->allgather("ucx.addr", mine, all, timeout_s_);
+        // Start-up, not an operation: HGAS_BOOT_TIMEOUT, as the core's own exchanges. With
+        // HGAS_TIMEOUT here a short operation timeout (a test's 0.3 s) failed the connect on a
+        // loaded machine, where the ranks reach this point seconds apart.
+        status bs = s.store->allgather("ucx.addr", mine, all, boot_timeout_s_);
         if (bs != status::ok) {
             std::string why = last_error();
             return fail(bs, "UCX address exchange through the bootstrap store failed: %s", why.c_str());

@@ -225,6 +225,7 @@ private:
     data_mode mode_ = data_mode::rma;
     bool multi_thread_ = false;
     double timeout_s_ = 300;
+    double boot_timeout_s_ = 300;  // the address exchange at connect
     std::function<status()> job_alive_;  // setup::job_alive
     std::function<void(const std::string &)> peer_lost_;  // setup::peer_lost
     bool yield_when_idle_ = false;
