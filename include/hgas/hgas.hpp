@@ -12,11 +12,16 @@
 //        hx::barrier();                 double sum = hx::allreduce(x, HGAS_OP_SUM);
 //    (Call them qualified or through an alias: `using namespace hgas::checked` makes calls
 //    with hgas::global_ptr arguments ambiguous, as argument-dependent lookup finds hgas::put.)
-// Atomics and reductions take every integer type of 32 or 64 bits (int, long, long long,
-// unsigned, int64_t, ...) and reductions also float and double; the operand of an atomic is
-// converted to the pointer's type (fetch_add on a global_ptr<long> with 1 compiles).
+// Atomics take every integer type of 32 or 64 bits (int, long, long long, unsigned, int64_t,
+// ...); the operand of an atomic is converted to the pointer's type (fetch_add on a
+// global_ptr<long> with 1 compiles). Reductions take every integer type of 8 to 64 bits
+// (int8_t ... uint64_t), float, double and the 16-bit floats hgas::half (IEEE binary16) and
+// hgas::bfloat16 -- and CUDA's __half / __nv_bfloat16 where cuda_fp16.h / cuda_bf16.h are
+// included before this header. 16-bit floats are combined in float and rounded to nearest
+// even after every step, so a sum of many may differ from the exact sum rounded once.
 #pragma once
 #include <hgas/hgas.h>
+#include <hgas/impl/float16.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -27,18 +32,71 @@
 
 namespace hgas {
 
+/// IEEE 754 binary16 (HGAS_FLOAT16): 16 bits of storage, as CUDA's __half and NCCL's
+/// ncclFloat16. Converts from and to float explicitly; from float it rounds to nearest even.
+/// Arithmetic is the user's: convert to float, compute, convert back.
+struct half {
+    uint16_t bits;  // the binary16 encoding
+    half() = default;  // trivial, as float: value-initialize (half{}) for +0
+    explicit half(float f) : bits(detail::float_to_half(f)) {}
+    explicit operator float() const { return detail::half_to_float(bits); }
+    static constexpr half from_bits(uint16_t b) {
+        half h{};
+        h.bits = b;
+        return h;
+    }
+};
+/// bfloat16 (HGAS_BFLOAT16): the upper 16 bits of a float, as CUDA's __nv_bfloat16 and NCCL's
+/// ncclBfloat16; the same conversions as hgas::half.
+struct bfloat16 {
+    uint16_t bits;  // the upper half of the float encoding
+    bfloat16() = default;
+    explicit bfloat16(float f) : bits(detail::float_to_bf16(f)) {}
+    explicit operator float() const { return detail::bf16_to_float(bits); }
+    static constexpr bfloat16 from_bits(uint16_t b) {
+        bfloat16 h{};
+        h.bits = b;
+        return h;
+    }
+};
+static_assert(sizeof(half) == 2 && sizeof(bfloat16) == 2 && std::is_trivially_copyable_v<half> &&
+                  std::is_trivially_copyable_v<bfloat16>,
+              "hgas::half and hgas::bfloat16 are 16-bit values, copied as bytes");
+
 namespace detail {
-// The element type of atomics and reductions, from size and signedness, so that every
-// integer type of 32 or 64 bits maps (long and long long are distinct types of one size).
+// The 16-bit float types: hgas's own, and CUDA's where its headers came first.
+template <class U>
+constexpr bool is_float16_v = std::is_same_v<U, half>
+#ifdef __CUDA_FP16_H__
+                              || std::is_same_v<U, __half>
+#endif
+    ;
+template <class U>
+constexpr bool is_bfloat16_v = std::is_same_v<U, bfloat16>
+#ifdef __CUDA_BF16_H__
+                               || std::is_same_v<U, __nv_bfloat16>
+#endif
+    ;
+template <class U>
+constexpr bool is_atomic_int_v =
+    std::is_integral_v<U> && !std::is_same_v<U, bool> && (sizeof(U) == 4 || sizeof(U) == 8);
+// The element type of reductions (and atomics: atomic() admits only is_atomic_int_v), from
+// size and signedness, so that every integer type maps (long and long long are distinct
+// types of one size, char is int8 or uint8 as the platform's char is signed or not).
 template <class T>
 constexpr hgas_dtype_t dtype_of() {
     using U = std::remove_cv_t<T>;
-    static_assert((std::is_integral_v<U> && !std::is_same_v<U, bool> && (sizeof(U) == 4 || sizeof(U) == 8)) ||
-                      std::is_same_v<U, float> || std::is_same_v<U, double>,
-                  "hgas atomics take 32- and 64-bit integers, reductions also float and double: "
-                  "use int32_t/int64_t (or a wider type) for smaller integers");
+    static_assert((std::is_integral_v<U> && !std::is_same_v<U, bool> && sizeof(U) <= 8) ||
+                      std::is_same_v<U, float> || std::is_same_v<U, double> || is_float16_v<U> ||
+                      is_bfloat16_v<U>,
+                  "hgas reductions take integers of 8 to 64 bits, float, double, hgas::half and "
+                  "hgas::bfloat16 (or CUDA's __half and __nv_bfloat16)");
     if constexpr (std::is_same_v<U, float>) return HGAS_FLOAT;
     else if constexpr (std::is_same_v<U, double>) return HGAS_DOUBLE;
+    else if constexpr (is_float16_v<U>) return HGAS_FLOAT16;
+    else if constexpr (is_bfloat16_v<U>) return HGAS_BFLOAT16;
+    else if constexpr (sizeof(U) == 1) return std::is_signed_v<U> ? HGAS_INT8 : HGAS_UINT8;
+    else if constexpr (sizeof(U) == 2) return std::is_signed_v<U> ? HGAS_INT16 : HGAS_UINT16;
     else if constexpr (sizeof(U) == 4) return std::is_signed_v<U> ? HGAS_INT32 : HGAS_UINT32;
     else return std::is_signed_v<U> ? HGAS_INT64 : HGAS_UINT64;
 }
@@ -253,7 +311,7 @@ inline code signal_wait_until(const uint64_t *sig, hgas_cmp_t cmp, uint64_t valu
 template <class T>
 code atomic(global_ptr<T> t, hgas_amo_t op, detail::same_t<T> operand = T{}, T *old = nullptr,
             detail::same_t<T> compare = T{}) {
-    static_assert(std::is_integral_v<T>, "hgas atomics take 32- and 64-bit integers");
+    static_assert(detail::is_atomic_int_v<std::remove_cv_t<T>>, "hgas atomics take 32- and 64-bit integers");
     return hgas_atomic(t.raw(), op, detail::dtype_of<T>(), &operand, &compare, old);
 }
 template <class T>

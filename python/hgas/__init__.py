@@ -10,7 +10,7 @@
 Run with `hgasrun -n 4 python3 prog.py`. python/README.md has the whole API."""
 from ._api import (ANY_RANK, ANY_TAG, TAG_MAX, Handle, MsgInfo, Registration, allreduce, alltoall, atomic,
                    atomic_add, atomic_compare_swap, atomic_fetch, atomic_fetch_add, atomic_fetch_inc, atomic_inc,
-                   atomic_set, atomic_swap, barrier, barrier_on_stream, broadcast, deregister, device_gpu, empty,
+                   atomic_set, atomic_swap, barrier, barrier_on_stream, bfloat16, broadcast, deregister, device_gpu, empty,
                    fcollect, fence, finalize, free, get, get_nb, get_nbi, init, initialized, iprobe, irecv, isend,
                    kind_available, local_rank, local_size, probe, progress, put, put_nb, put_nbi, put_on_stream,
                    put_signal, put_signal_nbi, put_signal_on_stream, quiet, quiet_on_stream, rank, recv, reduce,

@@ -11,6 +11,7 @@ from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
+from . import _dlpack
 from ._arrays import KINDS, DeviceArray, local_buffer
 from ._errors import InvalidArgError, check
 from ._lib import gptr_t, lib, msg_info_t
@@ -34,9 +35,17 @@ TAG_MAX = 0x7FFFFFFF
 
 _CMP = {"eq": 0, "==": 0, "ne": 1, "!=": 1, "gt": 2, ">": 2, "ge": 3, ">=": 3, "lt": 4, "<": 4, "le": 5, "<=": 5}
 _SIGNAL_OP = {"set": 0, "add": 1}
-_OP = {"sum": 0, "min": 1, "max": 2, "prod": 3}
+_OP = {"sum": 0, "min": 1, "max": 2, "prod": 3, "and": 4, "or": 5, "xor": 6}
+# hgas_dtype_t of an array's dtype. float16 is IEEE binary16; bfloat16 (no NumPy type) is
+# hgas.bfloat16, what a torch.bfloat16 tensor parses to, or ml_dtypes' bfloat16 (by its name).
 _DTYPE = {np.dtype(np.int32): 0, np.dtype(np.int64): 1, np.dtype(np.uint32): 2, np.dtype(np.uint64): 3,
-          np.dtype(np.float32): 4, np.dtype(np.float64): 5}
+          np.dtype(np.float32): 4, np.dtype(np.float64): 5, np.dtype(np.int8): 6, np.dtype(np.int16): 7,
+          np.dtype(np.uint8): 8, np.dtype(np.uint16): 9, np.dtype(np.float16): 10, _dlpack.BFLOAT16: 11}
+# The element types a reduction's dtype= names, reinterpreting the array's bytes, and their sizes.
+_DTYPE_NAME = {"int32": 0, "int64": 1, "uint32": 2, "uint64": 3, "float32": 4, "float64": 5, "int8": 6,
+               "int16": 7, "uint8": 8, "uint16": 9, "float16": 10, "half": 10, "bfloat16": 11}
+_DTYPE_SIZE = {0: 4, 1: 8, 2: 4, 3: 8, 4: 4, 5: 8, 6: 1, 7: 2, 8: 1, 9: 2, 10: 2, 11: 2}
+bfloat16 = _dlpack.BFLOAT16
 _AMO_CTYPE = {0: ctypes.c_int32, 1: ctypes.c_int64, 2: ctypes.c_uint32, 3: ctypes.c_uint64}
 
 # Symmetric allocations by start address: kind and bytes, for free() and finalize().
@@ -518,42 +527,71 @@ def barrier() -> None:
     _nbi_keep.clear()
 
 
-def _reduce_args(array: Any, out: Any, call: str) -> tuple[int, int, int, int]:
-    src, n, dtype = local_buffer(array)
+_TYPES_MSG = ("int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64 and "
+              "bfloat16 (hgas.bfloat16, torch.bfloat16, or dtype='bfloat16' over raw 16-bit data)")
+
+
+def _reduce_type(dtype: np.dtype, named: Any, nbytes: int, call: str) -> int:
+    """The hgas_dtype_t a reduction combines: `named` (dtype=) over the array's bytes, else the array's own."""
+    if named is not None:
+        t = _DTYPE_NAME.get(named) if type(named) is str else None
+        if t is None:
+            try:
+                t = _DTYPE.get(np.dtype(named))
+            except TypeError:
+                t = None
+        if t is None:
+            raise InvalidArgError(f"hgas.{call}: dtype={named!r} is not a reduction type; use one of {_TYPES_MSG}")
+        if nbytes % _DTYPE_SIZE[t]:
+            raise InvalidArgError(f"hgas.{call}: {nbytes} bytes are not a whole number of {named} elements "
+                                  f"({_DTYPE_SIZE[t]} bytes each)")
+        return t
     t = _DTYPE.get(dtype)
+    if t is None and dtype.name == "bfloat16":  # ml_dtypes (JAX)
+        t = 11
     if t is None:
-        raise InvalidArgError(f"hgas.{call}: reductions work on int32, int64, uint32, uint64, float32 and "
-                              f"float64 arrays, not {dtype}")
+        raise InvalidArgError(f"hgas.{call}: reductions work on {_TYPES_MSG}; not {dtype}")
+    return t
+
+
+def _reduce_args(array: Any, out: Any, call: str, named: Any = None) -> tuple[int, int, int, int]:
+    src, n, dtype = local_buffer(array)
+    t = _reduce_type(dtype, named, n, call)
+    count = n // _DTYPE_SIZE[t]
     if out is None:
-        return src, src, n // dtype.itemsize, t
+        return src, src, count, t
     dst, dn, ddtype = local_buffer(out, writable=True)
-    if ddtype != dtype or dn != n:
+    if dn != n or (named is None and ddtype != dtype):
         raise InvalidArgError(f"hgas.{call}: `out` must match the array ({n} bytes of {dtype}), "
                               f"not {dn} bytes of {ddtype}")
-    return dst, src, n // dtype.itemsize, t
+    return dst, src, count, t
 
 
-def allreduce(array: Any, op: str = "sum", out: Any = None) -> Any:
-    """Combines `array` of every rank element-wise with op ("sum", "min", "max", "prod") into
-    `out` (default: `array` itself, in place) on every rank; returns the result array. Host
-    memory, symmetric or not (the C library refuses device memory in collectives: copy it out
-    with .numpy(), or cupy.asnumpy / tensor.cpu())."""
-    if out is None and type(op) is str and op in _OP:
+def allreduce(array: Any, op: str = "sum", out: Any = None, dtype: Any = None) -> Any:
+    """Combines `array` of every rank element-wise with op ("sum", "min", "max", "prod"; "and",
+    "or", "xor" on integers) into `out` (default: `array` itself, in place) on every rank;
+    returns the result array. Element types: every integer of 8 to 64 bits, float16, float32,
+    float64, bfloat16; `dtype` ("bfloat16", "float16", "int8", ... or a NumPy dtype) combines
+    the array's bytes as that type instead of its own (bfloat16 bits in a uint16 array). 16-bit
+    floats are combined in float32 and rounded to nearest even after every step. Host memory,
+    symmetric or not (the C library refuses device memory in collectives: copy it out with
+    .numpy(), or cupy.asnumpy / tensor.cpu())."""
+    if out is None and dtype is None and type(op) is str and op in _OP:
         st = _fast_allreduce(array, _OP[op])
         if st >= 0:
             if st:
                 check(st)
             return array
-    dst, src, count, t = _reduce_args(array, out, "allreduce")
+    dst, src, count, t = _reduce_args(array, out, "allreduce", dtype)
     st = lib.hgas_allreduce(dst, src, count, t, _pick(_OP, op, "reduction op", "allreduce"))
     if st:
         check(st)
     return array if out is None else out
 
 
-def reduce(array: Any, root: int, op: str = "sum", out: Any = None) -> Any:
+def reduce(array: Any, root: int, op: str = "sum", out: Any = None, dtype: Any = None) -> Any:
     """allreduce() with the result on `root` only (elsewhere `out` is left as it was)."""
-    dst, src, count, t = _reduce_args(array, out, "reduce")
+    dst, src, count, t = _reduce_args(array, out, "reduce", dtype)
     check(lib.hgas_reduce(dst, src, count, t, _pick(_OP, op, "reduction op", "reduce"), root))
     return array if out is None else out
 

@@ -43,6 +43,12 @@ _get_pointer_raw = ctypes.PYFUNCTYPE(c_void_p, c_void_p, ctypes.c_char_p)(("PyCa
 
 _CODES = {"i": 0, "u": 1, "f": 2, "b": 6}
 _KINDS = {v: k for k, v in _CODES.items()}
+_BFLOAT = 4  # kDLBfloat: torch.bfloat16, jax's bfloat16
+
+# bfloat16, which NumPy lacks: 16-bit records named "bfloat16" (hgas.bfloat16). A DLPack bfloat16
+# tensor (torch.bfloat16) parses to it and an hgas array of it exports as one, so the element
+# type survives the round trip; reductions combine it as bfloat16 (HGAS_BFLOAT16).
+BFLOAT16 = np.dtype([("bfloat16", "<u2")])
 
 # Exported tensors live here until their consumer calls the deleter (or the capsule dies unused).
 _live: dict[int, tuple] = {}
@@ -69,7 +75,7 @@ def export(owner, ptr: int, shape: tuple, dtype: np.dtype, device: tuple[int, in
     m.dl_tensor.data = ptr
     m.dl_tensor.device = _Device(*device)
     m.dl_tensor.ndim = ndim
-    m.dl_tensor.dtype = _DType(_CODES[dtype.kind], dtype.itemsize * 8, 1)
+    m.dl_tensor.dtype = _DType(_BFLOAT if dtype == BFLOAT16 else _CODES[dtype.kind], dtype.itemsize * 8, 1)
     m.dl_tensor.shape = dims
     m.dl_tensor.strides = None  # compact row-major
     m.dl_tensor.byte_offset = 0
@@ -86,10 +92,13 @@ def parse(capsule) -> tuple[int, tuple, np.dtype, int, bool]:
     t = _Managed.from_address(addr).dl_tensor
     shape = tuple(t.shape[i] for i in range(t.ndim))
     kind = _KINDS.get(t.dtype.code)
-    if kind is None or t.dtype.lanes != 1:
+    if t.dtype.code == _BFLOAT and t.dtype.bits == 16 and t.dtype.lanes == 1:
+        dtype = BFLOAT16
+    elif kind is None or t.dtype.lanes != 1:
         raise TypeError(f"hgas: DLPack data type code {t.dtype.code} with {t.dtype.lanes} lanes is not supported "
-                        "(integers, unsigned integers, floats and bools are)")
-    dtype = np.dtype(f"{kind}{t.dtype.bits // 8}") if kind != "b" else np.dtype(bool)
+                        "(integers, unsigned integers, floats, bfloat16 and bools are)")
+    else:
+        dtype = np.dtype(f"{kind}{t.dtype.bits // 8}") if kind != "b" else np.dtype(bool)
     contiguous = True
     if t.strides:
         expect = 1

@@ -67,10 +67,13 @@ static int dtype_of(const char *f, Py_ssize_t size) {
     if (*f == '<' || *f == '=' || *f == '@') f++;
     if (f[0] && f[1]) return -1;
     switch (*f) {
+    case 'e': return size == 2 ? 10 : -1; /* float16 */
     case 'f': return size == 4 ? 4 : -1;
     case 'd': return size == 8 ? 5 : -1;
-    case 'i': case 'l': case 'q': return size == 4 ? 0 : size == 8 ? 1 : -1;
-    case 'I': case 'L': case 'Q': return size == 4 ? 2 : size == 8 ? 3 : -1;
+    case 'b': return size == 1 ? 6 : -1;
+    case 'B': return size == 1 ? 8 : -1;
+    case 'h': case 'i': case 'l': case 'q': return size == 2 ? 7 : size == 4 ? 0 : size == 8 ? 1 : -1;
+    case 'H': case 'I': case 'L': case 'Q': return size == 2 ? 9 : size == 4 ? 2 : size == 8 ? 3 : -1;
     default: return -1;
     }
 }

@@ -38,7 +38,7 @@ def test_bad_names_and_types():
     a = hgas.zeros(4, np.float64, KIND)
     with pytest.raises(hgas.InvalidArgError, match=r"hgas.allreduce: unknown reduction op 'avg'; use one of"):
         hgas.allreduce(np.zeros(3), op="avg")
-    with pytest.raises(hgas.InvalidArgError, match="reductions work on int32.* not complex128"):
+    with pytest.raises(hgas.InvalidArgError, match="reductions work on int8, int16, int32.* not complex128"):
         hgas.allreduce(np.zeros(3, np.complex128))
     with pytest.raises(hgas.InvalidArgError, match="atomics work on int32, int64, uint32 and uint64 arrays, not float64"):
         hgas.atomic_fetch_add(a, 1, 0)

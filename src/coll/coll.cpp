@@ -262,12 +262,17 @@ status end_failed_broadcast(const session &s, uint64_t drain, const int *childre
 }  // namespace
 
 namespace {
-// Whether broadcast of `bytes` on `t` scatters and allgathers (HGAS_COLL_BCAST).
+// Whether broadcast of `bytes` on `t` scatters and allgathers (HGAS_COLL_BCAST). The auto
+// cut-over is measured (docs/collectives.md, "Algorithm cut-overs"): on host memory the tree
+// won at 2 and 4 ranks at every size up to 32 MiB, and at 8 ranks up to 8 MiB; scatter won
+// from 16 MiB at 8 ranks.
+constexpr int k_bcast_scatter_min_ranks = 8;
+constexpr size_t k_bcast_scatter_min_bytes = size_t{16} << 20;
 bool bcast_scatter(team &t, size_t bytes) {
     const std::string &choice = t.r->cfg().text(setting::coll_bcast);
     if (choice == "scatter") return t.n() > 1;
     if (choice == "tree") return false;
-    return t.n() >= 4 && bytes >= (size_t{1} << 20);
+    return t.n() >= k_bcast_scatter_min_ranks && bytes >= k_bcast_scatter_min_bytes;
 }
 
 // Broadcast for large messages (van de Geijn): the root scatters block i (ceil(bytes / n)

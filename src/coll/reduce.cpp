@@ -108,12 +108,17 @@ int log2_floor(int x) {
     return k;
 }
 
-// Whether reduce of `bytes` on `t` runs as a chain (HGAS_COLL_REDUCE).
+// Whether reduce of `bytes` on `t` runs as a chain (HGAS_COLL_REDUCE). The auto cut-over is
+// measured (docs/collectives.md, "Algorithm cut-overs"): at 4 and 8 ranks the chain won from
+// 512 KiB (1.2-1.8x), the tree below 128 KiB. At 2 ranks both are the same schedule (one slot,
+// rank 1 -> rank 0), so the tree's name stays.
+constexpr int k_reduce_chain_min_ranks = 4;
+constexpr size_t k_reduce_chain_min_bytes = size_t{512} << 10;
 bool reduce_chain(team &t, size_t bytes) {
     const std::string &choice = t.r->cfg().text(setting::coll_reduce);
     if (choice == "chain") return true;
     if (choice == "tree") return false;
-    return t.n() >= 4 && bytes >= (size_t{1} << 20);
+    return t.n() >= k_reduce_chain_min_ranks && bytes >= k_reduce_chain_min_bytes;
 }
 
 status check_count(const char *op, size_t count, size_t esize, size_t &bytes) {

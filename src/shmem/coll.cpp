@@ -3,7 +3,7 @@
 // A call on a team runs on the hgas team behind it (hgas_team_*: broadcast, collect,
 // fcollect, alltoall, and reductions of the types and ops hgas combines); active sets that are
 // the whole job use hgas's world collectives. The rest — other active sets, strided
-// alltoalls, reductions hgas does not combine (char, short, long double, complex) — is done
+// alltoalls, reductions hgas does not combine (long double, complex, bitwise ops on floats) — is done
 // here with puts/gets between two barriers of the set; on a subset of PEs the barrier runs
 // over the caller's pSync words (active sets) or the team's slot words (teams, team.cpp). See
 // docs/shmem.md.
@@ -218,7 +218,7 @@ void set_reduce(const char *fn, const active_set &s, op o, T *dest, const T *sou
     if (count == 0) return;
     if (!dest || !source) fatal(fn, "dest or source is NULL");
     constexpr int dt = reduce_dtype<T>();
-    if (s.world && dt >= 0 && (hgas_op(o) < HGAS_OP_AND || dt < HGAS_FLOAT)) {
+    if (s.world && hgas_combines(dt, hgas_op(o))) {
         check(fn, hgas_allreduce(dest, source, count, static_cast<hgas_dtype_t>(dt),
                                  static_cast<hgas_op_t>(hgas_op(o))));
         return;
@@ -278,7 +278,7 @@ int team_reduce(const char *fn, shmem_team_t team, op o, T *dest, const T *sourc
     const hgasi_shmem_team *t = team_of(fn, team);
     if (!t) return team_unavailable(fn, team);
     constexpr int dt = reduce_dtype<T>();
-    if (dt >= 0 && (hgas_op(o) < HGAS_OP_AND || dt < HGAS_FLOAT)) {
+    if (hgas_combines(dt, hgas_op(o))) {
         if (count == 0) return 0;
         if (!dest || !source) fatal(fn, "dest or source is NULL");
         check(fn, hgas_team_allreduce(t->core, dest, source, count, static_cast<hgas_dtype_t>(dt),

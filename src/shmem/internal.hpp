@@ -41,16 +41,25 @@ constexpr hgas_dtype_t amo_dtype() {
     return sizeof(T) == 4 ? HGAS_UINT32 : HGAS_UINT64;
 }
 
-/// The hgas_dtype_t that hgas_allreduce combines for T, or -1 where it has none (char, short,
-/// long double: those reduce in the front end).
+/// The hgas_dtype_t that hgas_allreduce combines for T, or -1 where it has none (long double,
+/// the complex types: those reduce in the front end). Integers map by size and signedness, so
+/// char, short and the 8/16-bit fixed types are hgas's 8/16-bit integers.
 template <class T>
 constexpr int reduce_dtype() {
     if constexpr (std::is_same_v<T, float>) return HGAS_FLOAT;
     else if constexpr (std::is_same_v<T, double>) return HGAS_DOUBLE;
+    else if constexpr (std::is_integral_v<T> && sizeof(T) == 1) return std::is_signed_v<T> ? HGAS_INT8 : HGAS_UINT8;
+    else if constexpr (std::is_integral_v<T> && sizeof(T) == 2) return std::is_signed_v<T> ? HGAS_INT16 : HGAS_UINT16;
     else if constexpr (std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) == 8))
         return std::is_signed_v<T> ? (sizeof(T) == 4 ? HGAS_INT32 : HGAS_INT64)
                                    : (sizeof(T) == 4 ? HGAS_UINT32 : HGAS_UINT64);
     else return -1;
+}
+/// Whether hgas combines `op` (an hgas_op_t) on `dt` (reduce_dtype's answer): every op on the
+/// integers, the arithmetic ones (sum, min, max, prod) on float and double.
+constexpr bool hgas_combines(int dt, int op) {
+    if (dt < 0 || op < 0) return false;
+    return op < HGAS_OP_AND || (dt != HGAS_FLOAT && dt != HGAS_DOUBLE);
 }
 
 /// Spins until pred() holds, calling hgas_progress() between checks and backing off (yield,

@@ -165,4 +165,62 @@ TEST(Cxx, TeamOverloads) {
     hx::barrier();
 }
 
+// cxx_reduce_small_types: reductions on 8/16-bit integers and on hgas::half / hgas::bfloat16,
+// with values. The 16-bit float sums are built so that exactly one step rounds whatever the
+// algorithm's order: rank 0 brings 2048 (half) / 256 (bfloat16), rank 1 brings 1 or 3 (a tie
+// at an ulp of 2) and the others 0, so the exact sums 2049 and 2051 round to even: 2048, 2052.
+TEST(Cxx, SmallIntegersAndSixteenBitFloats) {
+    namespace hx = hgas::checked;
+    const int me = hgas::rank_me(), n = hgas::rank_n();
+    // int8 wraps around as the C type does; uint8 max; int16 min; uint16 bitwise.
+    int8_t i8 = 100, i8sum = 0;
+    ASSERT_TRUE(hgas::allreduce(&i8sum, &i8, 1, HGAS_OP_SUM)) << hgas_last_error();
+    EXPECT_EQ(i8sum, static_cast<int8_t>(static_cast<uint8_t>(100 * n)));
+    EXPECT_EQ(hx::allreduce(static_cast<uint8_t>(200 + me), HGAS_OP_MAX), 200 + n - 1);
+    EXPECT_EQ(hx::allreduce(static_cast<int16_t>(-30000 - me), HGAS_OP_MIN), -30000 - (n - 1));
+    const uint16_t bit = static_cast<uint16_t>(1u << (me % 16)), all = static_cast<uint16_t>((1u << n) - 1);
+    EXPECT_EQ(hx::allreduce(bit, HGAS_OP_OR), all);
+    EXPECT_EQ(hx::allreduce(static_cast<uint16_t>(0xff00u | bit), HGAS_OP_AND), n == 1 ? (0xff00u | 1u) : 0xff00u);
+    EXPECT_EQ(hx::allreduce(bit, HGAS_OP_XOR), all);
+    int16_t at_root = 0, mine16 = static_cast<int16_t>(me + 1);
+    ASSERT_TRUE(hgas::reduce(&at_root, &mine16, 1, HGAS_OP_PROD, n - 1));
+    if (me == n - 1) {
+        int16_t fact = 1;
+        for (int i = 1; i <= n; ++i) fact = static_cast<int16_t>(fact * i);
+        EXPECT_EQ(at_root, fact);
+    }
+
+    // half: 2048 + 1 rounds down to 2048 (0x6800), 2048 + 3 up to 2052 (0x6802); 0.5 each is exact;
+    // MIN / MAX of -0.25 * rank.
+    hgas::half h[4] = {hgas::half(me == 0 ? 2048.0f : me == 1 ? 1.0f : 0.0f),
+                       hgas::half(me == 0 ? 2048.0f : me == 1 ? 3.0f : 0.0f), hgas::half(0.5f),
+                       hgas::half(me == 0 ? 0.0f : -0.25f * static_cast<float>(me))};  // +0, not -0, on rank 0
+    hgas::half hsum[4] = {};
+    ASSERT_TRUE(hgas::allreduce(hsum, h, 4, HGAS_OP_SUM)) << hgas_last_error();
+    EXPECT_EQ(hsum[0].bits, 0x6800);
+    EXPECT_EQ(hsum[1].bits, n >= 2 ? 0x6802 : 0x6800);
+    EXPECT_EQ(static_cast<float>(hsum[1]), n >= 2 ? 2052.0f : 2048.0f);
+    EXPECT_EQ(static_cast<float>(hsum[2]), 0.5f * static_cast<float>(n));
+    EXPECT_EQ(static_cast<float>(hx::allreduce(h[3], HGAS_OP_MIN)), -0.25f * static_cast<float>(n - 1));
+    EXPECT_EQ(hx::allreduce(h[3], HGAS_OP_MAX).bits, 0x0000);  // rank 0's +0
+    EXPECT_EQ(hgas::half(2049.0f).bits, 0x6800);  // the conversion rounds as the reduction does
+    EXPECT_EQ(hgas::half::from_bits(0x3c00).bits, hgas::half(1.0f).bits);
+
+    // bfloat16: 256 + 1 rounds down to 256 (0x4380), 256 + 3 up to 260 (0x4382).
+    hgas::bfloat16 b[2] = {hgas::bfloat16(me == 0 ? 256.0f : me == 1 ? 1.0f : 0.0f),
+                           hgas::bfloat16(me == 0 ? 256.0f : me == 1 ? 3.0f : 0.0f)};
+    hgas::bfloat16 bsum[2] = {};
+    ASSERT_TRUE(hgas::allreduce(hgas::team(), bsum, b, 2, HGAS_OP_SUM)) << hgas_last_error();
+    EXPECT_EQ(bsum[0].bits, 0x4380);
+    EXPECT_EQ(bsum[1].bits, n >= 2 ? 0x4382 : 0x4380);
+    EXPECT_EQ(static_cast<float>(bsum[1]), n >= 2 ? 260.0f : 256.0f);
+
+    // Broadcast moves the 16-bit values as bytes.
+    hgas::symmetric<hgas::bfloat16> got(1);
+    const hgas::bfloat16 sent(-1.5f);
+    ASSERT_TRUE(hgas::broadcast(got.data(), &sent, 1, 0));
+    EXPECT_EQ(static_cast<float>(got[0]), -1.5f);
+    hx::barrier();
+}
+
 }  // namespace
