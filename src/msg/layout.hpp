@@ -35,6 +35,14 @@ struct layout {
     }
 };
 
+// Where a piecewise pack or unpack of a host buffer stands: block k, `within` bytes into it,
+// `done` packed bytes so far.
+struct cursor {
+    uint64_t k = 0, within = 0, done = 0;
+    // Packs (pack) or unpacks packed bytes [done, to) of buf.
+    void step(const layout &l, char *buf, char *packed, uint64_t to, bool pack);
+};
+
 result<layout> make_vector(size_t count, size_t block_bytes, size_t stride_bytes);
 result<layout> make_indexed(size_t count, const size_t *block_bytes, const size_t *displ_bytes);
 result<layout> make_subarray3d(const size_t sizes[3], const size_t subsizes[3], const size_t starts[3], size_t elem);
