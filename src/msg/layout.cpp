@@ -337,7 +337,7 @@ status check_buf(const char *op, const void *buf, const layout &l) {
 }  // namespace
 
 status isend_layout(core::rank &r, const char *op, const layout &l, const void *buf, int dest, int tag,
-                    hgas_handle_t *h) {
+                    hgas_handle_t *h, uint32_t ctx) {
     if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
     HGAS_TRY(check_buf(op, buf, l));
     auto t = std::make_unique<typed>();
@@ -345,7 +345,7 @@ status isend_layout(core::rank &r, const char *op, const layout &l, const void *
     if (t->kind != mem::kind::host) t->sc = take_scratch(r, t->kind, l);
     if (t->sc) {
         HGAS_TRY(device_pack(r, t->kind, l, *t->sc, static_cast<char *>(const_cast<void *>(buf)), false));
-        HGAS_TRY(isend(r, op, send_args{0, t->sc->p, l.packed, dest, tag}, &t->inner));
+        HGAS_TRY(isend(r, op, send_args{ctx, t->sc->p, l.packed, dest, tag}, &t->inner));
     } else if (t->kind == mem::kind::host) {
         // Packed as the message layer reads it: ring and pool chunks ask for their piece just
         // before they go, so the CPU packs piece k+1 while piece k is on its way.
@@ -355,11 +355,11 @@ status isend_layout(core::rank &r, const char *op, const layout &l, const void *
         t->pipe->l = &t->l;
         t->pipe->buf = static_cast<char *>(const_cast<void *>(buf));
         t->pipe->packed = t->packed.data();
-        HGAS_TRY(isend(r, op, send_args{0, t->packed.data(), t->packed.size(), dest, tag, t->pipe.get()}, &t->inner));
+        HGAS_TRY(isend(r, op, send_args{ctx, t->packed.data(), t->packed.size(), dest, tag, t->pipe.get()}, &t->inner));
     } else {
         t->packed.resize(l.packed);
         HGAS_TRY(pack(r, l, buf, t->packed.data()));
-        HGAS_TRY(isend(r, op, send_args{0, t->packed.data(), t->packed.size(), dest, tag}, &t->inner));
+        HGAS_TRY(isend(r, op, send_args{ctx, t->packed.data(), t->packed.size(), dest, tag}, &t->inner));
     }
     if (t->inner == HGAS_HANDLE_DONE) {
         *h = HGAS_HANDLE_DONE;  // eager: the bytes are in the receiver's ring already
@@ -370,7 +370,7 @@ status isend_layout(core::rank &r, const char *op, const layout &l, const void *
 }
 
 status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, int src, int tag,
-                    hgas_msg_info_t *info, hgas_handle_t *h) {
+                    hgas_msg_info_t *info, hgas_handle_t *h, uint32_t ctx) {
     if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
     HGAS_TRY(check_buf(op, buf, l));
     auto t = std::make_unique<typed>();
@@ -380,10 +380,10 @@ status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, i
     t->kind = r.kind_of(buf, l.extent);
     if (t->kind != mem::kind::host) t->sc = take_scratch(r, t->kind, l);
     if (t->sc) {
-        HGAS_TRY(irecv(r, op, recv_args{0, t->sc->p, l.packed, src, tag, info}, &t->inner));
+        HGAS_TRY(irecv(r, op, recv_args{ctx, t->sc->p, l.packed, src, tag, info}, &t->inner));
     } else {
         t->packed.resize(l.packed);
-        recv_args a{0, t->packed.data(), t->packed.size(), src, tag, info};
+        recv_args a{ctx, t->packed.data(), t->packed.size(), src, tag, info};
         if (t->kind == mem::kind::host) {  // unpacked piece by piece as chunks arrive in order
             t->pipe = std::make_unique<host_pipe>();
             t->pipe->l = &t->l;

@@ -53,9 +53,10 @@ status unpack(core::rank &r, const layout &l, const char *in, void *buf);
 
 // Typed messages: the layout's bytes of `buf` travel as one message of layout.packed bytes (a
 // receive may use another layout with as many bytes, or a plain buffer). Handles as isend/irecv.
+// `ctx`: the scope (hgas_msg_ctx_t; 0 is HGAS_MSG_CTX_WORLD).
 status isend_layout(core::rank &r, const char *op, const layout &l, const void *buf, int dest, int tag,
-                    hgas_handle_t *h);
+                    hgas_handle_t *h, uint32_t ctx = 0);
 status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, int src, int tag,
-                    hgas_msg_info_t *info, hgas_handle_t *h);
+                    hgas_msg_info_t *info, hgas_handle_t *h, uint32_t ctx = 0);
 
 }  // namespace hgas::msg

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <deque>
 #include <list>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "base/log.hpp"
 #include "coll/coll.hpp"
 #include "gpu/ipc_cache.hpp"
+#include "msg/layout.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::msg {
@@ -218,7 +220,8 @@ public:
     status progress();
     void forget(request *q);
     // Stream-ordered messages (msg.hpp).
-    result<stream_slot> stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra);
+    result<stream_slot> stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra,
+                                   const layout *l);
     void stream_cancel(uint64_t seq);
     status stream_status() {
         const status s = stream_err_;
@@ -390,6 +393,8 @@ private:
         bool is_send, started = false, expired = false;
         send_args s;
         recv_args rv;
+        std::shared_ptr<layout> lay;  // a typed message
+        const char *op = nullptr;
         hgas_handle_t h = HGAS_HANDLE_DONE;
     };
     uint64_t *stream_word(uint64_t seq, int which) const {  // 0: go, 1: done
@@ -1160,7 +1165,8 @@ status state::progress() {
     return s;
 }
 
-result<stream_slot> state::stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra) {
+result<stream_slot> state::stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra,
+                                      const layout *l) {
     const uint64_t seq = next_stream_seq_;
     const uint64_t slots = core::internal_objects::msg_stream_slots;
     if (!stream_ops_.empty() && seq - stream_ops_.front().seq >= slots)
@@ -1170,6 +1176,8 @@ result<stream_slot> state::stream_add(const char *op, bool is_send, const send_a
     stream_op o{seq, is_send};
     o.s = sa;
     o.rv = ra;
+    o.op = op;
+    if (l) o.lay = std::make_shared<layout>(*l);
     stream_ops_.push_back(o);
     return stream_slot{seq, stream_word(seq, 0), stream_word(seq, 1)};
 }
@@ -1214,7 +1222,14 @@ status state::pump_streams() {
                 continue;
             }
             it->started = true;
-            status s = it->is_send ? isend(it->s, &it->h, false) : irecv(it->rv, &it->h, false);
+            status s;
+            if (it->lay && it->is_send)
+                s = isend_layout(r_, it->op, *it->lay, it->s.buf, it->s.dest, it->s.tag, &it->h, it->s.ctx);
+            else if (it->lay)
+                s = irecv_layout(r_, it->op, *it->lay, it->rv.buf, it->rv.src, it->rv.tag, it->rv.info, &it->h,
+                                 it->rv.ctx);
+            else
+                s = it->is_send ? isend(it->s, &it->h, false) : irecv(it->rv, &it->h, false);
             if (s != status::ok) it->h = HGAS_HANDLE_DONE;
             keep(s);
         }
@@ -1537,19 +1552,29 @@ status ctx_destroy(core::rank &r, uint32_t ctx) {
     return st->ctx_destroy(ctx);
 }
 
-result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a) {
+result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a, const layout *l) {
     state *st = state_of(r, op);
     if (!st) return status::internal;
-    HGAS_TRY(check_send(r, st, op, a));
-    return st->stream_add(op, true, a, recv_args{});
+    send_args c = a;
+    if (l) {
+        if (!a.buf) return fail(status::invalid_arg, "%s: the buffer is NULL", op);
+        c.bytes = l->packed;
+    }
+    HGAS_TRY(check_send(r, st, op, c));
+    return st->stream_add(op, true, c, recv_args{}, l);
 }
 
-result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a) {
+result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a, const layout *l) {
     state *st = state_of(r, op);
     if (!st) return status::internal;
-    HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
-    HGAS_TRY(check_recv(r, st, op, a.ctx, a.src, a.tag));
-    return st->stream_add(op, false, send_args{}, a);
+    recv_args c = a;
+    if (l) {
+        if (!a.buf) return fail(status::invalid_arg, "%s: the buffer is NULL", op);
+        c.bytes = l->packed;
+    }
+    HGAS_TRY(check_buf(r, op, c.buf, c.bytes));
+    HGAS_TRY(check_recv(r, st, op, c.ctx, c.src, c.tag));
+    return st->stream_add(op, false, send_args{}, c, l);
 }
 
 void stream_cancel(core::rank &r, uint64_t seq) {

@@ -13,6 +13,8 @@
 
 namespace hgas::msg {
 
+struct layout;  // layout.hpp
+
 // A message whose bytes are produced while earlier ones travel (a typed message packed chunk by
 // chunk): ensure(upto) makes the first `upto` bytes of the send buffer valid. The layer calls
 // it with growing values just before it reads those bytes, and with the whole size before any
@@ -69,8 +71,10 @@ struct stream_slot {
     uint64_t seq = 0;
     uint64_t *go = nullptr, *done = nullptr;
 };
-result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a);
-result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a);
+// `l`: a typed message (layout.hpp; copied): a.buf is the buffer the layout describes and
+// a.bytes is ignored (the layout's packed size).
+result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a, const layout *l = nullptr);
+result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a, const layout *l = nullptr);
 // The stream's part could not be enqueued: forget the operation.
 void stream_cancel(core::rank &r, uint64_t seq);
 // The first error of a stream-ordered message since the last call (then cleared).

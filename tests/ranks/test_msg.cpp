@@ -382,6 +382,45 @@ TEST(Msg, ScopesDoNotMatchEachOther) {
     EXPECT_NE(std::string(hgas_last_error()).find("scope"), std::string::npos) << hgas_last_error();
 }
 
+// Typed messages in a scope: a library's strided message (large enough for ring chunks) is not
+// taken by the application's wildcard receive, arrives intact through the scoped typed receive,
+// and an unknown scope fails clearly.
+TEST(Msg, TypedMessagesInAScope) {
+    hgas_msg_ctx_t lib;
+    HGAS_OK_OR_FAIL(hgas_msg_ctx_create(&lib));
+    const size_t count = eager_max() / 5 + 3;  // 10-byte blocks every 13: more than one slot
+    hgas_layout_t l;
+    HGAS_OK_OR_FAIL(hgas_layout_vector(count, 10, 13, &l));
+    std::vector<unsigned char> sbuf(count * 13), rbuf(count * 13, 0xee);
+    for (size_t i = 0; i < sbuf.size(); ++i) sbuf[i] = pat(me(), right(), i, 13);
+    int b = 7, got = 0;
+    hgas_handle_t h[3];
+    HGAS_OK_OR_FAIL(hgas_isend_typed_ctx(lib, sbuf.data(), l, right(), 5, &h[0]));
+    HGAS_OK_OR_FAIL(hgas_isend(&b, sizeof b, right(), 5, &h[1]));
+    hgas_msg_info_t info{};
+    HGAS_OK_OR_FAIL(hgas_recv(&got, sizeof got, HGAS_ANY_RANK, HGAS_ANY_TAG, &info));
+    EXPECT_EQ(got, 7) << "the world receive matched the library's typed message";
+    EXPECT_EQ(info.bytes, sizeof got);
+    HGAS_OK_OR_FAIL(hgas_irecv_typed_ctx(lib, rbuf.data(), l, HGAS_ANY_RANK, HGAS_ANY_TAG, &info, &h[2]));
+    HGAS_OK_OR_FAIL(hgas_wait(h[2]));
+    HGAS_OK_OR_FAIL(hgas_wait_all(h, 2));
+    EXPECT_EQ(info.bytes, count * 10);
+    EXPECT_EQ(info.source, left());
+    size_t bad = 0;
+    for (size_t i = 0; i < rbuf.size(); ++i)
+        bad += rbuf[i] != (i % 13 < 10 ? pat(left(), me(), i, 13) : 0xee);
+    EXPECT_EQ(bad, 0u);
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_msg_ctx_destroy(lib));
+    EXPECT_ERR(hgas_isend_typed_ctx(lib, sbuf.data(), l, right(), 5, &h[0]), HGAS_ERR_INVALID_ARG,
+               "hgas_isend_typed_ctx: message scope");
+    EXPECT_ERR(hgas_irecv_typed_ctx(lib, rbuf.data(), l, 0, 5, nullptr, &h[0]), HGAS_ERR_INVALID_ARG,
+               "hgas_irecv_typed_ctx: message scope");
+    EXPECT_ERR(hgas_isend_typed_ctx(HGAS_MSG_CTX_WORLD, sbuf.data(), nullptr, right(), 5, &h[0]), HGAS_ERR_INVALID_ARG,
+               "layout is NULL");
+    HGAS_OK_OR_FAIL(hgas_layout_free(l));
+}
+
 // Persistent requests reposted 1000 times (seed applications' fixed receive fragments).
 TEST(Msg, PersistentReuse) {
     const int iters = 1000;
