@@ -1024,6 +1024,7 @@ status state::poll_tags() {
             ++stats_.unexpected;
         }
     }
+    if (!tags_->tag_any_failed()) return status::ok;
     for (auto it = posted_.begin(); it != posted_.end();) {
         request *q = *it;
         if (q->peer >= 0 && tag_peer_[q->peer] && tags_->tag_peer_failed(q->peer)) {

@@ -106,6 +106,8 @@ public:
     virtual status tag_recv(void *msg, void *buf, size_t n, bool host, int peer, tag_op *op) = 0;
     // Whether the connection to `peer` broke (it died).
     virtual bool tag_peer_failed(int peer) const = 0;
+    // Whether any connection broke (cheap: checked at every message progress).
+    virtual bool tag_any_failed() const = 0;
 };
 
 class transport {

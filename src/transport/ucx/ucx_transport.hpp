@@ -160,6 +160,7 @@ public:
     bool tag_take(uint64_t want, uint64_t mask, uint64_t &tag, size_t &len, void *&msg) override;
     status tag_recv(void *msg, void *buf, size_t n, bool host, int peer, tag_op *op) override;
     bool tag_peer_failed(int peer) const override { return peer_dead(peer); }
+    bool tag_any_failed() const override { return any_ep_error_.load(std::memory_order_acquire); }
 
     // --- used by UCX callbacks (static functions of the two .cpp files) -----------------
     void on_ep_error(peer_state &p, ucs_status_t st);
