@@ -1174,7 +1174,9 @@ result<stream_slot> state::stream_add(const char *op, bool is_send, const send_a
         return fail(status::no_memory, "%s: rank %d has %llu stream-ordered messages outstanding, the most there can be; "
                     "let the streams reach them first (hgas_stream_sync)", op, r_.me(), (unsigned long long)slots);
     ++next_stream_seq_;
-    stream_op o{seq, is_send};
+    stream_op o{};
+    o.seq = seq;
+    o.is_send = is_send;
     o.s = sa;
     o.rv = ra;
     o.op = op;

@@ -149,8 +149,12 @@ TEST(Msg, RingEverySizeEveryKindPair) {
     hgasi_msg_stats_t st;
     HGAS_OK_OR_FAIL(hgasi_msg_stats(&st));
     // HGAS_MSG_UCX_TAG: UCX carried the messages to the right and from the left.
-    if (utag_to(right())) EXPECT_GT(st.tag_sent, 0u);
-    if (utag_to(left())) EXPECT_GT(st.tag_received, 0u);
+    if (utag_to(right())) {
+        EXPECT_GT(st.tag_sent, 0u);
+    }
+    if (utag_to(left())) {
+        EXPECT_GT(st.tag_received, 0u);
+    }
     if (utag_to(right()) || utag_to(left())) return;
     EXPECT_GT(st.rndv_chunked, 0u);
     EXPECT_GT(st.rndv_one_sided, 0u);
