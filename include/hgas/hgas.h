@@ -549,6 +549,11 @@ hgas_status_t hgas_isend_typed(const void *buf, hgas_layout_t l, int dest, int t
 hgas_status_t hgas_irecv_typed(void *buf, hgas_layout_t l, int src, int tag, hgas_msg_info_t *info, hgas_handle_t *h);
 hgas_status_t hgas_send_typed(const void *buf, hgas_layout_t l, int dest, int tag);
 hgas_status_t hgas_recv_typed(void *buf, hgas_layout_t l, int src, int tag, hgas_msg_info_t *info);
+/** Typed messages in a scope (hgas_msg_ctx_create), as hgas_isend_ctx / hgas_irecv_ctx. */
+hgas_status_t hgas_isend_typed_ctx(hgas_msg_ctx_t ctx, const void *buf, hgas_layout_t l, int dest, int tag,
+                                   hgas_handle_t *h);
+hgas_status_t hgas_irecv_typed_ctx(hgas_msg_ctx_t ctx, void *buf, hgas_layout_t l, int src, int tag,
+                                   hgas_msg_info_t *info, hgas_handle_t *h);
 
 #ifdef __cplusplus
 }

@@ -83,6 +83,21 @@ hgas_status_t hgas_quiet_on_stream(cudaStream_t s);
  *  256 outstanding per rank; the stream's wait has the HGAS_TIMEOUT deadline. */
 hgas_status_t hgas_send_on_stream(const void *buf, size_t bytes, int dest, int tag, cudaStream_t s);
 hgas_status_t hgas_recv_on_stream(void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info, cudaStream_t s);
+/** The same in a scope (hgas_msg_ctx_create), as hgas_isend_ctx / hgas_irecv_ctx. */
+hgas_status_t hgas_send_on_stream_ctx(hgas_msg_ctx_t ctx, const void *buf, size_t bytes, int dest, int tag,
+                                      cudaStream_t s);
+hgas_status_t hgas_recv_on_stream_ctx(hgas_msg_ctx_t ctx, void *buf, size_t bytes, int src, int tag,
+                                      hgas_msg_info_t *info, cudaStream_t s);
+/** Typed messages in stream order, as hgas_isend_typed / hgas_irecv_typed (the layout is copied:
+ *  it may be freed once the call returns); packing and unpacking happen when the stream reaches
+ *  the message, before later work on the stream runs. */
+hgas_status_t hgas_send_typed_on_stream(const void *buf, hgas_layout_t l, int dest, int tag, cudaStream_t s);
+hgas_status_t hgas_recv_typed_on_stream(void *buf, hgas_layout_t l, int src, int tag, hgas_msg_info_t *info,
+                                        cudaStream_t s);
+hgas_status_t hgas_send_typed_on_stream_ctx(hgas_msg_ctx_t ctx, const void *buf, hgas_layout_t l, int dest, int tag,
+                                            cudaStream_t s);
+hgas_status_t hgas_recv_typed_on_stream_ctx(hgas_msg_ctx_t ctx, void *buf, hgas_layout_t l, int src, int tag,
+                                            hgas_msg_info_t *info, cudaStream_t s);
 
 /** Collectives in stream order, like NCCL's: each call checks its arguments, enqueues and
  *  returns at once; the collective (hgas_team_* semantics, any memory kind: device buffers are

@@ -2,6 +2,7 @@
 #include <hgas/hgas_device.h>
 
 #include "api/enum_arg.hpp"
+#include "api/layout_handle.hpp"
 #include "base/trace.hpp"
 #include "coll/coll.hpp"
 #include "coll/team.hpp"
@@ -88,12 +89,59 @@ hgas_status_t hgas_quiet_on_stream(cudaStream_t s) {
 
 hgas_status_t hgas_send_on_stream(const void *buf, size_t bytes, int dest, int tag, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
-    return to_c(device::send_on_stream(*r, buf, bytes, dest, tag, s));
+    return to_c(device::send_on_stream(*r, __func__, 0, buf, bytes, dest, tag, nullptr, s));
 }
 
 hgas_status_t hgas_recv_on_stream(void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
-    return to_c(device::recv_on_stream(*r, buf, bytes, src, tag, info, s));
+    return to_c(device::recv_on_stream(*r, __func__, 0, buf, bytes, src, tag, info, nullptr, s));
+}
+
+hgas_status_t hgas_send_on_stream_ctx(hgas_msg_ctx_t ctx, const void *buf, size_t bytes, int dest, int tag,
+                                      cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::send_on_stream(*r, __func__, ctx, buf, bytes, dest, tag, nullptr, s));
+}
+
+hgas_status_t hgas_recv_on_stream_ctx(hgas_msg_ctx_t ctx, void *buf, size_t bytes, int src, int tag,
+                                      hgas_msg_info_t *info, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    return to_c(device::recv_on_stream(*r, __func__, ctx, buf, bytes, src, tag, info, nullptr, s));
+}
+
+namespace {
+status stream_layout_arg(const char *op, hgas_layout_t l) {
+    if (!l) return fail(status::invalid_arg, "%s: the layout is NULL (create one with hgas_layout_vector, "
+                        "hgas_layout_indexed or hgas_layout_subarray3d)", op);
+    return status::ok;
+}
+}  // namespace
+
+hgas_status_t hgas_send_typed_on_stream_ctx(hgas_msg_ctx_t ctx, const void *buf, hgas_layout_t l, int dest, int tag,
+                                            cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    if (status e = stream_layout_arg(__func__, l); e != status::ok) return to_c(e);
+    return to_c(device::send_on_stream(*r, __func__, ctx, buf, 0, dest, tag, &hgasi_layout_of(l), s));
+}
+
+hgas_status_t hgas_recv_typed_on_stream_ctx(hgas_msg_ctx_t ctx, void *buf, hgas_layout_t l, int src, int tag,
+                                            hgas_msg_info_t *info, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    if (status e = stream_layout_arg(__func__, l); e != status::ok) return to_c(e);
+    return to_c(device::recv_on_stream(*r, __func__, ctx, buf, 0, src, tag, info, &hgasi_layout_of(l), s));
+}
+
+hgas_status_t hgas_send_typed_on_stream(const void *buf, hgas_layout_t l, int dest, int tag, cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    if (status e = stream_layout_arg(__func__, l); e != status::ok) return to_c(e);
+    return to_c(device::send_on_stream(*r, __func__, 0, buf, 0, dest, tag, &hgasi_layout_of(l), s));
+}
+
+hgas_status_t hgas_recv_typed_on_stream(void *buf, hgas_layout_t l, int src, int tag, hgas_msg_info_t *info,
+                                        cudaStream_t s) {
+    HGASI_DEVICE_RANK(r);
+    if (status e = stream_layout_arg(__func__, l); e != status::ok) return to_c(e);
+    return to_c(device::recv_on_stream(*r, __func__, 0, buf, 0, src, tag, info, &hgasi_layout_of(l), s));
 }
 
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "api/layout_handle.hpp"
 #include "api/rank_guard.hpp"
 #include "base/clock.hpp"
 #include "api/testing_msg.h"
@@ -23,6 +24,8 @@ using namespace hgas;
 struct hgas_layout_s {
     msg::layout l;
 };
+
+const msg::layout &hgasi_layout_of(hgas_layout_t l) { return l->l; }
 
 // A persistent request: the arguments of one send or receive, started many times.
 struct hgas_msg_req_s {
@@ -228,6 +231,18 @@ hgas_status_t hgas_irecv_typed(void *buf, hgas_layout_t l, int src, int tag, hga
     HGAS_TRY_C(layout_arg("hgas_irecv_typed", l));
     return to_c(msg::irecv_layout(*r, "hgas_irecv_typed", l->l, buf, src, tag, info, h));
 }
+hgas_status_t hgas_isend_typed_ctx(hgas_msg_ctx_t ctx, const void *buf, hgas_layout_t l, int dest, int tag,
+                                   hgas_handle_t *h) {
+    HGASI_RANK(r);
+    HGAS_TRY_C(layout_arg(__func__, l));
+    return to_c(msg::isend_layout(*r, __func__, l->l, buf, dest, tag, h, ctx));
+}
+hgas_status_t hgas_irecv_typed_ctx(hgas_msg_ctx_t ctx, void *buf, hgas_layout_t l, int src, int tag,
+                                   hgas_msg_info_t *info, hgas_handle_t *h) {
+    HGASI_RANK(r);
+    HGAS_TRY_C(layout_arg(__func__, l));
+    return to_c(msg::irecv_layout(*r, __func__, l->l, buf, src, tag, info, h, ctx));
+}
 hgas_status_t hgas_send_typed(const void *buf, hgas_layout_t l, int dest, int tag) {
     HGASI_RANK(r);
     HGAS_TRY_C(layout_arg("hgas_send_typed", l));
@@ -251,7 +266,8 @@ hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out) {
     *out = hgasi_msg_stats_t{v.eager_sent, v.rndv_sent, v.rndv_one_sided, v.rndv_chunked,
                              v.unexpected, v.unexpected_bytes_peak, v.flow_stalls,
                              v.rndv_pool, v.pool_chunks, v.pool_send_peak, v.pool_bytes, v.ring_bytes,
-                             v.rndv_ipc, v.ipc_opens, v.ipc_hits, v.ipc_invalidated};
+                             v.rndv_ipc, v.ipc_opens, v.ipc_hits, v.ipc_invalidated,
+                             v.tag_sent, v.tag_received, v.pack_steps, v.unpack_steps};
     return HGAS_OK;
 }
 

@@ -15,6 +15,8 @@ typedef struct {
     uint64_t unexpected, unexpected_bytes_peak, flow_stalls;
     uint64_t rndv_pool, pool_chunks, pool_send_peak, pool_bytes, ring_bytes;
     uint64_t rndv_ipc, ipc_opens, ipc_hits, ipc_invalidated;
+    uint64_t tag_sent, tag_received; /* by UCX tag matching (HGAS_MSG_UCX_TAG) */
+    uint64_t pack_steps, unpack_steps; /* typed messages packed / unpacked piece by piece */
 } hgasi_msg_stats_t;
 
 hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out);

@@ -9,6 +9,10 @@
 
 #include "core/rank.hpp"
 
+namespace hgas::msg {
+struct layout;  // msg/layout.hpp
+}
+
 namespace hgas::device {
 
 status ctx_get(core::rank &r, hgas_device_ctx_t *out);
@@ -25,9 +29,11 @@ status signal_wait_on_stream(core::rank &r, const uint64_t *sig, int cmp, uint64
 status barrier_on_stream(core::rank &r, cudaStream_t s);
 status quiet_on_stream(core::rank &r, cudaStream_t s);
 // Tagged messages in stream order (src/msg does the message; this the stream's part).
-status send_on_stream(core::rank &r, const void *buf, size_t bytes, int dest, int tag, cudaStream_t s);
-status recv_on_stream(core::rank &r, void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info,
-                      cudaStream_t s);
+// `op` names the public call; `ctx` is the scope; `l` a typed message's layout (else nullptr).
+status send_on_stream(core::rank &r, const char *op, uint32_t ctx, const void *buf, size_t bytes, int dest, int tag,
+                      const msg::layout *l, cudaStream_t s);
+status recv_on_stream(core::rank &r, const char *op, uint32_t ctx, void *buf, size_t bytes, int src, int tag,
+                      hgas_msg_info_t *info, const msg::layout *l, cudaStream_t s);
 
 // A collective in stream order: `run` (the collective with its arguments) runs on this rank's
 // thread in hgas_stream_sync once the stream has reached it; later work on the stream waits

@@ -515,18 +515,18 @@ status words_on_stream(core::rank &r, const char *op, state *s, const Slot &w, C
 }
 }  // namespace
 
-status send_on_stream(core::rank &r, const void *buf, size_t bytes, int dest, int tag, cudaStream_t strm) {
-    const char *op = "hgas_send_on_stream";
+status send_on_stream(core::rank &r, const char *op, uint32_t ctx, const void *buf, size_t bytes, int dest, int tag,
+                      const msg::layout *l, cudaStream_t strm) {
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
-    HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_send(r, op, msg::send_args{0, buf, bytes, dest, tag}));
+    HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_send(r, op, msg::send_args{ctx, buf, bytes, dest, tag}, l));
     return words_on_stream(r, op, s, w, msg::stream_cancel, strm);
 }
 
-status recv_on_stream(core::rank &r, void *buf, size_t bytes, int src, int tag, hgas_msg_info_t *info,
-                      cudaStream_t strm) {
-    const char *op = "hgas_recv_on_stream";
+status recv_on_stream(core::rank &r, const char *op, uint32_t ctx, void *buf, size_t bytes, int src, int tag,
+                      hgas_msg_info_t *info, const msg::layout *l, cudaStream_t strm) {
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
-    HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_recv(r, op, msg::recv_args{0, buf, bytes, src, tag, info}));
+    HGAS_TRY_ASSIGN(msg::stream_slot w,
+                    msg::stream_recv(r, op, msg::recv_args{ctx, buf, bytes, src, tag, info}, l));
     return words_on_stream(r, op, s, w, msg::stream_cancel, strm);
 }
 

@@ -122,6 +122,37 @@ static uint64_t block_count(const layout &l) {
     return l.blocks.empty() ? l.n[0] * l.n[1] * l.n[2] : l.blocks.size();
 }
 
+// Block k of the layout (strided shapes in the order of `each`).
+static void block_at(const layout &l, uint64_t k, uint64_t &off, uint64_t &len) {
+    if (!l.blocks.empty()) {
+        off = l.blocks[k].first;
+        len = l.blocks[k].second;
+        return;
+    }
+    const uint64_t i0 = k % l.n[0], rest = k / l.n[0], i1 = rest % l.n[1], i2 = rest / l.n[1];
+    off = l.base + i2 * l.s[2] + i1 * l.s[1] + i0 * l.s[0];
+    len = l.block;
+}
+
+// Copies packed bytes [c.done, to) between a host buffer and its packed form, going on from
+// where the cursor stopped (a block may be split between two calls).
+void cursor::step(const layout &l, char *buf, char *packed, uint64_t to, bool pack) {
+    const uint64_t nb = block_count(l);
+    while (done < to && k < nb) {
+        uint64_t off, len;
+        block_at(l, k, off, len);
+        const uint64_t n = std::min(len - within, to - done);
+        if (pack) std::memcpy(packed + done, buf + off + within, n);
+        else std::memcpy(buf + off + within, packed + done, n);
+        done += n;
+        within += n;
+        if (within == len) {
+            ++k;
+            within = 0;
+        }
+    }
+}
+
 status pack(core::rank &r, const layout &l, const void *buf, char *out) {
     const mem::kind k = r.kind_of(buf, l.extent);
     const char *b = static_cast<const char *>(buf);
@@ -242,6 +273,22 @@ status device_pack(core::rank &r, mem::kind k, const layout &l, scratch &sc, cha
     return terr;
 }
 
+// A typed message of a host buffer packs (unpacks) piece by piece as the message layer reads
+// (delivers) the packed bytes, so packing the next piece overlaps the transfer of the last.
+struct host_pipe final : producer, consumer {
+    const layout *l = nullptr;
+    char *buf = nullptr, *packed = nullptr;
+    cursor c;
+    status ensure(size_t upto) override {
+        c.step(*l, buf, packed, upto, true);
+        return status::ok;
+    }
+    status arrived(size_t upto) override {
+        c.step(*l, buf, packed, upto, false);
+        return status::ok;
+    }
+};
+
 // A typed message in flight: the packed bytes and the contiguous message's handle.
 struct typed final : rma::completion {
     std::unique_ptr<scratch> sc;  // device buffers: the packed bytes in device memory
@@ -251,6 +298,7 @@ struct typed final : rma::completion {
     bool recv = false, unpacked = false;
     layout l;
     void *buf = nullptr;
+    std::unique_ptr<host_pipe> pipe;  // host buffers: packed / unpacked piece by piece
 
     status test(core::rank &r, bool &done) override {
         done = false;
@@ -267,6 +315,7 @@ struct typed final : rma::completion {
         if (recv && !unpacked) {
             unpacked = true;
             if (sc) HGAS_TRY(device_pack(r, kind, l, *sc, static_cast<char *>(buf), true));
+            else if (pipe) HGAS_TRY(pipe->arrived(l.packed));  // what the message layer did not deliver piecewise
             else HGAS_TRY(unpack(r, l, packed.data(), buf));
         }
         sc.reset();
@@ -288,7 +337,7 @@ status check_buf(const char *op, const void *buf, const layout &l) {
 }  // namespace
 
 status isend_layout(core::rank &r, const char *op, const layout &l, const void *buf, int dest, int tag,
-                    hgas_handle_t *h) {
+                    hgas_handle_t *h, uint32_t ctx) {
     if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
     HGAS_TRY(check_buf(op, buf, l));
     auto t = std::make_unique<typed>();
@@ -296,11 +345,21 @@ status isend_layout(core::rank &r, const char *op, const layout &l, const void *
     if (t->kind != mem::kind::host) t->sc = take_scratch(r, t->kind, l);
     if (t->sc) {
         HGAS_TRY(device_pack(r, t->kind, l, *t->sc, static_cast<char *>(const_cast<void *>(buf)), false));
-        HGAS_TRY(isend(r, op, send_args{0, t->sc->p, l.packed, dest, tag}, &t->inner));
+        HGAS_TRY(isend(r, op, send_args{ctx, t->sc->p, l.packed, dest, tag}, &t->inner));
+    } else if (t->kind == mem::kind::host) {
+        // Packed as the message layer reads it: ring and pool chunks ask for their piece just
+        // before they go, so the CPU packs piece k+1 while piece k is on its way.
+        t->packed.resize(l.packed);
+        t->l = l;
+        t->pipe = std::make_unique<host_pipe>();
+        t->pipe->l = &t->l;
+        t->pipe->buf = static_cast<char *>(const_cast<void *>(buf));
+        t->pipe->packed = t->packed.data();
+        HGAS_TRY(isend(r, op, send_args{ctx, t->packed.data(), t->packed.size(), dest, tag, t->pipe.get()}, &t->inner));
     } else {
         t->packed.resize(l.packed);
         HGAS_TRY(pack(r, l, buf, t->packed.data()));
-        HGAS_TRY(isend(r, op, send_args{0, t->packed.data(), t->packed.size(), dest, tag}, &t->inner));
+        HGAS_TRY(isend(r, op, send_args{ctx, t->packed.data(), t->packed.size(), dest, tag}, &t->inner));
     }
     if (t->inner == HGAS_HANDLE_DONE) {
         *h = HGAS_HANDLE_DONE;  // eager: the bytes are in the receiver's ring already
@@ -311,7 +370,7 @@ status isend_layout(core::rank &r, const char *op, const layout &l, const void *
 }
 
 status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, int src, int tag,
-                    hgas_msg_info_t *info, hgas_handle_t *h) {
+                    hgas_msg_info_t *info, hgas_handle_t *h, uint32_t ctx) {
     if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
     HGAS_TRY(check_buf(op, buf, l));
     auto t = std::make_unique<typed>();
@@ -321,10 +380,18 @@ status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, i
     t->kind = r.kind_of(buf, l.extent);
     if (t->kind != mem::kind::host) t->sc = take_scratch(r, t->kind, l);
     if (t->sc) {
-        HGAS_TRY(irecv(r, op, recv_args{0, t->sc->p, l.packed, src, tag, info}, &t->inner));
+        HGAS_TRY(irecv(r, op, recv_args{ctx, t->sc->p, l.packed, src, tag, info}, &t->inner));
     } else {
         t->packed.resize(l.packed);
-        HGAS_TRY(irecv(r, op, recv_args{0, t->packed.data(), t->packed.size(), src, tag, info}, &t->inner));
+        recv_args a{ctx, t->packed.data(), t->packed.size(), src, tag, info};
+        if (t->kind == mem::kind::host) {  // unpacked piece by piece as chunks arrive in order
+            t->pipe = std::make_unique<host_pipe>();
+            t->pipe->l = &t->l;
+            t->pipe->buf = static_cast<char *>(buf);
+            t->pipe->packed = t->packed.data();
+            a.cons = t->pipe.get();
+        }
+        HGAS_TRY(irecv(r, op, a, &t->inner));
     }
     bool done = false;
     HGAS_TRY(t->test(r, done));

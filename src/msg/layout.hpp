@@ -35,6 +35,14 @@ struct layout {
     }
 };
 
+// Where a piecewise pack or unpack of a host buffer stands: block k, `within` bytes into it,
+// `done` packed bytes so far.
+struct cursor {
+    uint64_t k = 0, within = 0, done = 0;
+    // Packs (pack) or unpacks packed bytes [done, to) of buf.
+    void step(const layout &l, char *buf, char *packed, uint64_t to, bool pack);
+};
+
 result<layout> make_vector(size_t count, size_t block_bytes, size_t stride_bytes);
 result<layout> make_indexed(size_t count, const size_t *block_bytes, const size_t *displ_bytes);
 result<layout> make_subarray3d(const size_t sizes[3], const size_t subsizes[3], const size_t starts[3], size_t elem);
@@ -45,9 +53,10 @@ status unpack(core::rank &r, const layout &l, const char *in, void *buf);
 
 // Typed messages: the layout's bytes of `buf` travel as one message of layout.packed bytes (a
 // receive may use another layout with as many bytes, or a plain buffer). Handles as isend/irecv.
+// `ctx`: the scope (hgas_msg_ctx_t; 0 is HGAS_MSG_CTX_WORLD).
 status isend_layout(core::rank &r, const char *op, const layout &l, const void *buf, int dest, int tag,
-                    hgas_handle_t *h);
+                    hgas_handle_t *h, uint32_t ctx = 0);
 status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, int src, int tag,
-                    hgas_msg_info_t *info, hgas_handle_t *h);
+                    hgas_msg_info_t *info, hgas_handle_t *h, uint32_t ctx = 0);
 
 }  // namespace hgas::msg

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <deque>
 #include <list>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "base/log.hpp"
 #include "coll/coll.hpp"
 #include "gpu/ipc_cache.hpp"
+#include "msg/layout.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::msg {
@@ -28,6 +30,7 @@ enum msg_type : uint32_t {
     t_fin_recv = 6,  // to the receiver: the sender put the whole message into the posted buffer
     t_pdata = 7,     // to the receiver: `aux` bytes at `offset` wait in the sender's pool chunk `seg`
     t_pfree = 8,     // to the sender: pool chunk `seg` was read; `aux` more bytes of sreq are delivered
+    t_utag = 9,      // not a slot: a message that arrived by the transport's tag matching (unexpected_msg::umsg)
 };
 constexpr uint16_t no_seg = 0xffff;
 constexpr uint16_t f_discard = 1;  // cts: the receive was too small; the sender just completes
@@ -36,6 +39,19 @@ constexpr uint16_t f_ipc = 4;      // rts: the payload is a gpu::user_export of 
 // Internal streams of the pool's copies (shared with proto::staging's outgoing and incoming
 // copies: the same directions, and streams are FIFO).
 constexpr int stream_out = 1, stream_in = 2;
+
+// Messages by the transport's tag matching (README "Messages by UCX tag matching"): the 64-bit
+// tag is 1 marker bit, the scope (12 bits), the source rank (20 bits), the tag (31 bits).
+constexpr uint64_t utag_marker = 1ull << 63;
+constexpr uint32_t utag_ctx_max = (1u << 12) - 1;
+constexpr int utag_rank_max = (1 << 20) - 1;
+uint64_t utag_word(uint32_t ctx, int src, int tag) {
+    return utag_marker | (uint64_t(ctx) & utag_ctx_max) << 51 | (uint64_t(src) & utag_rank_max) << 31 |
+           (uint64_t(uint32_t(tag)) & 0x7fffffffu);
+}
+uint32_t utag_ctx(uint64_t w) { return static_cast<uint32_t>(w >> 51) & utag_ctx_max; }
+int utag_src(uint64_t w) { return static_cast<int>(w >> 31) & utag_rank_max; }
+int utag_tag(uint64_t w) { return static_cast<int>(w & 0x7fffffffu); }
 
 // The first 64 bytes of a slot. `seq` is written last: the slot holds message `seq` of its
 // ring once the word equals it (sequence numbers start at 1, so a zeroed ring holds none).
@@ -77,6 +93,9 @@ struct request final : rma::completion {
     size_t arrived = 0, expected = 0;  // recv, chunked rendezvous
     size_t staged = 0, freed = 0;      // send through the pool: bytes copied into chunks, read by the receiver
     uint64_t rreq = 0;                 // send through the pool: the receive's id at the receiver
+    producer *prod = nullptr;          // send: bytes produced on demand (msg.hpp)
+    consumer *cons = nullptr;          // recv: told of arrived prefixes
+    size_t produced = 0;               // send with prod: bytes made valid so far
 
     status test(core::rank &r, bool &d) override;
     ~request() override;
@@ -93,6 +112,20 @@ struct unexpected_msg {
     int src;
     hdr h;
     std::vector<char> payload;  // eager
+    void *umsg = nullptr;       // t_utag: the transport's handle of the message
+};
+
+// One send or receive posted to the transport's tag matching. `op` is written by a transport
+// callback, so the object stays (in state::tag_ops_, a list: stable addresses) until op.done;
+// `q` is forgotten when the request dies first.
+struct tag_xfer {
+    transport::tag_op op;
+    request *q = nullptr;
+    int peer = 0;
+    bool is_send = false;
+    std::vector<char> temp;  // a host copy: device memory not given to the transport, or a truncated message
+    void *dst = nullptr;     // receive through temp: where the message goes once it arrived
+    mem::kind dkind = mem::kind::host;
 };
 
 struct peer_state {
@@ -127,6 +160,19 @@ public:
         // HGAS_PATH=staged stages every device transfer: user buffers are not mapped either.
         ipc_threshold_ = r.cfg().text(setting::path) == "staged" ? 0 : r.cfg().bytes(setting::msg_ipc_threshold);
         ipc_no_access_.assign(r.n(), false);
+        setup_tags();
+    }
+    ~state() override {
+        // Transfers UCX may still complete (a handle that died, the job's end): their ops must
+        // outlive the transport's callbacks, so they are left allocated.
+        for (auto it = tag_ops_.begin(); it != tag_ops_.end();) {
+            auto next = std::next(it);
+            if (!it->op.done.load(std::memory_order_acquire)) {
+                static auto *kept = new std::list<tag_xfer>;
+                kept->splice(kept->end(), tag_ops_, it);
+            }
+            it = next;
+        }
     }
 
     status finalize() override;
@@ -150,6 +196,10 @@ public:
             return fail(status::invalid_arg, "hgas_msg_ctx_create: ranks disagree on the scope (rank %d would create "
                         "scope %u, another rank a later one): every rank must create scopes in the same order", r_.me(),
                         id);
+        if (tags_ && id > utag_ctx_max)
+            return fail(status::no_memory, "hgas_msg_ctx_create: scope %u is past the last one that messages over "
+                        "UCX tag matching can carry (%u; HGAS_MSG_UCX_TAG): destroy scopes no longer used, or set "
+                        "HGAS_MSG_UCX_TAG=off", id, utag_ctx_max);
         ctxs_.insert(id);
         return id;
     }
@@ -164,12 +214,14 @@ public:
 
     // --- operations ---
     status isend(const send_args &a, hgas_handle_t *h, bool blocking);
+    status isend_tag(const send_args &a, mem::kind k, hgas_handle_t *h, bool blocking);
     status irecv(const recv_args &a, hgas_handle_t *h, bool blocking);
     status iprobe(uint32_t ctx, int src, int tag, int *flag, hgas_msg_info_t *info);
     status progress();
     void forget(request *q);
     // Stream-ordered messages (msg.hpp).
-    result<stream_slot> stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra);
+    result<stream_slot> stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra,
+                                   const layout *l);
     void stream_cancel(uint64_t seq);
     status stream_status() {
         const status s = stream_err_;
@@ -214,12 +266,31 @@ private:
     bool has_credit(int t) const { return peers_[t].sent - credit(t) < slots_; }
 
     status copy(void *dst, mem::kind dk, const void *src, mem::kind sk, size_t n);
+    // Send q's first `upto` bytes are valid (asks its producer); a receive's prefix arrived.
+    status produce(request *q, size_t upto) {
+        if (!q->prod || upto <= q->produced) return status::ok;
+        HGAS_TRY(q->prod->ensure(upto));
+        if (upto < q->bytes) ++stats_.pack_steps;
+        q->produced = upto;
+        return status::ok;
+    }
+    status arrived(request *q) {
+        if (!q->cons) return status::ok;
+        if (q->arrived < q->expected) ++stats_.unpack_steps;
+        return q->cons->arrived(q->arrived);
+    }
     status post(int t, hdr &h, const void *payload, mem::kind pk, size_t len);
     status flush(int t);
     status flush_all();
     status poll_rings();
+    // Messages by the transport's tag matching.
+    void setup_tags();
+    status poll_tags();
+    status pump_tags();
+    status deliver_tag(request *q, int src, const hdr &h, void *umsg);
+    status tag_failure(const tag_xfer &x);
     result<bool> take(int src, const hdr &h, const char *payload);
-    status deliver(request *q, int src, const hdr &h, const char *payload);
+    status deliver(request *q, int src, const hdr &h, const char *payload, void *umsg = nullptr);
     status on_cts(int src, const hdr &h);
     status on_pfree(const hdr &h);
     status pump_pool();
@@ -271,6 +342,9 @@ private:
     uint64_t unexpected_bytes_ = 0;
     std::unordered_map<uint64_t, request *> live_;  // rendezvous in flight, by id
     uint64_t next_id_ = 1;
+    transport::tag_channel *tags_ = nullptr;  // the transport's tag matching, if any peer uses it
+    std::vector<bool> tag_peer_;              // per peer: messages go by tag matching, not the rings
+    std::list<tag_xfer> tag_ops_;
     std::set<uint32_t> ctxs_;
     uint32_t next_ctx_ = 1;
     int start_ = 0;      // ring to poll first (fairness)
@@ -319,6 +393,8 @@ private:
         bool is_send, started = false, expired = false;
         send_args s;
         recv_args rv;
+        std::shared_ptr<layout> lay;  // a typed message
+        const char *op = nullptr;
         hgas_handle_t h = HGAS_HANDLE_DONE;
     };
     uint64_t *stream_word(uint64_t seq, int which) const {  // 0: go, 1: done
@@ -357,6 +433,8 @@ void state::forget(request *q) {
     for (auto it = pool_sends_.begin(); it != pool_sends_.end();)
         it = *it == q ? pool_sends_.erase(it) : it + 1;
     live_.erase(q->id);
+    for (auto &x : tag_ops_)
+        if (x.q == q) x.q = nullptr;
     for (auto &p : peers_)
         for (auto it = p.out.begin(); it != p.out.end();)
             if (it->req == q) {
@@ -420,6 +498,7 @@ status state::flush(int t) {
             break;
         case t_data: {
             const size_t len = std::min<size_t>(payload_max_, q->bytes - it.off);
+            HGAS_TRY(produce(q, it.off + len));
             it.h.offset = it.off;
             HGAS_TRY(post(t, it.h, static_cast<const char *>(q->sbuf) + it.off, q->kind, len));
             it.off += len;
@@ -508,7 +587,8 @@ result<bool> state::take(int src, const hdr &h, const char *payload) {
         request *q = it->second;
         HGAS_TRY(copy(static_cast<char *>(q->rbuf) + h.offset, q->kind, payload, mem::kind::host, h.len));
         q->arrived += h.len;
-        if (q->arrived >= q->expected) complete(q);
+        status s = arrived(q);
+        if (s != status::ok || q->arrived >= q->expected) complete(q, s);
         return true;
     }
     case t_fin_send: {
@@ -537,7 +617,8 @@ bool one_sided_ok(core::rank &r, int peer, uint16_t seg) {
 }
 
 // A matched message for receive q.
-status state::deliver(request *q, int src, const hdr &h, const char *payload) {
+status state::deliver(request *q, int src, const hdr &h, const char *payload, void *umsg) {
+    if (h.type == t_utag) return deliver_tag(q, src, h, umsg);
     if (h.type == t_eager) {
         if (h.bytes > q->bytes) {
             complete(q, truncated(q, src, h));
@@ -608,7 +689,8 @@ status state::on_cts(int src, const hdr &h) {
     }
     if (h.seg != no_seg && one_sided_ok(r_, src, h.seg)) {
         ++stats_.rndv_one_sided;
-        status s = rma::put(r_, mem::make_gptr(src, h.seg, h.offset), q->sbuf, q->bytes, false);
+        status s = produce(q, q->bytes);
+        if (s == status::ok) s = rma::put(r_, mem::make_gptr(src, h.seg, h.offset), q->sbuf, q->bytes, false);
         if (s == status::ok) s = rma::fence(r_);  // the data before the notice
         hdr f{};
         f.type = t_fin_recv;
@@ -803,7 +885,8 @@ status state::pump_pool() {
                 continue;
             }
             q->arrived += len;
-            if (q->arrived >= q->expected) complete(q);
+            s = arrived(q);
+            if (s != status::ok || q->arrived >= q->expected) complete(q, s);
             continue;
         }
         const int c = free_recv_.back();
@@ -860,6 +943,12 @@ status state::pump_pool() {
         ++stats_.pool_chunks;
         stats_.pool_send_peak = std::max<uint64_t>(stats_.pool_send_peak, ++stats_.pool_send_in_use);
         chunk_op o{c, q->id, q->staged, len, nullptr, {}};
+        if (status s = produce(q, q->staged + len); s != status::ok) {
+            free_send_.push_back(c);
+            --stats_.pool_send_in_use;
+            complete(q, s);
+            continue;
+        }
         const char *from = static_cast<const char *>(q->sbuf) + q->staged;
         if (q->kind == mem::kind::host) {
             std::memcpy(own(send_chunk(c)), from, len);
@@ -874,11 +963,199 @@ status state::pump_pool() {
     return status::ok;
 }
 
+// --- messages by the transport's tag matching ----------------------------------------------
+
+// Which peers' messages go by UCX tag matching (HGAS_MSG_UCX_TAG). Every rank decides the same
+// for a pair (topology and routes are symmetric), and always the same for a peer, so the
+// messages of one pair never take two paths and cannot overtake each other.
+void state::setup_tags() {
+    const std::string mode = r_.cfg().text(setting::msg_ucx_tag);
+    if (mode == "off") return;
+    const int n = r_.n();
+    if (n - 1 > utag_rank_max) {
+        HGASI_WARN("msg", "HGAS_MSG_UCX_TAG=%s: %d ranks do not fit the 20 bits of a UCX tag that name the source; "
+                   "messages take the rings", mode.c_str(), n);
+        return;
+    }
+    tag_peer_.assign(n, false);
+    const auto &node = r_.topo().node_of;
+    const size_t me = static_cast<size_t>(r_.me());
+    for (int t = 0; t < n; ++t) {
+        transport::transport *tr = r_.route(t);
+        transport::tag_channel *c = tr ? tr->tags() : nullptr;
+        if (!c) continue;
+        const bool other_node = node.size() <= std::max(me, static_cast<size_t>(t)) || node[t] != node[me];
+        if (mode == "on" || other_node) {
+            tag_peer_[t] = true;
+            tags_ = c;
+        }
+    }
+}
+
+// Takes the messages that arrived by tag matching (in arrival order) into matching, as the
+// rings' are; then ends receives from a peer whose connection broke.
+status state::poll_tags() {
+    uint64_t w = 0;
+    size_t len = 0;
+    void *m = nullptr;
+    while (tags_->tag_take(utag_marker, utag_marker, w, len, m)) {
+        ++stats_.tag_received;
+        hdr h{};
+        h.type = t_utag;
+        h.tag = utag_tag(w);
+        h.ctx = utag_ctx(w);
+        h.bytes = len;
+        h.seg = no_seg;
+        const int src = utag_src(w);
+        if (src >= r_.n())
+            return fail(status::internal, "hgas messages: rank %d got a UCX tag message from rank %d of %d (another "
+                        "program's tags on this worker?)", r_.me(), src, r_.n());
+        bool matched = false;
+        for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+            if (!matches(*it, src, h)) continue;
+            request *q = *it;
+            posted_.erase(it);
+            HGAS_TRY(deliver_tag(q, src, h, m));
+            matched = true;
+            break;
+        }
+        if (!matched) {
+            unexpected_.push_back(unexpected_msg{src, h, {}, m});
+            ++stats_.unexpected;
+        }
+    }
+    if (!tags_->tag_any_failed()) return status::ok;
+    for (auto it = posted_.begin(); it != posted_.end();) {
+        request *q = *it;
+        if (q->peer >= 0 && tag_peer_[q->peer] && tags_->tag_peer_failed(q->peer)) {
+            it = posted_.erase(it);
+            complete(q, fail(status::peer_failed, "hgas_recv on rank %d from rank %d (tag %d): the connection to rank "
+                             "%d broke; that rank probably died or aborted, see its output", r_.me(), q->peer, q->tag,
+                             q->peer));
+        } else {
+            ++it;
+        }
+    }
+    return status::ok;
+}
+
+// A message that arrived by tag matching, matched by receive q: UCX receives it straight into
+// the posted buffer (host memory; cuda memory larger than an eager slot when this UCX handles
+// cuda), else into a host copy that goes to the device once it arrived.
+status state::deliver_tag(request *q, int src, const hdr &h, void *umsg) {
+    tag_xfer &x = tag_ops_.emplace_back();
+    const auto xit = std::prev(tag_ops_.end());
+    x.peer = src;
+    if (h.bytes > q->bytes) {
+        // Consumed into a scratch copy that is dropped: the message is gone, the receive fails.
+        x.temp.resize(h.bytes);
+        if (tags_->tag_recv(umsg, x.temp.data(), h.bytes, true, src, &x.op) != status::ok) tag_ops_.erase(xit);
+        complete(q, truncated(q, src, h));
+        return status::ok;
+    }
+    set_info(q, src, h.tag, h.bytes);
+    const bool direct = q->kind == mem::kind::host ||
+                        (q->kind == mem::kind::cuda && tags_->cuda_memory() && h.bytes > payload_max_);
+    void *to = q->rbuf;
+    if (!direct) {
+        x.temp.resize(h.bytes);
+        to = x.temp.data();
+        x.dst = q->rbuf;
+        x.dkind = q->kind;
+    }
+    x.q = q;
+    status s = tags_->tag_recv(umsg, to, h.bytes, !direct || q->kind == mem::kind::host, src, &x.op);
+    if (s != status::ok) {
+        tag_ops_.erase(xit);
+        complete(q, s);
+    }
+    return status::ok;
+}
+
+status state::tag_failure(const tag_xfer &x) {
+    const char *what = x.is_send ? "hgas_send" : "hgas_recv";
+    if (x.op.code == status::peer_failed)
+        return fail(status::peer_failed, "%s between rank %d and rank %d failed: the connection to rank %d broke (UCX: "
+                    "%s); that rank probably died or aborted, see its output", what, r_.me(), x.peer, x.peer,
+                    x.op.error.c_str());
+    return fail(x.op.code, "%s between rank %d and rank %d failed in UCX: %s", what, r_.me(), x.peer,
+                x.op.error.c_str());
+}
+
+// Transfers that finished: their requests complete (a receive through a host copy: once the
+// copy is in device memory). Transfers whose request died are just dropped.
+status state::pump_tags() {
+    for (auto it = tag_ops_.begin(); it != tag_ops_.end();) {
+        if (!it->op.done.load(std::memory_order_acquire)) {
+            ++it;
+            continue;
+        }
+        if (request *q = it->q) {
+            status s = it->op.code == status::ok ? status::ok : tag_failure(*it);
+            if (s == status::ok && it->dst) s = copy(it->dst, it->dkind, it->temp.data(), mem::kind::host, it->temp.size());
+            complete(q, s);
+        }
+        it = tag_ops_.erase(it);
+    }
+    return status::ok;
+}
+
+status state::isend_tag(const send_args &a, mem::kind k, hgas_handle_t *h, bool blocking) {
+    tag_xfer &x = tag_ops_.emplace_back();
+    const auto xit = std::prev(tag_ops_.end());
+    x.is_send = true;
+    x.peer = a.dest;
+    // Small device messages are copied to host memory first: UCX on device memory costs far
+    // more than the copy for them (and sim memory is hgas's own).
+    const bool direct = k == mem::kind::host || (k == mem::kind::cuda && tags_->cuda_memory() && a.bytes > payload_max_);
+    const void *from = a.buf;
+    if (!direct) {
+        x.temp.resize(a.bytes);
+        status s = copy(x.temp.data(), mem::kind::host, a.buf, k, a.bytes);
+        if (s != status::ok) {
+            tag_ops_.erase(xit);
+            return s;
+        }
+        from = x.temp.data();
+    }
+    status s = tags_->tag_send(a.dest, utag_word(a.ctx, r_.me(), a.tag), from, a.bytes,
+                               !direct || k == mem::kind::host, &x.op);
+    if (s != status::ok) {
+        tag_ops_.erase(xit);
+        return s;
+    }
+    ++stats_.tag_sent;
+    if (x.op.done.load(std::memory_order_acquire)) {
+        const status c = x.op.code == status::ok ? status::ok : tag_failure(x);
+        tag_ops_.erase(xit);
+        HGAS_TRY(c);
+        if (h) *h = HGAS_HANDLE_DONE;
+        return status::ok;
+    }
+    if (!direct) {  // the program's buffer is free already; UCX sends the copy
+        if (h) *h = HGAS_HANDLE_DONE;
+        return status::ok;
+    }
+    auto q = std::make_unique<request>();
+    q->st = this;
+    q->is_send = true;
+    q->ctx = a.ctx;
+    q->peer = a.dest;
+    q->tag = a.tag;
+    q->sbuf = a.buf;
+    q->bytes = a.bytes;
+    q->kind = k;
+    x.q = q.get();
+    return finish("hgas_send", std::move(q), h, blocking);
+}
+
 status state::progress() {
     if (busy_) return status::ok;
     busy_ = true;
     status s = flush_all();
     if (s == status::ok) s = poll_rings();
+    if (s == status::ok && tags_) s = poll_tags();
+    if (s == status::ok && !tag_ops_.empty()) s = pump_tags();
     if (s == status::ok) s = pump_pool();
     if (s == status::ok && (!ipc_ops_.empty() || !ipc_graveyard_.empty())) s = pump_ipc();
     if (s == status::ok) s = flush_all();  // answers (cts, fin) the poll queued
@@ -889,16 +1166,21 @@ status state::progress() {
     return s;
 }
 
-result<stream_slot> state::stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra) {
+result<stream_slot> state::stream_add(const char *op, bool is_send, const send_args &sa, const recv_args &ra,
+                                      const layout *l) {
     const uint64_t seq = next_stream_seq_;
     const uint64_t slots = core::internal_objects::msg_stream_slots;
     if (!stream_ops_.empty() && seq - stream_ops_.front().seq >= slots)
         return fail(status::no_memory, "%s: rank %d has %llu stream-ordered messages outstanding, the most there can be; "
                     "let the streams reach them first (hgas_stream_sync)", op, r_.me(), (unsigned long long)slots);
     ++next_stream_seq_;
-    stream_op o{seq, is_send};
+    stream_op o{};
+    o.seq = seq;
+    o.is_send = is_send;
     o.s = sa;
     o.rv = ra;
+    o.op = op;
+    if (l) o.lay = std::make_shared<layout>(*l);
     stream_ops_.push_back(o);
     return stream_slot{seq, stream_word(seq, 0), stream_word(seq, 1)};
 }
@@ -943,7 +1225,14 @@ status state::pump_streams() {
                 continue;
             }
             it->started = true;
-            status s = it->is_send ? isend(it->s, &it->h, false) : irecv(it->rv, &it->h, false);
+            status s;
+            if (it->lay && it->is_send)
+                s = isend_layout(r_, it->op, *it->lay, it->s.buf, it->s.dest, it->s.tag, &it->h, it->s.ctx);
+            else if (it->lay)
+                s = irecv_layout(r_, it->op, *it->lay, it->rv.buf, it->rv.src, it->rv.tag, it->rv.info, &it->h,
+                                 it->rv.ctx);
+            else
+                s = it->is_send ? isend(it->s, &it->h, false) : irecv(it->rv, &it->h, false);
             if (s != status::ok) it->h = HGAS_HANDLE_DONE;
             keep(s);
         }
@@ -969,13 +1258,17 @@ status state::pump_streams() {
 status state::isend(const send_args &a, hgas_handle_t *h, bool blocking) {
     const mem::kind k = a.bytes ? r_.kind_of(a.buf, a.bytes) : mem::kind::host;
     HGAS_TRY(progress());
+    const bool eager = a.bytes <= payload_max_;
+    // Paths that read the whole buffer at once need it whole; ring and pool chunks ask for
+    // their bytes as they go (a typed message packs the next piece while the last travels).
+    if (a.prod && (eager || (tags_ && tag_peer_[a.dest]))) HGAS_TRY(a.prod->ensure(a.bytes));
+    if (tags_ && tag_peer_[a.dest]) return isend_tag(a, k, h, blocking);
     peer_state &p = peers_[a.dest];
     hdr m{};
     m.tag = a.tag;
     m.ctx = a.ctx;
     m.bytes = a.bytes;
     m.seg = no_seg;
-    const bool eager = a.bytes <= payload_max_;
     if (eager && p.out.empty() && has_credit(a.dest)) {  // the common case: straight into the ring
         m.type = t_eager;
         busy_ = true;
@@ -995,6 +1288,7 @@ status state::isend(const send_args &a, hgas_handle_t *h, bool blocking) {
     q->sbuf = a.buf;
     q->bytes = a.bytes;
     q->kind = k;
+    if (a.prod && !eager) q->prod = a.prod;
     if (eager) {
         m.type = t_eager;
         ++stats_.eager_sent;
@@ -1003,7 +1297,7 @@ status state::isend(const send_args &a, hgas_handle_t *h, bool blocking) {
         ++stats_.rndv_sent;
         q->id = next_id_++;
         m.sreq = q->id;
-        const int seg = r_.own_segment_of(a.buf, a.bytes);
+        const int seg = a.prod ? -1 : r_.own_segment_of(a.buf, a.bytes);  // not read before it is produced
         if (seg >= 0) {
             m.seg = static_cast<uint16_t>(seg);
             m.offset = static_cast<uint64_t>(static_cast<const char *>(a.buf) - r_.own_base(static_cast<uint16_t>(seg)));
@@ -1011,7 +1305,7 @@ status state::isend(const send_args &a, hgas_handle_t *h, bool blocking) {
         live_[q->id] = q.get();
     }
     out_item it{m, eager ? q.get() : nullptr, 0, {}};
-    if (!eager && m.seg == no_seg) export_user(a.dest, k, a.buf, a.bytes, it.h, it.payload);
+    if (!eager && m.seg == no_seg && !a.prod) export_user(a.dest, k, a.buf, a.bytes, it.h, it.payload);
     p.out.push_back(std::move(it));
     ++queued_;
     HGAS_TRY(progress());
@@ -1028,6 +1322,7 @@ status state::irecv(const recv_args &a, hgas_handle_t *h, bool blocking) {
     q->bytes = a.bytes;
     q->kind = a.bytes ? r_.kind_of(a.buf, a.bytes) : mem::kind::host;
     q->info = a.info;
+    q->cons = a.cons;
     HGAS_TRY(progress());
     bool matched = false;
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
@@ -1036,7 +1331,7 @@ status state::irecv(const recv_args &a, hgas_handle_t *h, bool blocking) {
         unexpected_.erase(it);
         unexpected_bytes_ -= m.payload.size();
         busy_ = true;
-        status s = deliver(q.get(), m.src, m.h, m.payload.data());
+        status s = deliver(q.get(), m.src, m.h, m.payload.data(), m.umsg);
         busy_ = false;
         HGAS_TRY(s);
         matched = true;
@@ -1098,6 +1393,19 @@ status state::finalize() {
             if (seq - peers_[src].next_in >= slots_) break;
         }
     }
+    if (tags_) {  // messages UCX holds that were never taken
+        uint64_t w = 0;
+        size_t len = 0;
+        void *m = nullptr;
+        while (tags_->tag_take(utag_marker, utag_marker, w, len, m)) {
+            hdr h{};
+            h.type = t_utag;
+            h.tag = utag_tag(w);
+            h.ctx = utag_ctx(w);
+            h.bytes = len;
+            unexpected_.push_back(unexpected_msg{utag_src(w), h, {}, m});
+        }
+    }
     report_unreceived("hgas_finalize", 0, true);
     // Peers' allocations mapped for messages: every receive is over, so no copy reads them
     // (one of a receive whose handle died may still: wait for it first).
@@ -1119,6 +1427,8 @@ status state::finalize() {
         for (const auto &it : p.out)
             if (it.req) ++sends;
     for (const auto &[id, q] : live_) (q->is_send ? sends : recvs) += 1;
+    for (const auto &x : tag_ops_)
+        if (x.q) (x.is_send ? sends : recvs) += 1;
     if (!stream_ops_.empty())
         HGASI_WARN("api", "hgas_finalize: rank %d: %zu stream-ordered message(s) never completed (synchronize the "
                    "streams with hgas_stream_sync before hgas_finalize)", r_.me(), stream_ops_.size());
@@ -1245,19 +1555,29 @@ status ctx_destroy(core::rank &r, uint32_t ctx) {
     return st->ctx_destroy(ctx);
 }
 
-result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a) {
+result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a, const layout *l) {
     state *st = state_of(r, op);
     if (!st) return status::internal;
-    HGAS_TRY(check_send(r, st, op, a));
-    return st->stream_add(op, true, a, recv_args{});
+    send_args c = a;
+    if (l) {
+        if (!a.buf) return fail(status::invalid_arg, "%s: the buffer is NULL", op);
+        c.bytes = l->packed;
+    }
+    HGAS_TRY(check_send(r, st, op, c));
+    return st->stream_add(op, true, c, recv_args{}, l);
 }
 
-result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a) {
+result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a, const layout *l) {
     state *st = state_of(r, op);
     if (!st) return status::internal;
-    HGAS_TRY(check_buf(r, op, a.buf, a.bytes));
-    HGAS_TRY(check_recv(r, st, op, a.ctx, a.src, a.tag));
-    return st->stream_add(op, false, send_args{}, a);
+    recv_args c = a;
+    if (l) {
+        if (!a.buf) return fail(status::invalid_arg, "%s: the buffer is NULL", op);
+        c.bytes = l->packed;
+    }
+    HGAS_TRY(check_buf(r, op, c.buf, c.bytes));
+    HGAS_TRY(check_recv(r, st, op, c.ctx, c.src, c.tag));
+    return st->stream_add(op, false, send_args{}, c, l);
 }
 
 void stream_cancel(core::rank &r, uint64_t seq) {

@@ -13,12 +13,31 @@
 
 namespace hgas::msg {
 
+struct layout;  // layout.hpp
+
+// A message whose bytes are produced while earlier ones travel (a typed message packed chunk by
+// chunk): ensure(upto) makes the first `upto` bytes of the send buffer valid. The layer calls
+// it with growing values just before it reads those bytes, and with the whole size before any
+// path that reads the buffer at once (eager, one-sided, UCX). It outlives the send.
+struct producer {
+    virtual ~producer() = default;
+    virtual status ensure(size_t upto) = 0;
+};
+// The receiving side's mirror: arrived(upto) says the first `upto` bytes of the receive buffer
+// hold the message (called with growing values on the paths that deliver in order: ring chunks
+// and pool chunks into host memory); the rest is the owner's business once the receive is done.
+struct consumer {
+    virtual ~consumer() = default;
+    virtual status arrived(size_t upto) = 0;
+};
+
 struct send_args {
     uint32_t ctx = 0;
     const void *buf = nullptr;
     size_t bytes = 0;
     int dest = -1;
     int tag = 0;
+    producer *prod = nullptr;
 };
 struct recv_args {
     uint32_t ctx = 0;
@@ -27,6 +46,7 @@ struct recv_args {
     int src = HGAS_ANY_RANK;
     int tag = HGAS_ANY_TAG;
     hgas_msg_info_t *info = nullptr;
+    consumer *cons = nullptr;
 };
 
 // Creates the rank's message state (hgas_init, once the rank exists).
@@ -51,8 +71,10 @@ struct stream_slot {
     uint64_t seq = 0;
     uint64_t *go = nullptr, *done = nullptr;
 };
-result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a);
-result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a);
+// `l`: a typed message (layout.hpp; copied): a.buf is the buffer the layout describes and
+// a.bytes is ignored (the layout's packed size).
+result<stream_slot> stream_send(core::rank &r, const char *op, const send_args &a, const layout *l = nullptr);
+result<stream_slot> stream_recv(core::rank &r, const char *op, const recv_args &a, const layout *l = nullptr);
 // The stream's part could not be enqueued: forget the operation.
 void stream_cancel(core::rank &r, uint64_t seq);
 // The first error of a stream-ordered message since the last call (then cleared).
@@ -75,6 +97,8 @@ struct stats {
     uint64_t rndv_ipc = 0;              // large messages copied out of the sender's mapped user buffer
     uint64_t ipc_opens = 0, ipc_hits = 0;  // peer allocations mapped; reuses of a cached mapping
     uint64_t ipc_invalidated = 0;       // cached mappings dropped: the peer freed and reallocated there
+    uint64_t tag_sent = 0, tag_received = 0;  // messages by UCX tag matching (HGAS_MSG_UCX_TAG)
+    uint64_t pack_steps = 0, unpack_steps = 0;  // typed messages: pieces packed / unpacked while others travelled
 };
 result<stats> get_stats(core::rank &r);
 

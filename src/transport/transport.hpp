@@ -11,6 +11,7 @@
 // (serialized). progress() may also be called from the rank's helper thread at the same time
 // as data calls: implementations must allow that.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -81,6 +82,34 @@ struct local_segment {
     int fd = -1;           // and its open descriptor in this process, or -1
 };
 
+// Tagged messages matched by the transport itself (UCX's tag API), for the message layer's
+// peers on other nodes (src/msg/README.md "Messages by UCX tag matching"). `tag_op` is the
+// completion of one posted send or receive: `done` is set (release) once the buffer may be
+// reused or holds the message, with `code`/`error` saying how it ended. The caller keeps the
+// op alive until `done`: a transport callback writes it.
+struct tag_op {
+    std::atomic<bool> done{false};
+    status code = status::ok;
+    std::string error;
+};
+class tag_channel {
+public:
+    virtual ~tag_channel() = default;
+    // Whether CUDA device memory may be handed to the transport directly.
+    virtual bool cuda_memory() const = 0;
+    // Sends n bytes at buf to `peer` with the 64-bit `tag` (host: buf is host memory).
+    virtual status tag_send(int peer, uint64_t tag, const void *buf, size_t n, bool host, tag_op *op) = 0;
+    // Progresses the transport, then takes the first arrived message whose tag has the bits
+    // `want` under `mask` out of its unexpected queue (in arrival order): false if none.
+    virtual bool tag_take(uint64_t want, uint64_t mask, uint64_t &tag, size_t &len, void *&msg) = 0;
+    // Receives a taken message into buf (n: its length; `peer` names the sender in errors).
+    virtual status tag_recv(void *msg, void *buf, size_t n, bool host, int peer, tag_op *op) = 0;
+    // Whether the connection to `peer` broke (it died).
+    virtual bool tag_peer_failed(int peer) const = 0;
+    // Whether any connection broke (cheap: checked at every message progress).
+    virtual bool tag_any_failed() const = 0;
+};
+
 class transport {
 public:
     virtual ~transport() = default;
@@ -135,6 +164,8 @@ public:
     virtual status quiet() = 0;
     // Advance outstanding work and serve requests from peers. Cheap when idle.
     virtual status progress() = 0;
+    // Its own tag matching for the message layer, if it has one.
+    virtual tag_channel *tags() { return nullptr; }
 };
 
 // Factories. create_ucx returns status::unsupported in a build without UCX.

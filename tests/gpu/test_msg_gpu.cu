@@ -121,6 +121,77 @@ TEST(MsgStream, RingOnStreams) {
     cudaFree(rb);
 }
 
+// Scoped and typed messages on streams: a library's scoped message is not taken by the
+// application's wildcard receive on the stream; a strided face (a column of 4-byte elements)
+// sent typed on a stream arrives in a typed receive on a stream with another stride; the
+// layouts are freed right after the calls (they are copied).
+__global__ void k_fill_col(unsigned char *p, size_t rows, size_t stride, int from, int to, int salt) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < rows * 4; i += size_t(gridDim.x) * blockDim.x)
+        p[(i / 4) * stride + i % 4] = dpat(from, to, i, salt);
+}
+__global__ void k_check_col(const unsigned char *p, size_t rows, size_t stride, int from, int to, int salt,
+                            unsigned long long *bad) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < rows * 4; i += size_t(gridDim.x) * blockDim.x)
+        if (p[(i / 4) * stride + i % 4] != dpat(from, to, i, salt)) atomicAdd(bad, 1ull);
+}
+TEST(MsgStream, ScopedAndTypedOnStreams) {
+    streams st;
+    st.open();
+    hgas_msg_ctx_t lib;
+    HGAS_OK_OR_FAIL(hgas_msg_ctx_create(&lib));
+    unsigned char *sb = nullptr, *rb = nullptr;
+    const size_t rows = 5000, sstride = 64, rstride = 12;
+    CK(cudaMalloc(&sb, rows * sstride));
+    CK(cudaMalloc(&rb, rows * sstride));
+    int *flags = nullptr;
+    CK(cudaMallocHost(&flags, 2 * sizeof(int)));
+    flags[0] = 11;
+    flags[1] = 22;
+    // scoped: the world receive takes the world message, the scoped one the library's
+    HGAS_OK_OR_FAIL(hgas_send_on_stream_ctx(lib, &flags[0], sizeof(int), right(), 3, st.snd));
+    HGAS_OK_OR_FAIL(hgas_send_on_stream(&flags[1], sizeof(int), right(), 3, st.snd));
+    int *got = nullptr;
+    CK(cudaMallocHost(&got, 2 * sizeof(int)));
+    got[0] = got[1] = 0;
+    HGAS_OK_OR_FAIL(hgas_recv_on_stream(&got[0], sizeof(int), HGAS_ANY_RANK, HGAS_ANY_TAG, nullptr, st.rcv));
+    HGAS_OK_OR_FAIL(hgas_recv_on_stream_ctx(lib, &got[1], sizeof(int), HGAS_ANY_RANK, HGAS_ANY_TAG, nullptr, st.rcv));
+    HGAS_OK_OR_FAIL(hgas_stream_sync(st.rcv));
+    HGAS_OK_OR_FAIL(hgas_stream_sync(st.snd));
+    EXPECT_EQ(got[0], 22) << "the world receive matched the library's message";
+    EXPECT_EQ(got[1], 11);
+    // typed
+    hgas_layout_t ls, lr;
+    HGAS_OK_OR_FAIL(hgas_layout_vector(rows, 4, sstride, &ls));
+    HGAS_OK_OR_FAIL(hgas_layout_vector(rows, 4, rstride, &lr));
+    k_fill_col<<<32, 256, 0, st.snd>>>(sb, rows, sstride, me(), right(), 3);
+    CK(cudaMemsetAsync(rb, 0xee, rows * sstride, st.rcv));
+    hgas_msg_info_t *info = nullptr;
+    CK(cudaMallocHost(&info, sizeof *info));
+    HGAS_OK_OR_FAIL(hgas_recv_typed_on_stream_ctx(lib, rb, lr, left(), 4, info, st.rcv));
+    k_check_col<<<32, 256, 0, st.rcv>>>(rb, rows, rstride, left(), me(), 3, st.bad);
+    HGAS_OK_OR_FAIL(hgas_send_typed_on_stream_ctx(lib, sb, ls, right(), 4, st.snd));
+    HGAS_OK_OR_FAIL(hgas_layout_free(ls));
+    HGAS_OK_OR_FAIL(hgas_layout_free(lr));
+    k_fill_col<<<32, 256, 0, st.snd>>>(sb, rows, sstride, 99, 99, 99);  // after the send is complete
+    HGAS_OK_OR_FAIL(hgas_stream_sync(st.rcv));
+    HGAS_OK_OR_FAIL(hgas_stream_sync(st.snd));
+    EXPECT_EQ(st.take_bad(), 0u);
+    EXPECT_EQ(info->bytes, rows * 4);
+    EXPECT_EQ(info->source, left());
+    // bad arguments enqueue nothing
+    EXPECT_EQ(hgas_send_typed_on_stream(sb, nullptr, right(), 4, st.snd), HGAS_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(hgas_last_error()).find("layout is NULL"), std::string::npos) << hgas_last_error();
+    EXPECT_EQ(hgas_send_on_stream_ctx(lib + 100, &flags[0], 4, right(), 3, st.snd), HGAS_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(hgas_last_error()).find("scope"), std::string::npos) << hgas_last_error();
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_msg_ctx_destroy(lib));
+    cudaFreeHost(info);
+    cudaFreeHost(got);
+    cudaFreeHost(flags);
+    cudaFree(sb);
+    cudaFree(rb);
+}
+
 // A receive too small for its message fails without holding the stream: later work runs, and
 // hgas_stream_sync reports the truncation naming both sizes; the next message is unharmed.
 TEST(MsgStream, TruncationLetsTheStreamGoOn) {

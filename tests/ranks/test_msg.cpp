@@ -3,6 +3,7 @@
 // memory on either end, MPI ordering under 10^4 outstanding requests, wildcards, truncation,
 // probes, scopes, persistent requests, the bounded unexpected queue, and bad arguments.
 // Run over every transport and device path by tests/ranks/CMakeLists.txt.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -98,6 +99,17 @@ std::vector<where> kinds() {
             << #call << ": " << hgas_last_error();                                          \
     } while (0)
 
+// Whether messages to `peer` take UCX tag matching (HGAS_MSG_UCX_TAG, set with
+// HGAS_TEST_MSG_UTAG=1 by the test_msg_utag configurations): 'on' with UCX reaching every rank
+// (HGAS_TRANSPORTS=ucx), or a peer on another node.
+bool utag_to(int peer) {
+    const char *m = std::getenv("HGAS_MSG_UCX_TAG");
+    if (!std::getenv("HGAS_TEST_MSG_UTAG") || !m || std::strcmp(m, "off") == 0) return false;
+    const char *tr = std::getenv("HGAS_TRANSPORTS");
+    const bool all_ucx = tr && std::strcmp(tr, "ucx") == 0;
+    return hgas_node_of(peer) != hgas_node_me() || (all_ucx && std::strcmp(m, "on") == 0);
+}
+
 hgas_handle_t &h_unused() {
     static hgas_handle_t h;
     return h;
@@ -136,6 +148,14 @@ TEST(Msg, RingEverySizeEveryKindPair) {
     // a buffer in hgas's heap at one end (one-sided get or put into the posted buffer).
     hgasi_msg_stats_t st;
     HGAS_OK_OR_FAIL(hgasi_msg_stats(&st));
+    // HGAS_MSG_UCX_TAG: UCX carried the messages to the right and from the left.
+    if (utag_to(right())) {
+        EXPECT_GT(st.tag_sent, 0u);
+    }
+    if (utag_to(left())) {
+        EXPECT_GT(st.tag_received, 0u);
+    }
+    if (utag_to(right()) || utag_to(left())) return;
     EXPECT_GT(st.rndv_chunked, 0u);
     EXPECT_GT(st.rndv_one_sided, 0u);
     EXPECT_GT(st.eager_sent, 0u);
@@ -364,6 +384,45 @@ TEST(Msg, ScopesDoNotMatchEachOther) {
     HGAS_OK_OR_FAIL(hgas_msg_ctx_destroy(lib));
     EXPECT_EQ(hgas_isend_ctx(lib, &a, sizeof a, right(), 5, &h[0]), HGAS_ERR_INVALID_ARG);
     EXPECT_NE(std::string(hgas_last_error()).find("scope"), std::string::npos) << hgas_last_error();
+}
+
+// Typed messages in a scope: a library's strided message (large enough for ring chunks) is not
+// taken by the application's wildcard receive, arrives intact through the scoped typed receive,
+// and an unknown scope fails clearly.
+TEST(Msg, TypedMessagesInAScope) {
+    hgas_msg_ctx_t lib;
+    HGAS_OK_OR_FAIL(hgas_msg_ctx_create(&lib));
+    const size_t count = eager_max() / 5 + 3;  // 10-byte blocks every 13: more than one slot
+    hgas_layout_t l;
+    HGAS_OK_OR_FAIL(hgas_layout_vector(count, 10, 13, &l));
+    std::vector<unsigned char> sbuf(count * 13), rbuf(count * 13, 0xee);
+    for (size_t i = 0; i < sbuf.size(); ++i) sbuf[i] = pat(me(), right(), i, 13);
+    int b = 7, got = 0;
+    hgas_handle_t h[3];
+    HGAS_OK_OR_FAIL(hgas_isend_typed_ctx(lib, sbuf.data(), l, right(), 5, &h[0]));
+    HGAS_OK_OR_FAIL(hgas_isend(&b, sizeof b, right(), 5, &h[1]));
+    hgas_msg_info_t info{};
+    HGAS_OK_OR_FAIL(hgas_recv(&got, sizeof got, HGAS_ANY_RANK, HGAS_ANY_TAG, &info));
+    EXPECT_EQ(got, 7) << "the world receive matched the library's typed message";
+    EXPECT_EQ(info.bytes, sizeof got);
+    HGAS_OK_OR_FAIL(hgas_irecv_typed_ctx(lib, rbuf.data(), l, HGAS_ANY_RANK, HGAS_ANY_TAG, &info, &h[2]));
+    HGAS_OK_OR_FAIL(hgas_wait(h[2]));
+    HGAS_OK_OR_FAIL(hgas_wait_all(h, 2));
+    EXPECT_EQ(info.bytes, count * 10);
+    EXPECT_EQ(info.source, left());
+    size_t bad = 0;
+    for (size_t i = 0; i < rbuf.size(); ++i)
+        bad += rbuf[i] != (i % 13 < 10 ? pat(left(), me(), i, 13) : 0xee);
+    EXPECT_EQ(bad, 0u);
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_msg_ctx_destroy(lib));
+    EXPECT_ERR(hgas_isend_typed_ctx(lib, sbuf.data(), l, right(), 5, &h[0]), HGAS_ERR_INVALID_ARG,
+               "hgas_isend_typed_ctx: message scope");
+    EXPECT_ERR(hgas_irecv_typed_ctx(lib, rbuf.data(), l, 0, 5, nullptr, &h[0]), HGAS_ERR_INVALID_ARG,
+               "hgas_irecv_typed_ctx: message scope");
+    EXPECT_ERR(hgas_isend_typed_ctx(HGAS_MSG_CTX_WORLD, sbuf.data(), nullptr, right(), 5, &h[0]), HGAS_ERR_INVALID_ARG,
+               "layout is NULL");
+    HGAS_OK_OR_FAIL(hgas_layout_free(l));
 }
 
 // Persistent requests reposted 1000 times (seed applications' fixed receive fragments).
@@ -715,6 +774,130 @@ TEST(Msg, IpcUserDeviceBuffers) {
     }
     HGAS_OK_OR_FAIL(hgasi_user_dev_free(k, S));
     HGAS_OK_OR_FAIL(hgasi_user_dev_free(k, R));
+}
+
+// Typed messages of host buffers are packed piece by piece as the ring's (or pool's) chunks
+// leave, and unpacked as they arrive: odd block sizes that straddle chunk boundaries, sizes
+// around the eager limit, a layout at each end that differs, values against a CPU reference.
+TEST(Msg, TypedPipelinedOddSizes) {
+    const size_t E = eager_max();
+    hgasi_msg_stats_t a, b;
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&a));
+    for (where rw : {where::user_host, where::heap_host}) {
+        for (size_t count : {size_t(1), E / 7 + 1, 3 * E / 7 + 5, 9 * E / 7 + 3}) {
+            // sender: blocks of 7 bytes every 11; receiver: blocks of 7 every 9
+            const size_t send_extent = (count - 1) * 11 + 7, recv_extent = (count - 1) * 9 + 7;
+            hgas_layout_t ls, lr;
+            HGAS_OK_OR_FAIL(hgas_layout_vector(count, 7, 11, &ls));
+            HGAS_OK_OR_FAIL(hgas_layout_vector(count, 7, 9, &lr));
+            std::vector<unsigned char> sbuf(send_extent);
+            for (size_t i = 0; i < send_extent; ++i) sbuf[i] = pat(me(), right(), i, 11);
+            buffer rb(rw, recv_extent + 5);
+            rb.write(std::vector<unsigned char>(recv_extent + 5, 0xee));
+            HGAS_OK_OR_FAIL(hgas_barrier());
+            hgas_handle_t h[2];
+            hgas_msg_info_t info{};
+            HGAS_OK_OR_FAIL(hgas_irecv_typed(rb.p, lr, left(), 65, &info, &h[0]));
+            HGAS_OK_OR_FAIL(hgas_isend_typed(sbuf.data(), ls, right(), 65, &h[1]));
+            HGAS_OK_OR_FAIL(hgas_wait_all(h, 2));
+            EXPECT_EQ(info.bytes, 7 * count);
+            auto got = rb.read(recv_extent + 5);
+            size_t bad = 0;
+            for (size_t i = 0; i < recv_extent + 5; ++i) {
+                const size_t blk = i / 9, in = i % 9;
+                const unsigned char want = blk < count && in < 7 ? pat(left(), me(), blk * 11 + in, 11) : 0xee;
+                bad += got[i] != want;
+            }
+            EXPECT_EQ(bad, 0u) << count << " blocks into " << where_name(rw);
+            HGAS_OK_OR_FAIL(hgas_layout_free(ls));
+            HGAS_OK_OR_FAIL(hgas_layout_free(lr));
+        }
+    }
+    // An indexed layout of odd lengths into a plain buffer, larger than the eager limit.
+    {
+        const size_t nb = 3 * E / 40 + 7;
+        std::vector<size_t> len(nb), dis(nb);
+        size_t at = 0, total = 0;
+        for (size_t i = 0; i < nb; ++i) {
+            len[i] = 1 + (i * 37) % 53;
+            dis[i] = at + (i % 3);
+            at = dis[i] + len[i];
+            total += len[i];
+        }
+        hgas_layout_t li;
+        HGAS_OK_OR_FAIL(hgas_layout_indexed(nb, len.data(), dis.data(), &li));
+        std::vector<unsigned char> sbuf(at), flat(total + 3, 0xee);
+        for (size_t i = 0; i < at; ++i) sbuf[i] = pat(me(), right(), i, 12);
+        hgas_handle_t h[2];
+        HGAS_OK_OR_FAIL(hgas_irecv(flat.data(), flat.size(), left(), 66, nullptr, &h[0]));
+        HGAS_OK_OR_FAIL(hgas_isend_typed(sbuf.data(), li, right(), 66, &h[1]));
+        HGAS_OK_OR_FAIL(hgas_wait_all(h, 2));
+        size_t o = 0, bad = 0;
+        for (size_t i = 0; i < nb; ++i)
+            for (size_t j = 0; j < len[i]; ++j) bad += flat[o++] != pat(left(), me(), dis[i] + j, 12);
+        EXPECT_EQ(bad, 0u);
+        EXPECT_EQ(flat[total], 0xee);
+        HGAS_OK_OR_FAIL(hgas_layout_free(li));
+    }
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&b));
+    if (!utag_to(right()) && !utag_to(left())) {  // ring chunks at both ends (UCX tags carry messages whole)
+        EXPECT_GT(b.pack_steps, a.pack_steps) << "large typed messages were packed piece by piece";
+        EXPECT_GT(b.unpack_steps, a.unpack_steps) << "and unpacked as their chunks arrived";
+    }
+    HGAS_OK_OR_FAIL(hgas_barrier());
+}
+
+// HGAS_ANY_RANK receives at rank 0 take messages from a rank of its node (rings) and from a rank
+// of the other node (UCX tag matching, test_msg_utag on nodes2 with 3 ranks) mixed: every
+// message arrives once, intact, each sender's in the order sent (eager and large sizes, and
+// three tags cycled, taken with HGAS_ANY_TAG).
+TEST(Msg, AnySourceMixesNodes) {
+    const int K = 60;
+    auto size_of = [](int i) { return i % 7 == 3 ? eager_max() * 2 + 17 + i : static_cast<size_t>(8 + i * 13); };
+    auto value = [](int from, int i, size_t j) { return static_cast<unsigned char>(from * 31 + i * 7 + j); };
+    hgasi_msg_stats_t a, b;
+    HGAS_OK_OR_FAIL(hgasi_msg_stats(&a));
+    HGAS_OK_OR_FAIL(hgas_barrier());  // rank 0's counters before any message of this test
+    if (me() != 0) {
+        std::vector<std::vector<unsigned char>> out(K);
+        std::vector<hgas_handle_t> h(K);
+        for (int i = 0; i < K; ++i) {
+            out[i].resize(size_of(i));
+            for (size_t j = 0; j < out[i].size(); ++j) out[i][j] = value(me(), i, j);
+            HGAS_OK_OR_FAIL(hgas_isend(out[i].data(), out[i].size(), 0, 500 + i % 3, &h[i]));
+        }
+        HGAS_OK_OR_FAIL(hgas_wait_all(h.data(), K));
+    } else {
+        int same = 0, other = 0;
+        for (int r = 1; r < n(); ++r) (hgas_node_of(r) == hgas_node_me() ? same : other) += 1;
+        if (std::getenv("HGAS_TEST_MSG_MIXED")) {
+            EXPECT_GT(same, 0) << "no sender on rank 0's node";
+            EXPECT_GT(other, 0) << "no sender on another node";
+        }
+        std::vector<int> next(n(), 0);
+        size_t most = 0;
+        for (int i = 0; i < K; ++i) most = std::max(most, size_of(i));
+        std::vector<unsigned char> r(most);
+        for (int k = 0; k < K * (n() - 1); ++k) {
+            hgas_msg_info_t info{-1, -1, 0};
+            HGAS_OK_OR_FAIL(hgas_recv(r.data(), r.size(), HGAS_ANY_RANK, HGAS_ANY_TAG, &info));
+            ASSERT_GT(info.source, 0);
+            ASSERT_LT(info.source, n());
+            const int i = next[info.source]++;
+            ASSERT_LT(i, K) << "too many messages from rank " << info.source;
+            EXPECT_EQ(info.tag, 500 + i % 3) << "message " << i << " of rank " << info.source << " overtaken";
+            ASSERT_EQ(info.bytes, size_of(i)) << "message " << i << " of rank " << info.source;
+            size_t bad = 0;
+            for (size_t j = 0; j < info.bytes; ++j) bad += r[j] != value(info.source, i, j);
+            EXPECT_EQ(bad, 0u) << "message " << i << " of rank " << info.source;
+        }
+        for (int s = 1; s < n(); ++s) EXPECT_EQ(next[s], K) << "from rank " << s;
+        HGAS_OK_OR_FAIL(hgasi_msg_stats(&b));
+        if (std::getenv("HGAS_TEST_MSG_MIXED")) {
+            EXPECT_EQ(b.tag_received - a.tag_received, static_cast<uint64_t>(K * other)) << "other node: UCX tags";
+        }
+    }
+    HGAS_OK_OR_FAIL(hgas_barrier());
 }
 
 // With HGAS_TEST_MSG_UNRECEIVED=1 only (ctest checks hgas_finalize's report in the output).

@@ -112,7 +112,7 @@ status ucx_transport::init_context() {
                     ucs_status_string(st));
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME;
-    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM | UCP_FEATURE_TAG;
     params.mt_workers_shared = 0;  // one worker per context: each rank object has its own
     params.name = "hgas";
     st = ucp_init(&params, config, &context_);
@@ -121,6 +121,11 @@ status ucx_transport::init_context() {
         return fail(status::transport,
                     "UCX initialization failed: %s (check UCX_TLS / UCX_NET_DEVICES, or run without UCX: HGAS_TRANSPORTS=self,shm)",
                     ucs_status_string(st));
+
+    ucp_context_attr_t cattr{};
+    cattr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+    if (ucp_context_query(context_, &cattr) == UCS_OK)
+        cuda_memory_ = (cattr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
 
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;

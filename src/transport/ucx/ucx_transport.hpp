@@ -123,7 +123,7 @@ struct am_op {
     uint64_t value = 0;
 };
 
-class ucx_transport final : public transport {
+class ucx_transport final : public transport, public tag_channel {
 public:
     static result<std::unique_ptr<ucx_transport>> create(const settings &cfg);
     ~ucx_transport() override;
@@ -152,6 +152,15 @@ public:
     status progress() override;
 
     data_mode mode() const { return mode_; }
+
+    // Tag matching for the message layer (tag.cpp).
+    tag_channel *tags() override { return this; }
+    bool cuda_memory() const override { return cuda_memory_; }
+    status tag_send(int peer, uint64_t tag, const void *buf, size_t n, bool host, tag_op *op) override;
+    bool tag_take(uint64_t want, uint64_t mask, uint64_t &tag, size_t &len, void *&msg) override;
+    status tag_recv(void *msg, void *buf, size_t n, bool host, int peer, tag_op *op) override;
+    bool tag_peer_failed(int peer) const override { return peer_dead(peer); }
+    bool tag_any_failed() const override { return any_ep_error_.load(std::memory_order_acquire); }
 
     // --- used by UCX callbacks (static functions of the two .cpp files) -----------------
     void on_ep_error(peer_state &p, ucs_status_t st);
@@ -224,6 +233,7 @@ private:
 
     data_mode mode_ = data_mode::rma;
     bool multi_thread_ = false;
+    bool cuda_memory_ = false;  // this UCX was built with CUDA memory support
     double timeout_s_ = 300;
     double boot_timeout_s_ = 300;  // the address exchange at connect
     std::function<status()> job_alive_;  // setup::job_alive
