@@ -93,13 +93,28 @@ void exchange::run(phase p) {
     switch (s_.opt.sty) {
     case style::basic: return basic(phase_[p]);
     case style::pipelined: return pipelined(phase_[p]);
-    case style::integrated: return integrated(phase_[p]);
+    case style::integrated: return start(p), finish();
     }
+}
+
+void exchange::start(phase p) { integrated_post(phase_[p]); }
+
+// One test of the phase's handles: hgas progresses every message in flight while testing, and
+// a handle that completed becomes HGAS_HANDLE_DONE (finish skips it).
+void exchange::poll() {
+    if (hs_.empty()) return;
+    int idx = -1, done = 0;
+    check(hgas_test_any(hs_.data(), hs_.size(), &idx, &done), "hgas_test_any", -1);
+}
+
+void exchange::finish() {
+    check(hgas_wait_all(hs_.data(), hs_.size()), "hgas_wait_all", -1);
+    hs_.clear();
 }
 
 // Style integrated: hgas sends and receives the faces where they are, device memory
 // included, the layouts telling it which bytes; no copy in the application.
-void exchange::integrated(std::vector<message> &ms) {
+void exchange::integrated_post(std::vector<message> &ms) {
     hs_.clear();
     for (message &m : ms)
         if (m.recv_from >= 0) {
@@ -113,7 +128,6 @@ void exchange::integrated(std::vector<message> &ms) {
             check(hgas_isend_typed(d_.field(m.field) + m.send.offset, m.send_layout, m.send_to, m.tag, &hs_.back()),
                   "hgas_isend_typed", m.send_to);
         }
-    check(hgas_wait_all(hs_.data(), hs_.size()), "hgas_wait_all", -1);
 }
 
 // Style basic: copy every face to a host buffer and wait, send and receive host buffers,
