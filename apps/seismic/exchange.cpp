@@ -62,8 +62,15 @@ exchange::exchange(const setup &s, device &d) : s_(s), d_(d) {
             if (m.send_to < 0 && m.recv_from < 0) continue;
             const size_t fb = nx * sizeof(float);
             if (s.opt.sty == style::integrated) {
-                check(hgas_layout_vector(m.send.rows, fb, m.send.stride * sizeof(float), &m.send_layout), "layout", m.send_to);
-                check(hgas_layout_vector(m.recv.rows, fb, m.recv.stride * sizeof(float), &m.recv_layout), "layout", m.recv_from);
+                // A z-face's rows follow each other (stride nx): one block of the whole face, so
+                // that device memory is packed and unpacked in one copy rather than one per row
+                // (on sim, each copy-engine operation pays its latency); a y-face is strided.
+                auto vec = [&](const face &f, hgas_layout_t *l, int peer) {
+                    if (f.stride == nx) check(hgas_layout_vector(1, f.rows * fb, f.rows * fb, l), "layout", peer);
+                    else check(hgas_layout_vector(f.rows, fb, f.stride * sizeof(float), l), "layout", peer);
+                };
+                vec(m.send, &m.send_layout, m.send_to);
+                vec(m.recv, &m.recv_layout, m.recv_from);
             } else {
                 m.sbuf = d.alloc_host(m.send.rows * fb);
                 m.rbuf = d.alloc_host(m.recv.rows * fb);

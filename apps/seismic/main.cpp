@@ -220,7 +220,7 @@ int run(int argc, char **argv) {
                 std::string j = "{\"app\":\"seismic\",\"grid\":[" + std::to_string(op.nx) + "," + std::to_string(op.ny) +
                                 "," + std::to_string(op.nz) + "],\"ranks\":" + std::to_string(n) + ",\"decomp\":[" +
                                 std::to_string(op.py) + "," + std::to_string(op.pz) + "],\"kind\":\"" + name(op.mem) +
-                                "\",\"style\":\"" + name(op.sty) + "\",\"model\":\"" + op.model + "\",\"steps\":" +
+                                "\",\"style\":\"" + name(op.sty) + "\",\"overlap\":" + (overlap ? "true" : "false") + ",\"model\":\"" + op.model + "\",\"steps\":" +
                                 std::to_string(steps) + ",\"dt\":" + num(op.dt) + ",\"time_s\":" + num(total) +
                                 ",\"step_ms\":" + num(1e3 * total / steps) + ",\"phases_s\":{";
                 for (int p = 0; p < NT; ++p) j += std::string(p ? "," : "") + "\"" + k_phase[p] + "\":" + num(t[p]);
