@@ -51,12 +51,13 @@ public:
     virtual uint64_t interactions(void *v, uint64_t n, void *out, const Params &p, uint32_t day,
                                   const std::vector<uint64_t> &person_begin, std::vector<uint64_t> &first,
                                   bool sorted) = 0;
-    // The sort pipelined with the arriving fragments (style integrated): sort_run sorts
-    // v[lo, hi) into room order, merge_runs merges the sorted neighbours v[lo, mid) and
-    // v[mid, hi) into one sorted run; both queued on stream s after what is queued there.
-    // Room order is a total order on distinct visits, so sorting runs and merging them gives
-    // the bytes one sort of the whole gives.
-    virtual void sort_run(void *v, uint64_t lo, uint64_t hi, int s) = 0;
+    // The sort pipelined with the arriving fragments (style integrated): sort_run moves the
+    // visits of a fragment `frag` (device memory) into v[lo, hi) and sorts them there into
+    // room order, returning an event after which frag may be reused; merge_runs merges the
+    // sorted neighbours v[lo, mid) and v[mid, hi) into one sorted run. Both are queued on
+    // stream s after what is queued there. Room order is a total order on distinct visits,
+    // so sorting runs and merging them gives the bytes one sort of the whole gives.
+    virtual uint64_t sort_run(void *v, uint64_t lo, uint64_t hi, const void *frag, int s) = 0;
     virtual void merge_runs(void *v, uint64_t lo, uint64_t mid, uint64_t hi, int s) = 0;
 
     // Page-locked host memory for copies with the device (hgas_register: pinned where CUDA

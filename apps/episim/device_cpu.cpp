@@ -89,7 +89,11 @@ public:
                           const std::vector<uint64_t> &pb, std::vector<uint64_t> &first, bool sorted) override {
         return interactions_cpu(static_cast<Visit *>(v), n, static_cast<Infection *>(out), p, day, pb, first, sorted);
     }
-    void sort_run(void *v, uint64_t lo, uint64_t hi, int) override { sort_run_cpu(static_cast<Visit *>(v), lo, hi); }
+    uint64_t sort_run(void *v, uint64_t lo, uint64_t hi, const void *frag, int) override {
+        std::memcpy(static_cast<Visit *>(v) + lo, frag, (hi - lo) * sizeof(Visit));
+        sort_run_cpu(static_cast<Visit *>(v), lo, hi);
+        return 0;
+    }
     void merge_runs(void *v, uint64_t lo, uint64_t mid, uint64_t hi, int) override {
         merge_runs_cpu(static_cast<Visit *>(v), lo, mid, hi);
     }
@@ -134,10 +138,13 @@ public:
         return m;
     }
 
-    void sort_run(void *v, uint64_t lo, uint64_t hi, int) override {
+    // The fragment comes into the working copy straight from its receive buffer (one copy;
+    // the sorted array reaches v when interactions writes it back).
+    uint64_t sort_run(void *, uint64_t lo, uint64_t hi, const void *frag, int) override {
         if (visits_.size() < hi) visits_.resize(hi);
-        d2h(visits_.data() + lo, static_cast<Visit *>(v) + lo, (hi - lo) * sizeof(Visit), 0);
+        d2h(visits_.data() + lo, frag, (hi - lo) * sizeof(Visit), 0);
         sort_run_cpu(visits_.data(), lo, hi);
+        return 0;
     }
     void merge_runs(void *, uint64_t lo, uint64_t mid, uint64_t hi, int) override {
         merge_runs_cpu(visits_.data(), lo, mid, hi);

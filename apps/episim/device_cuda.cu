@@ -120,9 +120,12 @@ public:
     }
     // Queued on stream s without waiting for it (par_nosync), so the sort of one fragment
     // runs while the next ones arrive.
-    void sort_run(void *vv, uint64_t lo, uint64_t hi, int s) override {
+    uint64_t sort_run(void *vv, uint64_t lo, uint64_t hi, const void *frag, int s) override {
         Visit *v = static_cast<Visit *>(vv);
+        d2d(v + lo, frag, (hi - lo) * sizeof(Visit), s);
+        const uint64_t ev = record(s);
         thrust::sort(thrust::cuda::par_nosync.on(streams_[s]), v + lo, v + hi, VisitLess{});
+        return ev;
     }
     // Merged into scratch, copied back: thrust's merge is not in place.
     void merge_runs(void *vv, uint64_t lo, uint64_t mid, uint64_t hi, int s) override {

@@ -125,15 +125,16 @@ DayCounts Sim::day(uint32_t d) {
         runs_.clear();
         visit_rx_->day([&](int q, const void *frag, size_t bytes) -> uint64_t {
             room(q, bytes);
-            dev_.d2d(dv + off, frag, bytes, 0);
-            const uint64_t ev = dev_.record(0);  // the fragment's buffer is free after the copy
             const uint64_t lo = off / sizeof(Visit), hi = (off + bytes) / sizeof(Visit);
             off += bytes;
-            if (hi > lo && o_.sort_on_arrival) {
-                dev_.sort_run(dvis_, lo, hi, 0);
-                runs_.push_back(lo);
-                merge_runs(hi, false);
+            if (!o_.sort_on_arrival) {
+                dev_.d2d(dv + lo * sizeof(Visit), frag, bytes, 0);
+                return dev_.record(0);  // the fragment's buffer is free after the copy
             }
+            if (hi == lo) return 0;
+            const uint64_t ev = dev_.sort_run(dvis_, lo, hi, frag, 0);
+            runs_.push_back(lo);
+            merge_runs(hi, false);
             return ev;
         });
         merge_runs(off / sizeof(Visit), true);
