@@ -118,8 +118,8 @@ public:
         for (auto &e : events_) cudaEventDestroy(e.second);
         events_.clear();
     }
-    // Queued on stream s without waiting for it (par_nosync), so the sort of one fragment
-    // runs while the next ones arrive.
+    // Queued on stream s; thrust does not wait for the stream (par_nosync), so the sort of one
+    // fragment runs while the next ones arrive (its temporary storage is still a cudaMalloc).
     uint64_t sort_run(void *vv, uint64_t lo, uint64_t hi, const void *frag, int s) override {
         Visit *v = static_cast<Visit *>(vv);
         d2d(v + lo, frag, (hi - lo) * sizeof(Visit), s);

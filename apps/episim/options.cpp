@@ -155,7 +155,11 @@ bool parse_options(int argc, char **argv, Options *o, std::string *err, bool *he
             }
             o->fragment = size_t(u), fragment_given = true;
         } else if (!std::strcmp(a, "--sort-on-arrival")) {
-            ok = integer(a, v, 0, 1, &u, err), o->sort_on_arrival = u != 0;
+            if (std::strcmp(v, "0") && std::strcmp(v, "1")) {
+                *err = std::string("--sort-on-arrival wants 0 or 1, not '") + v + "'";
+                return false;
+            }
+            o->sort_on_arrival = v[0] == '1';
         } else if (!std::strcmp(a, "--fragments")) {
             ok = integer(a, v, 1, 1024, &u, err), o->per_peer = int(u);
         } else if (!std::strcmp(a, "--timeout")) {
