@@ -47,8 +47,18 @@ public:
     // find each susceptible visit's infection (model.hpp: infect_visit) into out (capacity n),
     // sort those by person. Returns their number; first[r] is the index of the first record
     // of a person of rank r (person_begin: the partition's person blocks).
+    // sorted: v[0, n) is in room order already (sort_run / merge_runs below): no sort.
     virtual uint64_t interactions(void *v, uint64_t n, void *out, const Params &p, uint32_t day,
-                                  const std::vector<uint64_t> &person_begin, std::vector<uint64_t> &first) = 0;
+                                  const std::vector<uint64_t> &person_begin, std::vector<uint64_t> &first,
+                                  bool sorted) = 0;
+    // The sort pipelined with the arriving fragments (style integrated): sort_run moves the
+    // visits of a fragment `frag` (device memory) into v[lo, hi) and sorts them there into
+    // room order, returning an event after which frag may be reused; merge_runs merges the
+    // sorted neighbours v[lo, mid) and v[mid, hi) into one sorted run. Both are queued on
+    // stream s after what is queued there. Room order is a total order on distinct visits,
+    // so sorting runs and merging them gives the bytes one sort of the whole gives.
+    virtual uint64_t sort_run(void *v, uint64_t lo, uint64_t hi, const void *frag, int s) = 0;
+    virtual void merge_runs(void *v, uint64_t lo, uint64_t mid, uint64_t hi, int s) = 0;
 
     // Page-locked host memory for copies with the device (hgas_register: pinned where CUDA
     // is, recorded elsewhere). Counted: pinned_bytes() is what this rank holds.
@@ -68,6 +78,8 @@ std::unique_ptr<Device> make_cuda_device(std::string *why);  // device_cuda.cu /
 
 // The CPU version of Device::interactions on host arrays (also the reference).
 uint64_t interactions_cpu(Visit *v, uint64_t n, Infection *out, const Params &p, uint32_t day,
-                          const std::vector<uint64_t> &person_begin, std::vector<uint64_t> &first);
+                          const std::vector<uint64_t> &person_begin, std::vector<uint64_t> &first, bool sorted);
+void sort_run_cpu(Visit *v, uint64_t lo, uint64_t hi);
+void merge_runs_cpu(Visit *v, uint64_t lo, uint64_t mid, uint64_t hi);
 
 }  // namespace episim

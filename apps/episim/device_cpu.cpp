@@ -42,9 +42,18 @@ void Device::unpin(void *p) {
         }
 }
 
+namespace {
+bool by_room(const Visit &a, const Visit &b) { return visit_less(a, b); }
+}  // namespace
+
+void sort_run_cpu(Visit *v, uint64_t lo, uint64_t hi) { std::sort(v + lo, v + hi, by_room); }
+void merge_runs_cpu(Visit *v, uint64_t lo, uint64_t mid, uint64_t hi) {
+    std::inplace_merge(v + lo, v + mid, v + hi, by_room);
+}
+
 uint64_t interactions_cpu(Visit *v, uint64_t n, Infection *out, const Params &p, uint32_t day,
-                          const std::vector<uint64_t> &person_begin, std::vector<uint64_t> &first) {
-    std::sort(v, v + n, [](const Visit &a, const Visit &b) { return visit_less(a, b); });
+                          const std::vector<uint64_t> &person_begin, std::vector<uint64_t> &first, bool sorted) {
+    if (!sorted) std::sort(v, v + n, by_room);
     uint64_t m = 0, room = 0;
     for (uint64_t j = 0; j < n; ++j) {
         if (j == 0 || !same_room(v[j], v[j - 1])) room = j;
@@ -77,8 +86,16 @@ public:
     bool done(uint64_t) override { return true; }
     void sync() override {}
     uint64_t interactions(void *v, uint64_t n, void *out, const Params &p, uint32_t day,
-                          const std::vector<uint64_t> &pb, std::vector<uint64_t> &first) override {
-        return interactions_cpu(static_cast<Visit *>(v), n, static_cast<Infection *>(out), p, day, pb, first);
+                          const std::vector<uint64_t> &pb, std::vector<uint64_t> &first, bool sorted) override {
+        return interactions_cpu(static_cast<Visit *>(v), n, static_cast<Infection *>(out), p, day, pb, first, sorted);
+    }
+    uint64_t sort_run(void *v, uint64_t lo, uint64_t hi, const void *frag, int) override {
+        std::memcpy(static_cast<Visit *>(v) + lo, frag, (hi - lo) * sizeof(Visit));
+        sort_run_cpu(static_cast<Visit *>(v), lo, hi);
+        return 0;
+    }
+    void merge_runs(void *v, uint64_t lo, uint64_t mid, uint64_t hi, int) override {
+        merge_runs_cpu(static_cast<Visit *>(v), lo, mid, hi);
     }
 };
 
@@ -106,16 +123,31 @@ public:
     uint64_t record(int) override { return 0; }
     bool done(uint64_t) override { return true; }
     void sync() override {}
-    // The "kernels" run on the CPU: visits in, infections out, through the copy engine.
+    // The "kernels" run on the CPU on a working copy: visits in, infections out, through the
+    // copy engine. The pipelined sort keeps its runs in the working copy (a kernel's view of
+    // the device memory it sorts), each fragment's visits brought in once as they arrive;
+    // interactions then finds them there, sorted.
     uint64_t interactions(void *v, uint64_t n, void *out, const Params &p, uint32_t day,
-                          const std::vector<uint64_t> &pb, std::vector<uint64_t> &first) override {
+                          const std::vector<uint64_t> &pb, std::vector<uint64_t> &first, bool sorted) override {
         visits_.resize(n);
         inf_.resize(n);
-        d2h(visits_.data(), v, n * sizeof(Visit), 0);
-        const uint64_t m = interactions_cpu(visits_.data(), n, inf_.data(), p, day, pb, first);
+        if (!sorted) d2h(visits_.data(), v, n * sizeof(Visit), 0);
+        const uint64_t m = interactions_cpu(visits_.data(), n, inf_.data(), p, day, pb, first, sorted);
         h2d(v, visits_.data(), n * sizeof(Visit), 0);  // sorted, as a device sort leaves them
         h2d(out, inf_.data(), m * sizeof(Infection), 0);
         return m;
+    }
+
+    // The fragment comes into the working copy straight from its receive buffer (one copy;
+    // the sorted array reaches v when interactions writes it back).
+    uint64_t sort_run(void *, uint64_t lo, uint64_t hi, const void *frag, int) override {
+        if (visits_.size() < hi) visits_.resize(hi);
+        d2h(visits_.data() + lo, frag, (hi - lo) * sizeof(Visit), 0);
+        sort_run_cpu(visits_.data(), lo, hi);
+        return 0;
+    }
+    void merge_runs(void *, uint64_t lo, uint64_t mid, uint64_t hi, int) override {
+        merge_runs_cpu(visits_.data(), lo, mid, hi);
     }
 
 private:

@@ -6,6 +6,7 @@
 #include <hgas/hgas.h>
 #include <thrust/copy.h>
 #include <thrust/execution_policy.h>
+#include <thrust/merge.h>
 #include <thrust/sort.h>
 
 #include <string>
@@ -74,6 +75,7 @@ public:
         cudaFree(tmp_);
         cudaFree(flag_);
         cudaFree(pb_);
+        cudaFree(vtmp_);
         for (auto &s : streams_) cudaStreamDestroy(s);
     }
     kind which() const override { return kind::cuda; }
@@ -116,8 +118,30 @@ public:
         for (auto &e : events_) cudaEventDestroy(e.second);
         events_.clear();
     }
+    // Queued on stream s; thrust does not wait for the stream (par_nosync), so the sort of one
+    // fragment runs while the next ones arrive (its temporary storage is still a cudaMalloc).
+    uint64_t sort_run(void *vv, uint64_t lo, uint64_t hi, const void *frag, int s) override {
+        Visit *v = static_cast<Visit *>(vv);
+        d2d(v + lo, frag, (hi - lo) * sizeof(Visit), s);
+        const uint64_t ev = record(s);
+        thrust::sort(thrust::cuda::par_nosync.on(streams_[s]), v + lo, v + hi, VisitLess{});
+        return ev;
+    }
+    // Merged into scratch, copied back: thrust's merge is not in place.
+    void merge_runs(void *vv, uint64_t lo, uint64_t mid, uint64_t hi, int s) override {
+        Visit *v = static_cast<Visit *>(vv);
+        if (hi - lo > vcap_) {
+            ck(cudaStreamSynchronize(streams_[s]), "waiting for the device");  // the old scratch may be in use
+            cudaFree(vtmp_);
+            vcap_ = 2 * (hi - lo);
+            ck(cudaMalloc(&vtmp_, vcap_ * sizeof(Visit)), "device scratch");
+        }
+        thrust::merge(thrust::cuda::par_nosync.on(streams_[s]), v + lo, v + mid, v + mid, v + hi, vtmp_, VisitLess{});
+        ck(cudaMemcpyAsync(v + lo, vtmp_, (hi - lo) * sizeof(Visit), cudaMemcpyDeviceToDevice, streams_[s]),
+           "copy within the device");
+    }
     uint64_t interactions(void *vv, uint64_t n, void *oo, const Params &p, uint32_t day,
-                          const std::vector<uint64_t> &pb, std::vector<uint64_t> &first) override {
+                          const std::vector<uint64_t> &pb, std::vector<uint64_t> &first, bool sorted) override {
         sync();  // every fragment is unpacked
         cudaStream_t st = streams_[0];
         Visit *v = static_cast<Visit *>(vv);
@@ -132,7 +156,7 @@ public:
         if (!pb_) ck(cudaMalloc(&pb_, 2 * pb.size() * sizeof(uint64_t)), "device scratch");
         uint64_t m = 0;
         if (n > 0) {
-            thrust::sort(thrust::cuda::par.on(st), v, v + n, VisitLess{});
+            if (!sorted) thrust::sort(thrust::cuda::par.on(st), v, v + n, VisitLess{});
             infect_kernel<<<unsigned((n + 255) / 256), 256, 0, st>>>(p, day, v, n, tmp_, flag_);
             ck(cudaGetLastError(), "launching the interaction kernel");
             Infection *end = thrust::copy_if(thrust::cuda::par.on(st), tmp_, tmp_ + n, flag_, out, Flagged{});
@@ -159,6 +183,8 @@ private:
     uint8_t *flag_ = nullptr;
     uint64_t cap_ = 0;
     uint64_t *pb_ = nullptr;
+    Visit *vtmp_ = nullptr;  // merge_runs' scratch
+    uint64_t vcap_ = 0;
 };
 
 }  // namespace

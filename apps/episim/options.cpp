@@ -32,6 +32,8 @@ const char *USAGE =
     "                             that memory (default integrated)\n"
     "  --fragment BYTES           fragment size, a multiple of 80 (default 8192 rounded: 8160)\n"
     "  --fragments N              fragments posted per peer (default 4)\n"
+    "  --sort-on-arrival 0|1      integrated: sort each visit fragment on the device as it arrives and\n"
+    "                             merge the sorted runs, instead of one sort after the last (default 1)\n"
     "  --timeout S                seconds a rank waits for a fragment before failing (default 120)\n"
     "output:\n"
     "  --curve FILE               write the per-day table (day new S E I R) of the first run\n"
@@ -152,6 +154,12 @@ bool parse_options(int argc, char **argv, Options *o, std::string *err, bool *he
                 return false;
             }
             o->fragment = size_t(u), fragment_given = true;
+        } else if (!std::strcmp(a, "--sort-on-arrival")) {
+            if (std::strcmp(v, "0") && std::strcmp(v, "1")) {
+                *err = std::string("--sort-on-arrival wants 0 or 1, not '") + v + "'";
+                return false;
+            }
+            o->sort_on_arrival = v[0] == '1';
         } else if (!std::strcmp(a, "--fragments")) {
             ok = integer(a, v, 1, 1024, &u, err), o->per_peer = int(u);
         } else if (!std::strcmp(a, "--timeout")) {

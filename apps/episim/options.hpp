@@ -17,6 +17,7 @@ struct Options {
     style st = style::integrated;
     size_t fragment = 8192;  // bytes of one fragment (a multiple of 80: whole visits and infections)
     int per_peer = 4;        // fragments posted per peer
+    bool sort_on_arrival = true;  // integrated: sort each visit fragment as it arrives, merge the runs
     unsigned runs = 1;       // runs with seeds seed, seed+1, ...
     double timeout = 120;    // seconds without a fragment before a rank gives up
     std::string curve_file, json_file;

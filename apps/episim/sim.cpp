@@ -66,6 +66,17 @@ DayCounts Sim::count(uint64_t new_inf) {
 
 DayCounts Sim::initial_counts() { return count(0); }
 
+// runs_ holds the starts of the sorted runs of visits [runs_[0], end), in order. Merges the
+// last two while the last is at least as long as the one before it (all: down to one run).
+void Sim::merge_runs(uint64_t end, bool all) {
+    while (runs_.size() >= 2) {
+        const uint64_t b = runs_[runs_.size() - 1], a = runs_[runs_.size() - 2];
+        if (!all && end - b < b - a) break;
+        dev_.merge_runs(dvis_, a, b, end, 0);
+        runs_.pop_back();
+    }
+}
+
 DayCounts Sim::day(uint32_t d) {
     // computeVisits: each S or I person's visits, grouped by the rank owning the location.
     double t = now();
@@ -104,14 +115,30 @@ DayCounts Sim::day(uint32_t d) {
                         std::to_string(cap_) + ")");
     };
     char *dv = reinterpret_cast<char *>(dvis_);
-    if (o_.st == style::integrated) {  // the fragment is in device memory already: unpack it there
+    bool sorted = false;
+    if (o_.st == style::integrated) {
+        // The fragment is in device memory already: moved into the day's array there and
+        // sorted as a run while the next fragments arrive; neighbouring runs of equal size
+        // are merged at once (a binary counter of runs: each visit takes part in log2(runs)
+        // merges, most of them before the last fragment is in), so that the sort left after
+        // the last fragment is a few merges. Everything on one stream: in order.
+        runs_.clear();
         visit_rx_->day([&](int q, const void *frag, size_t bytes) -> uint64_t {
             room(q, bytes);
-            const int s = q % dev_.streams();
-            dev_.d2d(dv + off, frag, bytes, s);
+            const uint64_t lo = off / sizeof(Visit), hi = (off + bytes) / sizeof(Visit);
             off += bytes;
-            return dev_.record(s);
+            if (!o_.sort_on_arrival) {
+                dev_.d2d(dv + lo * sizeof(Visit), frag, bytes, 0);
+                return dev_.record(0);  // the fragment's buffer is free after the copy
+            }
+            if (hi == lo) return 0;
+            const uint64_t ev = dev_.sort_run(dvis_, lo, hi, frag, 0);
+            runs_.push_back(lo);
+            merge_runs(hi, false);
+            return ev;
         });
+        merge_runs(off / sizeof(Visit), true);
+        sorted = o_.sort_on_arrival;
     } else if (o_.st == style::pipelined) {  // per-peer pinned fragment -> device, on a stream
         visit_rx_->day([&](int q, const void *frag, size_t bytes) -> uint64_t {
             room(q, bytes);
@@ -137,7 +164,7 @@ DayCounts Sim::day(uint32_t d) {
     // computeInteractions on the device.
     t = now();
     std::vector<uint64_t> first;
-    const uint64_t m = dev_.interactions(dvis_, off / sizeof(Visit), dinf_, c_.p, d, part_.person_begin, first);
+    const uint64_t m = dev_.interactions(dvis_, off / sizeof(Visit), dinf_, c_.p, d, part_.person_begin, first, sorted);
     infections_sent += m;
     phases.interact += now() - t;
 

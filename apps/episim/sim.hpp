@@ -34,6 +34,7 @@ public:
 
 private:
     DayCounts count(uint64_t new_inf);
+    void merge_runs(uint64_t end, bool all);
     const Options &o_;
     const Config &c_;
     Device &dev_;
@@ -50,6 +51,7 @@ private:
     std::vector<uint64_t> out_off_;
     std::vector<char> hstage_;     // basic: host staging of the whole day's visits / infections
     std::vector<Infection> got_;   // infections received for this rank's persons
+    std::vector<uint64_t> runs_;   // integrated: starts of the sorted runs of the day's visits
     std::unique_ptr<Receiver> visit_rx_, inf_rx_;
     std::unique_ptr<Sender> visit_tx_, inf_tx_;
 };

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,24 @@
 #include "setup.hpp"
 
 namespace seismic {
+
+// Which owned cells an update covers. The rim: the cells whose stencil reads a halo cell (the
+// first and last owned plane in z, and the first and last owned row in y of the planes
+// between); the interior: all the others. Each cell's update reads only its own values and
+// its neighbours' values of the other fields, so interior then rim gives the same bits as
+// all: this is what lets style integrated update the interior while the halos are in flight.
+enum class part { all, interior, rim };
+// Global k in [k0, k1), j in [j0, j1), every i. Empty when k1 <= k0 or j1 <= j0.
+struct box {
+    int k0, k1, j0, j1;
+    bool empty() const { return k1 <= k0 || j1 <= j0; }
+};
+// The boxes of a part of this rank's cells: one for all or interior, four for the rim
+// (disjoint, so no cell is updated twice whatever the slab's thickness).
+std::vector<box> boxes(const setup &s, part p);
+// Called between planes of a CPU update of the interior, so that the messages in flight
+// progress while the CPU computes (a rank has one thread).
+using poll_fn = std::function<void()>;
 
 struct energy_sum {
     double energy = 0;  // kinetic + strain energy of the owned cells outside the PML
@@ -25,12 +44,15 @@ public:
     // cuda allocate from hgas's symmetric heaps. Returns "" or what went wrong.
     virtual std::string init(const setup &s) = 0;
     virtual float *field(int f) = 0;  // base of array f (a device address for sim and cuda)
-    // Stress update of every owned cell, then `src` added to sxx, syy, szz at the source
-    // cell when this rank owns it and src != 0 (explosive source).
-    virtual void stress(double src) = 0;
-    // Velocity update, then `src` added to the velocity component `dir` at the source cell
-    // (force source), and the zero-velocity outer faces.
-    virtual void velocity(double src, int dir) = 0;
+    // Stress update of the cells of part p, then (p all or rim) `src` added to sxx, syy, szz
+    // at the source cell when this rank owns it and src != 0 (explosive source). Part
+    // interior may return before it is done (cuda: a kernel queued); part rim or all returns
+    // with the update complete. `poll` (may be empty) is called between planes on the CPU.
+    virtual void stress(double src, part p, const poll_fn &poll) = 0;
+    // Velocity update (with the zero-velocity outer faces) of the cells of part p, then (p
+    // all or rim) `src` added to the velocity component `dir` at the source cell (force
+    // source). As stress() for the parts.
+    virtual void velocity(double src, int dir, part p, const poll_fn &poll) = 0;
     // Appends vx, vy, vz of this rank's receivers (setup order) to the record of the run.
     virtual void record() = 0;
     virtual std::vector<float> records() = 0;  // [step][local receiver][3]
@@ -65,8 +87,8 @@ void fill_medium(const setup &s, float *lam, float *mu, float *rho);
 // profiles are at px, py, pz.
 view make_view(const setup &s, float *base, const float *px, const float *py, const float *pz);
 // The CPU's loops over the owned cells (device_host.cpp; the sim device uses them too).
-void cpu_stress(const view &v);
-void cpu_velocity(const view &v);
+void cpu_stress(const view &v, const box &b, const poll_fn &poll);
+void cpu_velocity(const view &v, const box &b, const poll_fn &poll);
 energy_sum cpu_energy(const setup &s, const view &v);
 
 }  // namespace seismic

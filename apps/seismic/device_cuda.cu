@@ -24,16 +24,17 @@ void ck(cudaError_t e, const char *what, const char *file, int line) {
     }
 }
 
-__global__ void k_stress(view v) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = v.j0 + blockIdx.y * blockDim.y + threadIdx.y;
-    const int k = v.k0 + blockIdx.z;
-    if (i < v.nx && j < v.j0 + v.nyl) stress_cell(v, i, j, k);
+// one thread per cell of box b (all i)
+__global__ void k_stress(view v, box b) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = b.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+    const int k = b.k0 + blockIdx.z;
+    if (i < v.nx && j < b.j1) stress_cell(v, i, j, k);
 }
 
-__global__ void k_velocity(view v) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = v.j0 + blockIdx.y * blockDim.y + threadIdx.y;
-    const int k = v.k0 + blockIdx.z;
-    if (i < v.nx && j < v.j0 + v.nyl) velocity_cell(v, i, j, k);
+__global__ void k_velocity(view v, box b) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = b.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+    const int k = b.k0 + blockIdx.z;
+    if (i < v.nx && j < b.j1) velocity_cell(v, i, j, k);
 }
 
 // one thread: the source added to fields f0..f1 at cell c
@@ -122,16 +123,25 @@ public:
         return f < k_wave_fields ? wave_ + static_cast<size_t>(f) * s_->cells
                                  : rest_ + static_cast<size_t>(f - k_wave_fields) * s_->cells;
     }
-    void stress(double src) override {
-        k_stress<<<grid_, dim3(32, 4), 0, cs_>>>(v_);
-        CK(cudaGetLastError());
+    // Part interior only queues its kernel: it runs while the halo messages are in flight
+    // (they touch other arrays: the halos, and the faces of the fields it reads). Part rim
+    // or all queues its kernels behind it and waits, since the exchange reads the faces next.
+    void stress(double src, part p, const poll_fn &) override {
+        for (const box &b : boxes(*s_, p)) {
+            k_stress<<<grid(b), dim3(32, 4), 0, cs_>>>(v_, b);
+            CK(cudaGetLastError());
+        }
+        if (p == part::interior) return;
         if (src != 0 && s_->src_owner == s_->rank)
             k_add<<<1, 1, 0, cs_>>>(v_, s_->at(s_->opt.si, s_->opt.sj, s_->opt.sk), SXX, SZZ, static_cast<float>(src));
-        CK(cudaStreamSynchronize(cs_));  // the exchange reads the faces next
+        CK(cudaStreamSynchronize(cs_));
     }
-    void velocity(double src, int dir) override {
-        k_velocity<<<grid_, dim3(32, 4), 0, cs_>>>(v_);
-        CK(cudaGetLastError());
+    void velocity(double src, int dir, part p, const poll_fn &) override {
+        for (const box &b : boxes(*s_, p)) {
+            k_velocity<<<grid(b), dim3(32, 4), 0, cs_>>>(v_, b);
+            CK(cudaGetLastError());
+        }
+        if (p == part::interior) return;
         if (src != 0 && s_->src_owner == s_->rank)
             k_add<<<1, 1, 0, cs_>>>(v_, s_->at(s_->opt.si, s_->opt.sj, s_->opt.sk), VX + dir, VX + dir,
                                     static_cast<float>(src));
@@ -162,6 +172,9 @@ public:
         return e;
     }
     void finish() override { CK(cudaDeviceSynchronize()); }
+    dim3 grid(const box &b) const {
+        return dim3((s_->opt.nx + 31) / 32, (b.j1 - b.j0 + 3) / 4, b.k1 - b.k0);
+    }
     void to_host(void *dst, const float *src, size_t rows, size_t stride, int q) override {
         const size_t w = s_->opt.nx * sizeof(float);
         CK(cudaMemcpy2DAsync(dst, w, src, stride * sizeof(float), w, rows, cudaMemcpyDeviceToHost, streams_[q]));

@@ -32,16 +32,37 @@ view make_view(const setup &s, float *base, const float *px, const float *py, co
     return v;
 }
 
-void cpu_stress(const view &v) {
-    for (int k = v.k0; k < v.k0 + v.nzl; ++k)
-        for (int j = v.j0; j < v.j0 + v.nyl; ++j)
-            for (int i = 0; i < v.nx; ++i) stress_cell(v, i, j, k);
+std::vector<box> boxes(const setup &s, part p) {
+    const int k0 = s.k0, k1 = s.k0 + s.nzl, j0 = s.j0, j1 = s.j0 + s.nyl;
+    std::vector<box> b;
+    if (p == part::all) b.push_back({k0, k1, j0, j1});
+    else if (p == part::interior) b.push_back({k0 + 1, k1 - 1, j0 + 1, j1 - 1});
+    else {
+        b.push_back({k0, std::min(k0 + 1, k1), j0, j1});        // first plane
+        b.push_back({std::max(k1 - 1, k0 + 1), k1, j0, j1});    // last plane (when not the first)
+        b.push_back({k0 + 1, k1 - 1, j0, std::min(j0 + 1, j1)});  // first row of the planes between
+        b.push_back({k0 + 1, k1 - 1, std::max(j1 - 1, j0 + 1), j1});  // last row (when not the first)
+    }
+    std::vector<box> out;
+    for (const box &x : b)
+        if (!x.empty()) out.push_back(x);
+    return out;
 }
 
-void cpu_velocity(const view &v) {
-    for (int k = v.k0; k < v.k0 + v.nzl; ++k)
-        for (int j = v.j0; j < v.j0 + v.nyl; ++j)
+void cpu_stress(const view &v, const box &b, const poll_fn &poll) {
+    for (int k = b.k0; k < b.k1; ++k) {
+        for (int j = b.j0; j < b.j1; ++j)
+            for (int i = 0; i < v.nx; ++i) stress_cell(v, i, j, k);
+        if (poll) poll();
+    }
+}
+
+void cpu_velocity(const view &v, const box &b, const poll_fn &poll) {
+    for (int k = b.k0; k < b.k1; ++k) {
+        for (int j = b.j0; j < b.j1; ++j)
             for (int i = 0; i < v.nx; ++i) velocity_cell(v, i, j, k);
+        if (poll) poll();
+    }
 }
 
 energy_sum cpu_energy(const setup &s, const view &v) {
@@ -71,17 +92,17 @@ public:
         return "";
     }
     float *field(int f) override { return mem_.data() + static_cast<size_t>(f) * s_->cells; }
-    void stress(double src) override {
-        cpu_stress(v_);
-        if (src != 0 && s_->src_owner == s_->rank) {
+    void stress(double src, part p, const poll_fn &poll) override {
+        for (const box &b : boxes(*s_, p)) cpu_stress(v_, b, poll);
+        if (p != part::interior && src != 0 && s_->src_owner == s_->rank) {
             const size_t c = s_->at(s_->opt.si, s_->opt.sj, s_->opt.sk);
             const float a = static_cast<float>(src);
             v_.f[SXX][c] += a, v_.f[SYY][c] += a, v_.f[SZZ][c] += a;
         }
     }
-    void velocity(double src, int dir) override {
-        cpu_velocity(v_);
-        if (src != 0 && s_->src_owner == s_->rank)
+    void velocity(double src, int dir, part p, const poll_fn &poll) override {
+        for (const box &b : boxes(*s_, p)) cpu_velocity(v_, b, poll);
+        if (p != part::interior && src != 0 && s_->src_owner == s_->rank)
             v_.f[VX + dir][s_->at(s_->opt.si, s_->opt.sj, s_->opt.sk)] += static_cast<float>(src);
     }
     void record() override {

@@ -51,9 +51,15 @@ public:
     float *field(int f) override {
         return f < k_wave_fields ? dev_ + static_cast<size_t>(f) * s_->cells : v_.f[f];
     }
-    void stress(double src) override {
-        for (int f = 0; f < k_wave_fields; ++f) download(f);
-        cpu_stress(v_);
+    // Part all: every wave field in, update, the written ones out. Part interior: every
+    // wave field in (the halos may be arriving meanwhile: the interior does not read them),
+    // update the interior, nothing out yet; part rim then brings in only the halos of the
+    // fields it reads, updates the rim and writes the fields out.
+    void stress(double src, part p, const poll_fn &poll) override {
+        if (p == part::rim) for (int f = VX; f <= VZ; ++f) download_halos(f);
+        else for (int f = 0; f < k_wave_fields; ++f) download(f);
+        for (const box &b : boxes(*s_, p)) cpu_stress(v_, b, poll);
+        if (p == part::interior) return;
         if (src != 0 && s_->src_owner == s_->rank) {
             const size_t c = s_->at(s_->opt.si, s_->opt.sj, s_->opt.sk);
             const float a = static_cast<float>(src);
@@ -61,9 +67,11 @@ public:
         }
         for (int f = SXX; f <= SYZ; ++f) upload(f);
     }
-    void velocity(double src, int dir) override {
-        for (int f = 0; f < k_wave_fields; ++f) download(f);
-        cpu_velocity(v_);
+    void velocity(double src, int dir, part p, const poll_fn &poll) override {
+        if (p == part::rim) for (int f = SXX; f <= SYZ; ++f) download_halos(f);
+        else for (int f = 0; f < k_wave_fields; ++f) download(f);
+        for (const box &b : boxes(*s_, p)) cpu_velocity(v_, b, poll);
+        if (p == part::interior) return;
         if (src != 0 && s_->src_owner == s_->rank)
             v_.f[VX + dir][s_->at(s_->opt.si, s_->opt.sj, s_->opt.sk)] += static_cast<float>(src);
         for (int f = VX; f <= VZ; ++f) upload(f);
@@ -104,6 +112,22 @@ private:
     void put(float *dst, const void *src, size_t bytes) { check(hgas_put(gp(dst), src, bytes), "hgas_put"); }
     void download(int f) { get(v_.f[f], field(f), s_->cells * sizeof(float)); }
     void upload(int f) { put(field(f), v_.f[f], s_->cells * sizeof(float)); }
+    // The halo cells of field f that neighbours write: the z halo planes (contiguous) and
+    // the y halo rows of the owned planes (one get per row).
+    void download_halos(int f) {
+        const size_t nx = s_->opt.nx, plane = nx * (s_->nyl + 2);
+        const float *d = field(f);
+        float *h = v_.f[f];
+        if (s_->zlo >= 0) get(h, d, plane * sizeof(float));
+        if (s_->zhi >= 0) get(h + (s_->nzl + 1) * plane, d + (s_->nzl + 1) * plane, plane * sizeof(float));
+        for (int kl = 1; kl <= s_->nzl; ++kl) {
+            if (s_->ylo >= 0) get(h + kl * plane, d + kl * plane, nx * sizeof(float));
+            if (s_->yhi >= 0) {
+                const size_t o = kl * plane + (s_->nyl + 1) * nx;
+                get(h + o, d + o, nx * sizeof(float));
+            }
+        }
+    }
 
     const setup *s_ = nullptr;
     float *dev_ = nullptr;

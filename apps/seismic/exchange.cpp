@@ -62,8 +62,16 @@ exchange::exchange(const setup &s, device &d) : s_(s), d_(d) {
             if (m.send_to < 0 && m.recv_from < 0) continue;
             const size_t fb = nx * sizeof(float);
             if (s.opt.sty == style::integrated) {
-                check(hgas_layout_vector(m.send.rows, fb, m.send.stride * sizeof(float), &m.send_layout), "layout", m.send_to);
-                check(hgas_layout_vector(m.recv.rows, fb, m.recv.stride * sizeof(float), &m.recv_layout), "layout", m.recv_from);
+                // A z-face's rows follow each other (stride nx): it is sent and received as
+                // plain bytes of the field, no layout, so nothing is packed or unpacked (a
+                // layout of 64 rows made sim memory pack row by row, each copy-engine operation
+                // paying its latency; a GPU packs with a kernel and waits for it). A y-face is
+                // strided: a vector layout.
+                auto vec = [&](const face &f, hgas_layout_t *l, int peer) {
+                    if (f.stride != nx) check(hgas_layout_vector(f.rows, fb, f.stride * sizeof(float), l), "layout", peer);
+                };
+                vec(m.send, &m.send_layout, m.send_to);
+                vec(m.recv, &m.recv_layout, m.recv_from);
             } else {
                 m.sbuf = d.alloc_host(m.send.rows * fb);
                 m.rbuf = d.alloc_host(m.recv.rows * fb);
@@ -93,27 +101,50 @@ void exchange::run(phase p) {
     switch (s_.opt.sty) {
     case style::basic: return basic(phase_[p]);
     case style::pipelined: return pipelined(phase_[p]);
-    case style::integrated: return integrated(phase_[p]);
+    case style::integrated: return start(p), finish();
     }
+}
+
+void exchange::start(phase p) { integrated_post(phase_[p]); }
+
+// One test of the phase's handles: hgas progresses every message in flight while testing, and
+// a handle that completed becomes HGAS_HANDLE_DONE (finish skips it).
+void exchange::poll() {
+    if (hs_.empty()) return;
+    int idx = -1, done = 0;
+    check(hgas_test_any(hs_.data(), hs_.size(), &idx, &done), "hgas_test_any", -1);
+}
+
+void exchange::finish() {
+    check(hgas_wait_all(hs_.data(), hs_.size()), "hgas_wait_all", -1);
+    hs_.clear();
 }
 
 // Style integrated: hgas sends and receives the faces where they are, device memory
 // included, the layouts telling it which bytes; no copy in the application.
-void exchange::integrated(std::vector<message> &ms) {
+void exchange::integrated_post(std::vector<message> &ms) {
     hs_.clear();
     for (message &m : ms)
         if (m.recv_from >= 0) {
             hs_.push_back(nullptr);
-            check(hgas_irecv_typed(d_.field(m.field) + m.recv.offset, m.recv_layout, m.recv_from, m.tag, nullptr,
-                                   &hs_.back()), "hgas_irecv_typed", m.recv_from);
+            float *at = d_.field(m.field) + m.recv.offset;
+            if (m.recv_layout)
+                check(hgas_irecv_typed(at, m.recv_layout, m.recv_from, m.tag, nullptr, &hs_.back()), "hgas_irecv_typed",
+                      m.recv_from);
+            else
+                check(hgas_irecv(at, m.recv.rows * s_.opt.nx * sizeof(float), m.recv_from, m.tag, nullptr, &hs_.back()),
+                      "hgas_irecv", m.recv_from);
         }
     for (message &m : ms)
         if (m.send_to >= 0) {
             hs_.push_back(nullptr);
-            check(hgas_isend_typed(d_.field(m.field) + m.send.offset, m.send_layout, m.send_to, m.tag, &hs_.back()),
-                  "hgas_isend_typed", m.send_to);
+            const float *at = d_.field(m.field) + m.send.offset;
+            if (m.send_layout)
+                check(hgas_isend_typed(at, m.send_layout, m.send_to, m.tag, &hs_.back()), "hgas_isend_typed", m.send_to);
+            else
+                check(hgas_isend(at, m.send.rows * s_.opt.nx * sizeof(float), m.send_to, m.tag, &hs_.back()), "hgas_isend",
+                      m.send_to);
         }
-    check(hgas_wait_all(hs_.data(), hs_.size()), "hgas_wait_all", -1);
 }
 
 // Style basic: copy every face to a host buffer and wait, send and receive host buffers,

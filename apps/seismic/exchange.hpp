@@ -31,12 +31,18 @@ public:
     exchange(const exchange &) = delete;
     exchange &operator=(const exchange &) = delete;
     void run(phase p);
+    // Style integrated with overlap, in three calls: start posts the phase's receives and
+    // sends, poll lets them progress (called between planes of the interior update), finish
+    // waits for them. run(p) is start(p) then finish().
+    void start(phase p);
+    void poll();
+    void finish();
     size_t bytes_per_step() const { return bytes_; }  // sent by this rank, both phases
 
 private:
     void basic(std::vector<message> &ms);
     void pipelined(std::vector<message> &ms);
-    void integrated(std::vector<message> &ms);
+    void integrated_post(std::vector<message> &ms);
     int stream_of(int peer) const;
 
     const setup &s_;

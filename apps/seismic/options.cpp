@@ -37,6 +37,8 @@ const char k_usage[] = R"(usage: hgasrun -n N seismic [options]
                          copied back), pipelined (by hand, in chunks, per-peer buffers and
                          streams), integrated (hgas typed send/recv on the fields) (default)
   --chunks C             pipelined: chunks per face (default 4)
+  --overlap 0|1          integrated: update the interior cells while the halo messages are in
+                         flight, then the rim cells that read the halos (default 1)
   --energy-every K       total energy every K steps (default 1; 0: never)
   --seismograms FILE     write the receivers' seismograms (text, README.md "Output")
   --energy FILE          write energy and max |v| per step
@@ -194,6 +196,10 @@ bool parse_options(int argc, char **argv, options &o, int *exit_code, bool speak
             else { fail(opt, val, "wants basic, pipelined or integrated"); return false; }
         } else if (!std::strcmp(opt, "--chunks")) {
             if (!parse_int(val, 1, 1024, &o.chunks)) { fail(opt, val, "wants a chunk count, 1..1024"); return false; }
+        } else if (!std::strcmp(opt, "--overlap")) {
+            int on = 0;
+            if (!parse_int(val, 0, 1, &on)) { fail(opt, val, "wants 0 or 1"); return false; }
+            o.overlap = on != 0;
         } else if (!std::strcmp(opt, "--energy-every")) {
             if (!parse_int(val, 0, 100000000, &o.energy_every)) { fail(opt, val, "wants a step count >= 0"); return false; }
         } else if (!std::strcmp(opt, "--seismograms")) {

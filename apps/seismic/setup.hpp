@@ -38,6 +38,7 @@ struct options {
     kind mem = kind::host;
     style sty = style::integrated;
     int chunks = 4;                         // pipelined: chunks per face
+    bool overlap = true;                    // integrated: update the interior while the halos fly
     int energy_every = 1;                   // steps between energy sums (0: never)
     std::string seis_file, energy_file, json_file;
     bool quiet = false;

@@ -16,6 +16,7 @@ expect "--style wants basic, pipelined or integrated, not 'fast'" "$EPISIM" --st
 expect "--kind wants host, sim or cuda" "$EPISIM" --kind gpu
 expect "--fragment wants a multiple of 80 bytes .* \(e.g. 160\)" "$EPISIM" --fragment 100
 expect "--grid wants WxH" "$EPISIM" --grid 40
+expect "--sort-on-arrival wants 0 or 1, not '2'" "$EPISIM" --sort-on-arrival 2
 expect "--persons wants a number" "$EPISIM" --persons -3
 expect "--persons wants a whole number" "$EPISIM" --persons 2.5
 expect "--contact-p wants a number in \[0" "$EPISIM" --contact-p 1.5

@@ -19,6 +19,7 @@ expect 1 "--src 50,1,1 lies outside the grid" --grid 20x20x20 --pml 4 --src 50,1
 expect 1 "needs more than twice the PML points" --grid 20x20x20 --pml 10
 expect 1 "set HGAS_SIM_HEAP_SIZE" --grid 20x20x20 --pml 4 --kind sim --steps 1
 expect 1 "--bogus" --bogus 1
+expect 1 "--overlap 2: wants 0 or 1" --overlap 2
 expect 1 "layers must be given top down" --layer 0,3000,1500,2000 --layer 0,3000,1500,2000
 [ $fails = 0 ] || exit 1
 echo "ok: bad input"

@@ -18,6 +18,7 @@ for r in recs:
     assert r["time_s"] > 0 and r["halo_bytes_per_step"] == 3 * 24 * 24 * 4, r["halo_bytes_per_step"]
     assert r["energy_max"] > 0 and r["energy_final"] >= 0
 assert recs[0]["style"] == "basic" and recs[1]["style"] == "integrated"
+assert recs[0]["overlap"] is False and recs[1]["overlap"] is True, "integrated overlaps by default, basic never"
 assert recs[0]["host_buffer_bytes"] > 0 and recs[1]["host_buffer_bytes"] == 0
 assert recs[0]["checksum"] == recs[1]["checksum"], "styles differ"
 print("ok: json", [r["style"] for r in recs])
