@@ -195,7 +195,7 @@ int hgas_where(hgas_gptr_t p) { return p.segment == HGAS_SEG_NULL ? -1 : static_
 namespace {
 // hgas_ptr's resolution, shared with the _sym calls: the global pointer to `sym` on `rank`, or
 // hgas_ptr's error named after `op`.
-result<hgas_gptr_t> sym_gptr(core::rank &r, const char *op, const void *sym, int rank) {
+result<hgas_gptr_t> sym_gptr_slow(core::rank &r, const char *op, const void *sym, int rank) {
     if (rank < 0 || rank >= r.n())
         return fail(status::invalid_arg, "%s: rank %d does not exist (the job has %d ranks)", op, rank, r.n());
     int seg = r.own_segment_of(sym, 0);
@@ -207,6 +207,15 @@ result<hgas_gptr_t> sym_gptr(core::rank &r, const char *op, const void *sym, int
                     "static data; allocate remotely accessible memory with hgas_malloc", op, sym);
     return mem::make_gptr(rank, static_cast<uint16_t>(seg),
                           static_cast<uint64_t>(static_cast<const char *>(sym) - r.own_base(static_cast<uint16_t>(seg))));
+}
+// The common case inline: an object of the symmetric host heap (shmem_malloc's), so that the
+// global pointer stays in registers on its way to the operation (8-byte puts are bounded by
+// such fixed costs); any other address or an error takes sym_gptr_slow.
+inline result<hgas_gptr_t> sym_gptr(core::rank &r, const char *op, const void *sym, int rank) {
+    const uint64_t off = reinterpret_cast<uintptr_t>(sym) - reinterpret_cast<uintptr_t>(r.own_base(mem::seg_symmetric));
+    if (off < r.own_size(mem::seg_symmetric) && static_cast<unsigned>(rank) < static_cast<unsigned>(r.n()))
+        return mem::make_gptr(rank, mem::seg_symmetric, off);
+    return sym_gptr_slow(r, op, sym, rank);
 }
 }  // namespace
 
