@@ -208,14 +208,19 @@ result<hgas_gptr_t> sym_gptr_slow(core::rank &r, const char *op, const void *sym
     return mem::make_gptr(rank, static_cast<uint16_t>(seg),
                           static_cast<uint64_t>(static_cast<const char *>(sym) - r.own_base(static_cast<uint16_t>(seg))));
 }
-// The common case inline: an object of the symmetric host heap (shmem_malloc's), so that the
-// global pointer stays in registers on its way to the operation (8-byte puts are bounded by
-// such fixed costs); any other address or an error takes sym_gptr_slow.
-inline result<hgas_gptr_t> sym_gptr(core::rank &r, const char *op, const void *sym, int rank) {
+// Runs f(global pointer to `sym` on `rank`), hgas_ptr's resolution: an object of the symmetric
+// host heap (shmem_malloc's, the common case) inline, so that the pointer reaches the operation
+// in registers (8-byte puts are bounded by such fixed costs: through memory, the reload of a
+// pointer just stored field by field stalls); any other address or an error takes
+// sym_gptr_slow.
+template <class F>
+hgas_status_t on_sym(core::rank &r, const char *op, const void *sym, int rank, F f) {
     const uint64_t off = reinterpret_cast<uintptr_t>(sym) - reinterpret_cast<uintptr_t>(r.own_base(mem::seg_symmetric));
     if (off < r.own_size(mem::seg_symmetric) && static_cast<unsigned>(rank) < static_cast<unsigned>(r.n()))
-        return mem::make_gptr(rank, mem::seg_symmetric, off);
-    return sym_gptr_slow(r, op, sym, rank);
+        return f(mem::make_gptr(rank, mem::seg_symmetric, off));
+    auto g = sym_gptr_slow(r, op, sym, rank);
+    if (!g.ok()) return to_c(g.error());
+    return f(*g);
 }
 }  // namespace
 
@@ -224,7 +229,7 @@ extern "C" {
 hgas_status_t hgas_ptr(const void *sym, int rank, hgas_gptr_t *out) {
     HGASI_RANK(r);
     if (!out) return to_c(fail(status::invalid_arg, "hgas_ptr: the result pointer is NULL"));
-    auto g = sym_gptr(*r, "hgas_ptr", sym, rank);
+    auto g = sym_gptr_slow(*r, "hgas_ptr", sym, rank);
     if (!g.ok()) return to_c(g.error());
     *out = *g;
     return HGAS_OK;
@@ -402,31 +407,31 @@ hgas_status_t hgas_get_nbi(void *dst, hgas_gptr_t src, size_t bytes) {
 // one API entry and one address resolution instead of two of each.
 hgas_status_t hgas_put_sym(void *dst, const void *src, size_t bytes, int rank) {
     HGASI_RANK(r);
-    auto g = sym_gptr(*r, "hgas_put_sym", dst, rank);
-    if (!g.ok()) return to_c(g.error());
-    if (hgasi_span_.active()) rma_fields(hgasi_span_, *g, bytes);
-    return to_c(rma::put(*r, *g, src, bytes, false));
+    return on_sym(*r, "hgas_put_sym", dst, rank, [&](hgas_gptr_t g) {
+        if (hgasi_span_.active()) rma_fields(hgasi_span_, g, bytes);
+        return to_c(rma::put(*r, g, src, bytes, false));
+    });
 }
 hgas_status_t hgas_get_sym(void *dst, const void *src, size_t bytes, int rank) {
     HGASI_RANK(r);
-    auto g = sym_gptr(*r, "hgas_get_sym", src, rank);
-    if (!g.ok()) return to_c(g.error());
-    if (hgasi_span_.active()) rma_fields(hgasi_span_, *g, bytes);
-    return to_c(rma::get(*r, dst, *g, bytes, false));
+    return on_sym(*r, "hgas_get_sym", src, rank, [&](hgas_gptr_t g) {
+        if (hgasi_span_.active()) rma_fields(hgasi_span_, g, bytes);
+        return to_c(rma::get(*r, dst, g, bytes, false));
+    });
 }
 hgas_status_t hgas_put_sym_nbi(void *dst, const void *src, size_t bytes, int rank) {
     HGASI_RANK(r);
-    auto g = sym_gptr(*r, "hgas_put_sym_nbi", dst, rank);
-    if (!g.ok()) return to_c(g.error());
-    if (hgasi_span_.active()) rma_fields(hgasi_span_, *g, bytes);
-    return to_c(rma::put(*r, *g, src, bytes, true));
+    return on_sym(*r, "hgas_put_sym_nbi", dst, rank, [&](hgas_gptr_t g) {
+        if (hgasi_span_.active()) rma_fields(hgasi_span_, g, bytes);
+        return to_c(rma::put(*r, g, src, bytes, true));
+    });
 }
 hgas_status_t hgas_get_sym_nbi(void *dst, const void *src, size_t bytes, int rank) {
     HGASI_RANK(r);
-    auto g = sym_gptr(*r, "hgas_get_sym_nbi", src, rank);
-    if (!g.ok()) return to_c(g.error());
-    if (hgasi_span_.active()) rma_fields(hgasi_span_, *g, bytes);
-    return to_c(rma::get(*r, dst, *g, bytes, true));
+    return on_sym(*r, "hgas_get_sym_nbi", src, rank, [&](hgas_gptr_t g) {
+        if (hgasi_span_.active()) rma_fields(hgasi_span_, g, bytes);
+        return to_c(rma::get(*r, dst, g, bytes, true));
+    });
 }
 hgas_status_t hgas_put_nb(hgas_gptr_t dst, const void *src, size_t bytes, hgas_handle_t *h) {
     HGASI_RANK(r);
@@ -552,9 +557,9 @@ hgas_status_t hgas_atomic(hgas_gptr_t target, hgas_amo_t op, hgas_dtype_t type, 
 hgas_status_t hgas_atomic_sym(void *target, int rank, hgas_amo_t op, hgas_dtype_t type, const void *operand,
                               const void *compare, void *result) {
     HGASI_RANK(r);
-    auto g = sym_gptr(*r, "hgas_atomic_sym", target, rank);
-    if (!g.ok()) return to_c(g.error());
-    return to_c(rma::atomic(*r, *g, op, type, operand, compare, result));
+    return on_sym(*r, "hgas_atomic_sym", target, rank, [&](hgas_gptr_t g) {
+        return to_c(rma::atomic(*r, g, op, type, operand, compare, result));
+    });
 }
 
 // --- synchronization and collectives -------------------------------------------------------
