@@ -87,31 +87,41 @@ struct request final : rma::completion {
     static void operator delete(void *p) noexcept;
 };
 
+// The free list: trivially destructible, so that a request deleted at any point of a thread's
+// exit (a rank finalized by an atexit handler, after the thread's own destructors) still finds
+// it usable; `closed` then sends every request straight back to the allocator.
 struct request_pool {
-    static constexpr size_t keep = 256;
-    std::vector<void *> free;
-    request_pool() { free.reserve(keep); }
-    ~request_pool() {
-        for (void *p : free) ::operator delete(p);
+    static constexpr int keep = 128;
+    void *slot[keep];
+    int n;
+    bool closed;
+};
+thread_local request_pool t_request_pool;  // zero-initialized
+// Gives the list back at thread exit and closes it.
+struct request_pool_drain {
+    void arm() {}
+    ~request_pool_drain() {
+        request_pool &f = t_request_pool;
+        while (f.n > 0) ::operator delete(f.slot[--f.n]);
+        f.closed = true;
     }
 };
-thread_local request_pool t_request_pool;
+thread_local request_pool_drain t_request_pool_drain;
 
 void *request::operator new(size_t n) {
-    auto &f = t_request_pool.free;
-    if (n != sizeof(request) || f.empty()) return ::operator new(n);
-    void *p = f.back();
-    f.pop_back();
-    return p;
+    request_pool &f = t_request_pool;
+    if (n != sizeof(request) || f.n == 0) return ::operator new(n);
+    return f.slot[--f.n];
 }
 void request::operator delete(void *p) noexcept {
-    auto &f = t_request_pool.free;
+    request_pool &f = t_request_pool;
     if (!p) return;
-    if (f.size() >= request_pool::keep) {
+    if (f.closed || f.n == request_pool::keep) {
         ::operator delete(p);
         return;
     }
-    f.push_back(p);  // capacity reserved up to `keep` once; never throws after that
+    if (f.n == 0) t_request_pool_drain.arm();  // registers the drain's destructor for this thread
+    f.slot[f.n++] = p;
 }
 
 struct out_item {
@@ -538,7 +548,8 @@ result<bool> state::take(int src, const hdr &h, const char *payload) {
         for (auto it = posted_.begin(); it != posted_.end(); ++it) {
             if (!matches(*it, src, h)) continue;
             request *q = *it;
-            posted_.erase(it);
+            if (it == posted_.begin()) posted_.pop_front();  // the common case, without erase's shuffle
+            else posted_.erase(it);
             HGAS_TRY(deliver(q, src, h, payload));
             return true;
         }
@@ -1088,7 +1099,8 @@ status state::irecv(const recv_args &a, hgas_handle_t *h, bool blocking) {
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
         if (!matches(q.get(), it->src, it->h)) continue;
         unexpected_msg m = std::move(*it);
-        unexpected_.erase(it);
+        if (it == unexpected_.begin()) unexpected_.pop_front();
+        else unexpected_.erase(it);
         unexpected_bytes_ -= m.size();
         busy_ = true;
         status s = deliver(q.get(), m.src, m.h, m.data());
