@@ -265,6 +265,14 @@ hgas_status_t hgas_get(void *dst, hgas_gptr_t src, size_t bytes);
 /** Implicit non-blocking: `src`/`dst` must not be touched until hgas_quiet(). */
 hgas_status_t hgas_put_nbi(hgas_gptr_t dst, const void *src, size_t bytes);
 hgas_status_t hgas_get_nbi(void *dst, hgas_gptr_t src, size_t bytes);
+/** hgas_ptr + hgas_put/get(_nbi) in one call, with one address lookup (what OpenSHMEM's
+ *  shmem_putmem(dst, src, bytes, pe) does): `dst` of a put, `src` of a get is this rank's local
+ *  address of a symmetric object (hgas_ptr's rules, also for bytes == 0), meant as it lives on
+ *  `rank`. Same checks and errors as the pair; messages name the _sym call for the address. */
+hgas_status_t hgas_put_sym(void *dst, const void *src, size_t bytes, int rank);
+hgas_status_t hgas_get_sym(void *dst, const void *src, size_t bytes, int rank);
+hgas_status_t hgas_put_sym_nbi(void *dst, const void *src, size_t bytes, int rank);
+hgas_status_t hgas_get_sym_nbi(void *dst, const void *src, size_t bytes, int rank);
 
 /** A handle on one non-blocking operation. HGAS_HANDLE_DONE is an already complete one. */
 typedef struct hgas_handle_s *hgas_handle_t;
@@ -348,6 +356,9 @@ typedef enum hgas_amo {
  *  the old value for fetching ops (may be NULL otherwise). Blocking: complete at return. */
 hgas_status_t hgas_atomic(hgas_gptr_t target, hgas_amo_t op, hgas_dtype_t type, const void *operand,
                           const void *compare, void *result);
+/** hgas_ptr(target, rank) + hgas_atomic in one call (OpenSHMEM's shmem_atomic_*). */
+hgas_status_t hgas_atomic_sym(void *target, int rank, hgas_amo_t op, hgas_dtype_t type, const void *operand,
+                              const void *compare, void *result);
 
 /* Typed shorthands for the common cases. */
 static inline hgas_status_t hgas_atomic_fetch_add64(hgas_gptr_t t, int64_t v, int64_t *old) {

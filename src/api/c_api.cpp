@@ -190,20 +190,48 @@ hgas_gptr_t hgas_gptr_add(hgas_gptr_t p, int64_t bytes) {
 }
 int hgas_where(hgas_gptr_t p) { return p.segment == HGAS_SEG_NULL ? -1 : static_cast<int>(p.rank); }
 
+}  // extern "C"
+
+namespace {
+// hgas_ptr's resolution, shared with the _sym calls: the global pointer to `sym` on `rank`, or
+// hgas_ptr's error named after `op`.
+result<hgas_gptr_t> sym_gptr_slow(core::rank &r, const char *op, const void *sym, int rank) {
+    if (rank < 0 || rank >= r.n())
+        return fail(status::invalid_arg, "%s: rank %d does not exist (the job has %d ranks)", op, rank, r.n());
+    int seg = r.own_segment_of(sym, 0);
+    if (sym && seg < 0 && mem::in_program_data(sym))
+        return fail(status::invalid_pointer, "%s: %p is a global or static variable, but static data is "
+                    "not symmetric in this job: %s", op, sym, r.static_data_unavailable().c_str());
+    if (!sym || seg < 0)
+        return fail(status::invalid_pointer, "%s: %p is not in this rank's symmetric or local heap or its "
+                    "static data; allocate remotely accessible memory with hgas_malloc", op, sym);
+    return mem::make_gptr(rank, static_cast<uint16_t>(seg),
+                          static_cast<uint64_t>(static_cast<const char *>(sym) - r.own_base(static_cast<uint16_t>(seg))));
+}
+// Runs f(global pointer to `sym` on `rank`), hgas_ptr's resolution: an object of the symmetric
+// host heap (shmem_malloc's, the common case) inline, so that the pointer reaches the operation
+// in registers (8-byte puts are bounded by such fixed costs: through memory, the reload of a
+// pointer just stored field by field stalls); any other address or an error takes
+// sym_gptr_slow.
+template <class F>
+hgas_status_t on_sym(core::rank &r, const char *op, const void *sym, int rank, F f) {
+    const uint64_t off = reinterpret_cast<uintptr_t>(sym) - reinterpret_cast<uintptr_t>(r.own_base(mem::seg_symmetric));
+    if (off < r.own_size(mem::seg_symmetric) && static_cast<unsigned>(rank) < static_cast<unsigned>(r.n()))
+        return f(mem::make_gptr(rank, mem::seg_symmetric, off));
+    auto g = sym_gptr_slow(r, op, sym, rank);
+    if (!g.ok()) return to_c(g.error());
+    return f(*g);
+}
+}  // namespace
+
+extern "C" {
+
 hgas_status_t hgas_ptr(const void *sym, int rank, hgas_gptr_t *out) {
     HGASI_RANK(r);
     if (!out) return to_c(fail(status::invalid_arg, "hgas_ptr: the result pointer is NULL"));
-    if (rank < 0 || rank >= r->n())
-        return to_c(fail(status::invalid_arg, "hgas_ptr: rank %d does not exist (the job has %d ranks)", rank, r->n()));
-    int seg = r->own_segment_of(sym, 0);
-    if (sym && seg < 0 && mem::in_program_data(sym))
-        return to_c(fail(status::invalid_pointer, "hgas_ptr: %p is a global or static variable, but static data is "
-                         "not symmetric in this job: %s", sym, r->static_data_unavailable().c_str()));
-    if (!sym || seg < 0)
-        return to_c(fail(status::invalid_pointer, "hgas_ptr: %p is not in this rank's symmetric or local heap or its "
-                         "static data; allocate remotely accessible memory with hgas_malloc", sym));
-    *out = mem::make_gptr(rank, static_cast<uint16_t>(seg),
-                          static_cast<uint64_t>(static_cast<const char *>(sym) - r->own_base(seg)));
+    auto g = sym_gptr_slow(*r, "hgas_ptr", sym, rank);
+    if (!g.ok()) return to_c(g.error());
+    *out = *g;
     return HGAS_OK;
 }
 
@@ -375,6 +403,36 @@ hgas_status_t hgas_get_nbi(void *dst, hgas_gptr_t src, size_t bytes) {
     if (hgasi_span_.active()) rma_fields(hgasi_span_, src, bytes);
     return to_c(rma::get(*r, dst, src, bytes, true));
 }
+// hgas_ptr + the operation in one call (the OpenSHMEM front end's shmem_putmem, shmem_p, ...):
+// one API entry and one address resolution instead of two of each.
+hgas_status_t hgas_put_sym(void *dst, const void *src, size_t bytes, int rank) {
+    HGASI_RANK(r);
+    return on_sym(*r, "hgas_put_sym", dst, rank, [&](hgas_gptr_t g) {
+        if (hgasi_span_.active()) rma_fields(hgasi_span_, g, bytes);
+        return to_c(rma::put(*r, g, src, bytes, false));
+    });
+}
+hgas_status_t hgas_get_sym(void *dst, const void *src, size_t bytes, int rank) {
+    HGASI_RANK(r);
+    return on_sym(*r, "hgas_get_sym", src, rank, [&](hgas_gptr_t g) {
+        if (hgasi_span_.active()) rma_fields(hgasi_span_, g, bytes);
+        return to_c(rma::get(*r, dst, g, bytes, false));
+    });
+}
+hgas_status_t hgas_put_sym_nbi(void *dst, const void *src, size_t bytes, int rank) {
+    HGASI_RANK(r);
+    return on_sym(*r, "hgas_put_sym_nbi", dst, rank, [&](hgas_gptr_t g) {
+        if (hgasi_span_.active()) rma_fields(hgasi_span_, g, bytes);
+        return to_c(rma::put(*r, g, src, bytes, true));
+    });
+}
+hgas_status_t hgas_get_sym_nbi(void *dst, const void *src, size_t bytes, int rank) {
+    HGASI_RANK(r);
+    return on_sym(*r, "hgas_get_sym_nbi", src, rank, [&](hgas_gptr_t g) {
+        if (hgasi_span_.active()) rma_fields(hgasi_span_, g, bytes);
+        return to_c(rma::get(*r, dst, g, bytes, true));
+    });
+}
 hgas_status_t hgas_put_nb(hgas_gptr_t dst, const void *src, size_t bytes, hgas_handle_t *h) {
     HGASI_RANK(r);
     if (hgasi_span_.active()) rma_fields(hgasi_span_, dst, bytes);
@@ -495,6 +553,13 @@ hgas_status_t hgas_atomic(hgas_gptr_t target, hgas_amo_t op, hgas_dtype_t type, 
                           const void *compare, void *result) {
     HGASI_RANK(r);
     return to_c(rma::atomic(*r, target, op, type, operand, compare, result));
+}
+hgas_status_t hgas_atomic_sym(void *target, int rank, hgas_amo_t op, hgas_dtype_t type, const void *operand,
+                              const void *compare, void *result) {
+    HGASI_RANK(r);
+    return on_sym(*r, "hgas_atomic_sym", target, rank, [&](hgas_gptr_t g) {
+        return to_c(rma::atomic(*r, g, op, type, operand, compare, result));
+    });
 }
 
 // --- synchronization and collectives -------------------------------------------------------

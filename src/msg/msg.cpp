@@ -99,7 +99,50 @@ struct request final : rma::completion {
 
     status test(core::rank &r, bool &d) override;
     ~request() override;
+
+    // Requests are recycled through a small free list per thread: a window of receives would
+    // otherwise allocate and free one each, and the allocator's own per-thread cache holds too
+    // few of this size to serve a window (the 8-byte message rate is bounded by such costs).
+    static void *operator new(size_t n);
+    static void operator delete(void *p) noexcept;
 };
+
+// The free list: trivially destructible, so that a request deleted at any point of a thread's
+// exit (a rank finalized by an atexit handler, after the thread's own destructors) still finds
+// it usable; `closed` then sends every request straight back to the allocator.
+struct request_pool {
+    static constexpr int keep = 128;
+    void *slot[keep];
+    int n;
+    bool closed;
+};
+thread_local request_pool t_request_pool;  // zero-initialized
+// Gives the list back at thread exit and closes it.
+struct request_pool_drain {
+    void arm() {}
+    ~request_pool_drain() {
+        request_pool &f = t_request_pool;
+        while (f.n > 0) ::operator delete(f.slot[--f.n]);
+        f.closed = true;
+    }
+};
+thread_local request_pool_drain t_request_pool_drain;
+
+void *request::operator new(size_t n) {
+    request_pool &f = t_request_pool;
+    if (n != sizeof(request) || f.n == 0) return ::operator new(n);
+    return f.slot[--f.n];
+}
+void request::operator delete(void *p) noexcept {
+    request_pool &f = t_request_pool;
+    if (!p) return;
+    if (f.closed || f.n == request_pool::keep) {
+        ::operator delete(p);
+        return;
+    }
+    if (f.n == 0) t_request_pool_drain.arm();  // registers the drain's destructor for this thread
+    f.slot[f.n++] = p;
+}
 
 struct out_item {
     hdr h{};
@@ -109,10 +152,26 @@ struct out_item {
 };
 
 struct unexpected_msg {
-    int src;
-    hdr h;
-    std::vector<char> payload;  // eager
-    void *umsg = nullptr;       // t_utag: the transport's handle of the message
+    int src = 0;
+    hdr h{};
+    // The payload (eager: the message; rts by IPC: the export), small ones inline so that an
+    // unexpected 8-byte message costs no allocation of its own.
+    uint32_t len = 0;
+    char small[48];
+    std::unique_ptr<char[]> big;
+    unexpected_msg(int s, const hdr &hh, const char *p, size_t n) : src(s), h(hh), len(static_cast<uint32_t>(n)) {
+        char *d = small;
+        if (n > sizeof small) {
+            big.reset(new char[n]);
+            d = big.get();
+        }
+        if (n) std::memcpy(d, p, n);
+    }
+    // A message that arrived by the transport's tag matching (h.type t_utag): its handle, no payload.
+    unexpected_msg(int s, const hdr &hh, void *um) : src(s), h(hh), umsg(um) {}
+    void *umsg = nullptr;
+    const char *data() const { return big ? big.get() : small; }
+    size_t size() const { return len; }
 };
 
 // One send or receive posted to the transport's tag matching. `op` is written by a transport
@@ -130,6 +189,7 @@ struct tag_xfer {
 
 struct peer_state {
     uint64_t next_in = 1;  // next sequence number expected in the ring from this peer
+    uint32_t in_slot = 0, out_slot = 0;  // slots of next_in and of the next send: (seq - 1) % slots
     uint64_t consumed = 0, returned = 0;
     uint64_t sent = 0;     // slots sent to this peer
     std::deque<out_item> out;
@@ -182,7 +242,7 @@ public:
 
     // --- checks ---
     status check_ctx(const char *op, uint32_t ctx) const {
-        if (!ctxs_.count(ctx))
+        if (ctx != 0 && !ctxs_.count(ctx))  // the world scope always exists
             return fail(status::invalid_arg, "%s: message scope %u does not exist on rank %d (create it with "
                         "hgas_msg_ctx_create; HGAS_MSG_CTX_WORLD is 0)", op, ctx, r_.me());
         return status::ok;
@@ -256,7 +316,11 @@ private:
 
     // Ring geometry.
     uint64_t ring_offset(int src, uint64_t seq) const {  // in any rank's symmetric heap
-        return area_ + static_cast<uint64_t>(src) * slots_ * slot_ + ((seq - 1) % slots_) * slot_;
+        return ring_offset_slot(src, (seq - 1) % slots_);
+    }
+    // The same from the slot index (peer_state keeps it: no division per message).
+    uint64_t ring_offset_slot(int src, uint64_t slot) const {
+        return area_ + static_cast<uint64_t>(src) * slots_ * slot_ + slot * slot_;
     }
     uint64_t credit_offset(int t) const { return area_ + static_cast<uint64_t>(r_.n()) * slots_ * slot_ + t * 64ull; }
     char *own(uint64_t off) const { return r_.own_base(mem::seg_symmetric) + off; }
@@ -337,7 +401,7 @@ private:
     uint64_t area_ = 0, slot_ = 0, slots_ = 0, payload_max_ = 0, unexpected_max_ = 0;
     std::vector<peer_state> peers_;
     std::vector<char> bounce_;  // a slot assembled here for peers whose heap is not mapped
-    std::list<request *> posted_;
+    std::deque<request *> posted_;  // a deque: no allocation per posted receive
     std::deque<unexpected_msg> unexpected_;
     uint64_t unexpected_bytes_ = 0;
     std::unordered_map<uint64_t, request *> live_;  // rendezvous in flight, by id
@@ -429,7 +493,7 @@ request::~request() {
 }
 
 void state::forget(request *q) {
-    posted_.remove(q);
+    posted_.erase(std::remove(posted_.begin(), posted_.end(), q), posted_.end());
     for (auto it = pool_sends_.begin(); it != pool_sends_.end();)
         it = *it == q ? pool_sends_.erase(it) : it + 1;
     live_.erase(q->id);
@@ -463,7 +527,7 @@ status state::copy(void *dst, mem::kind dk, const void *src, mem::kind sk, size_
 status state::post(int t, hdr &h, const void *payload, mem::kind pk, size_t len) {
     peer_state &p = peers_[t];
     const uint64_t seq = p.sent + 1;
-    const uint64_t off = ring_offset(r_.me(), seq);
+    const uint64_t off = ring_offset_slot(r_.me(), p.out_slot);
     h.seq = seq;
     h.len = static_cast<uint32_t>(len);
     const core::peer_segment *ps = r_.segment(t, mem::seg_symmetric);
@@ -482,6 +546,7 @@ status state::post(int t, hdr &h, const void *payload, mem::kind pk, size_t len)
                                  rma::issuer::runtime));  // the rings are hgas's own objects
     }
     p.sent = seq;
+    if (++p.out_slot == slots_) p.out_slot = 0;
     return status::ok;
 }
 
@@ -536,24 +601,24 @@ status state::return_credits(int src) {
 
 status state::poll_rings() {
     const int n = r_.n();
-    for (int i = 0; i < n; ++i) {
-        const int src = (start_ + i) % n;
+    for (int i = 0, src = start_; i < n; ++i, src = src + 1 == n ? 0 : src + 1) {
         peer_state &p = peers_[src];
         for (;;) {
-            const char *s = own(ring_offset(src, p.next_in));
+            const char *s = own(ring_offset_slot(src, p.in_slot));
             if (__atomic_load_n(reinterpret_cast<const uint64_t *>(s), __ATOMIC_ACQUIRE) != p.next_in) break;
             hdr h;
             std::memcpy(&h, s, sizeof h);
             HGAS_TRY_ASSIGN(bool taken, take(src, h, s + sizeof(hdr)));
             if (!taken) break;  // flow control: the unexpected queue is full; the sender waits
             ++p.next_in;
+            if (++p.in_slot == slots_) p.in_slot = 0;
             ++p.consumed;
             // Credits go back at the half-way mark: a sender that waits for one has the whole
             // ring outstanding, so once it is consumed at least half is owed.
             HGAS_TRY(return_credits(src));
         }
     }
-    start_ = (start_ + 1) % n;
+    if (++start_ == n) start_ = 0;
     return status::ok;
 }
 
@@ -565,7 +630,8 @@ result<bool> state::take(int src, const hdr &h, const char *payload) {
         for (auto it = posted_.begin(); it != posted_.end(); ++it) {
             if (!matches(*it, src, h)) continue;
             request *q = *it;
-            posted_.erase(it);
+            if (it == posted_.begin()) posted_.pop_front();  // the common case, without erase's shuffle
+            else posted_.erase(it);
             HGAS_TRY(deliver(q, src, h, payload));
             return true;
         }
@@ -574,7 +640,7 @@ result<bool> state::take(int src, const hdr &h, const char *payload) {
             ++stats_.flow_stalls;
             return false;
         }
-        unexpected_.push_back(unexpected_msg{src, h, std::vector<char>(payload, payload + len)});
+        unexpected_.emplace_back(src, h, payload, len);
         unexpected_bytes_ += len;
         ++stats_.unexpected;
         stats_.unexpected_bytes_peak = std::max(stats_.unexpected_bytes_peak, unexpected_bytes_);
@@ -1020,7 +1086,7 @@ status state::poll_tags() {
             break;
         }
         if (!matched) {
-            unexpected_.push_back(unexpected_msg{src, h, {}, m});
+            unexpected_.emplace_back(src, h, m);
             ++stats_.unexpected;
         }
     }
@@ -1256,7 +1322,8 @@ status state::pump_streams() {
 // --- the calls -----------------------------------------------------------------------------
 
 status state::isend(const send_args &a, hgas_handle_t *h, bool blocking) {
-    const mem::kind k = a.bytes ? r_.kind_of(a.buf, a.bytes) : mem::kind::host;
+    // Without device kinds every buffer is host memory: no lookup.
+    const mem::kind k = a.bytes && r_.has_devices() ? r_.kind_of(a.buf, a.bytes) : mem::kind::host;
     HGAS_TRY(progress());
     const bool eager = a.bytes <= payload_max_;
     // Paths that read the whole buffer at once need it whole; ring and pool chunks ask for
@@ -1320,18 +1387,21 @@ status state::irecv(const recv_args &a, hgas_handle_t *h, bool blocking) {
     q->tag = a.tag;
     q->rbuf = a.buf;
     q->bytes = a.bytes;
-    q->kind = a.bytes ? r_.kind_of(a.buf, a.bytes) : mem::kind::host;
+    q->kind = a.bytes && r_.has_devices() ? r_.kind_of(a.buf, a.bytes) : mem::kind::host;
     q->info = a.info;
     q->cons = a.cons;
-    HGAS_TRY(progress());
+    // Messages already taken from the rings are older than those still in them: match the
+    // unexpected queue first, then post, then one progress pass takes the rings in order (a
+    // pass before the match as well would only move ring messages into the queue first).
     bool matched = false;
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
         if (!matches(q.get(), it->src, it->h)) continue;
         unexpected_msg m = std::move(*it);
-        unexpected_.erase(it);
-        unexpected_bytes_ -= m.payload.size();
+        if (it == unexpected_.begin()) unexpected_.pop_front();
+        else unexpected_.erase(it);
+        unexpected_bytes_ -= m.size();
         busy_ = true;
-        status s = deliver(q.get(), m.src, m.h, m.payload.data(), m.umsg);
+        status s = deliver(q.get(), m.src, m.h, m.data(), m.umsg);
         busy_ = false;
         HGAS_TRY(s);
         matched = true;
@@ -1389,7 +1459,7 @@ status state::finalize() {
             if (__atomic_load_n(reinterpret_cast<const uint64_t *>(sl), __ATOMIC_ACQUIRE) != seq) break;
             hdr h;
             std::memcpy(&h, sl, sizeof h);
-            if (h.type == t_eager || h.type == t_rts) unexpected_.push_back(unexpected_msg{src, h, {}});
+            if (h.type == t_eager || h.type == t_rts) unexpected_.emplace_back(src, h, nullptr, 0);
             if (seq - peers_[src].next_in >= slots_) break;
         }
     }
@@ -1403,7 +1473,7 @@ status state::finalize() {
             h.tag = utag_tag(w);
             h.ctx = utag_ctx(w);
             h.bytes = len;
-            unexpected_.push_back(unexpected_msg{utag_src(w), h, {}, m});
+            unexpected_.emplace_back(utag_src(w), h, m);
         }
     }
     report_unreceived("hgas_finalize", 0, true);

@@ -39,6 +39,32 @@ uint64_t read_word(const void *p, unsigned width) {
     return v;
 }
 
+// The fast path of a put, get or atomic (the 8-byte put rate is bounded by its fixed cost): the
+// address of [p, p+n) when it lies in the user part of a host segment mapped into this process
+// (this rank's own, or a same-node peer already attached), no device kind is on (so the local
+// buffer is host memory) and checked mode is off. nullptr when anything is otherwise, also for
+// bad input: the full path then checks everything again and says what is wrong, so this one
+// never fails on its own and needs no message. One peer-table lookup, nothing out of line.
+inline char *mapped_host(core::rank &r, hgas_gptr_t p, size_t n) {
+    if (p.flags || p.rank >= static_cast<uint32_t>(r.n()) || p.segment >= mem::seg_count || r.has_devices() ||
+        r.cfg().flag(setting::check) || !r.peer_attached(static_cast<int>(p.rank)))
+        return nullptr;
+    const core::peer_segment *ps = r.segment(p.rank, p.segment);  // attached: a table read
+    if (!ps->direct || ps->kind != mem::kind::host || !mem::in_bounds(p.offset, n, ps->size) ||
+        p.offset < r.heap(p.segment).user_base())
+        return nullptr;
+    return ps->direct + p.offset;
+}
+
+// memcpy of a few bytes, the common sizes as one load and one store rather than a call.
+inline void copy_bytes(void *d, const void *s, size_t n) {
+    switch (n) {
+    case 8: { uint64_t v; std::memcpy(&v, s, 8); std::memcpy(d, &v, 8); return; }
+    case 4: { uint32_t v; std::memcpy(&v, s, 4); std::memcpy(d, &v, 4); return; }
+    default: std::memcpy(d, s, n);
+    }
+}
+
 }  // namespace
 
 
@@ -127,6 +153,12 @@ status device_put_signal(core::rank &r, const char *name, hgas_gptr_t dst, const
                          transport::signal_op sop, uint64_t value);
 
 status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) {
+    if (src) {
+        if (char *d = mapped_host(r, dst, n)) {  // a store to mapped memory: complete once done
+            copy_bytes(d, src, n);
+            return status::ok;
+        }
+    }
     const char *op = nbi ? "hgas_put_nbi" : "hgas_put";
     HGAS_TRY(check_local(r, op, src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, dst, n));
@@ -141,6 +173,12 @@ status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) 
 }
 
 status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi, issuer by) {
+    if (dst) {
+        if (const char *s = mapped_host(r, src, n)) {
+            copy_bytes(dst, s, n);
+            return status::ok;
+        }
+    }
     const char *op = nbi ? "hgas_get_nbi" : "hgas_get";
     HGAS_TRY(check_local(r, op, dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, op, src, n, by));
@@ -156,6 +194,13 @@ status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi, issuer
 
 status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_handle_t *h) {
     if (!h) return fail(status::invalid_arg, "hgas_put_nb: the handle pointer is NULL");
+    if (src) {
+        if (char *d = mapped_host(r, dst, n)) {
+            copy_bytes(d, src, n);
+            *h = HGAS_HANDLE_DONE;
+            return status::ok;
+        }
+    }
     HGAS_TRY(check_local(r, "hgas_put_nb", src, n, "source"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_put_nb", dst, n));
     if (n == 0) {
@@ -185,6 +230,13 @@ status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_ha
 
 status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t *h) {
     if (!h) return fail(status::invalid_arg, "hgas_get_nb: the handle pointer is NULL");
+    if (dst) {
+        if (const char *s = mapped_host(r, src, n)) {
+            copy_bytes(dst, s, n);
+            *h = HGAS_HANDLE_DONE;
+            return status::ok;
+        }
+    }
     HGAS_TRY(check_local(r, "hgas_get_nb", dst, n, "destination"));
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, "hgas_get_nb", src, n));
     if (n == 0) {
@@ -345,6 +397,9 @@ status signal_update(core::rank &r, hgas_gptr_t sig, hgas_signal_op_t op, uint64
     return put_signal(r, sig, nullptr, 0, sig, value, op, false, by);
 }
 
+status atomic_slow(core::rank &r, const char *name, hgas_gptr_t t, transport::amo_op aop, unsigned width,
+                   uint64_t opnd, uint64_t cmp, uint64_t *oldp, issuer by);
+
 status atomic(core::rank &r, hgas_gptr_t t, hgas_amo_t op, hgas_dtype_t type, const void *operand,
               const void *compare, void *result, issuer by) {
     const char *name = "hgas_atomic";
@@ -388,9 +443,30 @@ status atomic(core::rank &r, hgas_gptr_t t, hgas_amo_t op, hgas_dtype_t type, co
     }
     const bool fetches = transport::amo_fetches(aop);
     if (fetches && !result) return fail(status::invalid_arg, "%s: this op returns the old value but result is NULL", name);
+    uint64_t old = 0;
+    char *d = t.offset % width == 0 ? mapped_host(r, t, width) : nullptr;
+    if (d) {
+        old = transport::direct::amo(d, aop, width, opnd, cmp);
+    } else {
+        HGAS_TRY(atomic_slow(r, name, t, aop, width, opnd, cmp, &old, by));
+    }
+    if (fetches) {
+        if (width == 4) {
+            uint32_t v = static_cast<uint32_t>(old);
+            std::memcpy(result, &v, 4);
+        } else {
+            std::memcpy(result, &old, 8);
+        }
+    }
+    return status::ok;
+}
+
+// atomic() past its argument checks, where the fast path did not apply.
+status atomic_slow(core::rank &r, const char *name, hgas_gptr_t t, transport::amo_op aop, unsigned width,
+                   uint64_t opnd, uint64_t cmp, uint64_t *oldp, issuer by) {
     HGAS_TRY_ASSIGN(const core::peer_segment *ps, target(r, name, t, width, by));
     HGAS_TRY(mem::check_aligned(name, t, width));
-    uint64_t old = 0;
+    uint64_t &old = *oldp;
     if (ps->direct) {
         old = transport::direct::amo(ps->direct + t.offset, aop, width, opnd, cmp);
     } else if (ps->kind == mem::kind::host) {
@@ -402,14 +478,6 @@ status atomic(core::rank &r, hgas_gptr_t t, hgas_amo_t op, hgas_dtype_t type, co
         proto::staging *st = staging_of(r, name);
         if (!st) return status::internal;
         HGAS_TRY_ASSIGN(old, st->amo(static_cast<int>(t.rank), t.segment, t.offset, aop, width, opnd, cmp));
-    }
-    if (fetches) {
-        if (width == 4) {
-            uint32_t v = static_cast<uint32_t>(old);
-            std::memcpy(result, &v, 4);
-        } else {
-            std::memcpy(result, &old, 8);
-        }
     }
     return status::ok;
 }

@@ -1,4 +1,5 @@
-// OpenSHMEM RMA, put-with-signal and atomics: hgas_ptr + hgas_put/get/put_signal/atomic.
+// OpenSHMEM RMA, put-with-signal and atomics: hgas_put_sym/get_sym/atomic_sym (hgas_ptr and the
+// operation in one call), hgas_ptr + hgas_put_signal.
 #include <cstring>
 
 #include "internal.hpp"
@@ -6,16 +7,25 @@
 namespace hgas::shmem {
 namespace {
 
+// A failed _sym call on the symmetric `sym` of `pe`: a PE or address error is reported in
+// OpenSHMEM's words (gptr's; the lookup is repeated, nothing moved), any other with hgas's message.
+[[noreturn]] void sym_failed(const char *fn, const void *sym, int pe, hgas_status_t s) {
+    (void)gptr(fn, sym, pe);
+    fatal_status(fn, s);
+}
+
+// One hgas call per operation (hgas_put_sym = hgas_ptr + hgas_put): the 8-byte put rate is
+// bounded by the calls' fixed cost.
 void put_bytes(const char *fn, void *dest, const void *src, size_t bytes, int pe, bool nbi) {
     if (bytes == 0) return;
-    const hgas_gptr_t g = gptr(fn, dest, pe);
-    check(fn, nbi ? hgas_put_nbi(g, src, bytes) : hgas_put(g, src, bytes));
+    const hgas_status_t s = nbi ? hgas_put_sym_nbi(dest, src, bytes, pe) : hgas_put_sym(dest, src, bytes, pe);
+    if (s != HGAS_OK) sym_failed(fn, dest, pe, s);
 }
 
 void get_bytes(const char *fn, void *dest, const void *src, size_t bytes, int pe, bool nbi) {
     if (bytes == 0) return;
-    const hgas_gptr_t g = gptr(fn, src, pe);
-    check(fn, nbi ? hgas_get_nbi(dest, g, bytes) : hgas_get(dest, g, bytes));
+    const hgas_status_t s = nbi ? hgas_get_sym_nbi(dest, src, bytes, pe) : hgas_get_sym(dest, src, bytes, pe);
+    if (s != HGAS_OK) sym_failed(fn, src, pe, s);
 }
 
 // Strided put: element i of src (stride sst) to element i * dst of dest, each `size` bytes.
@@ -60,11 +70,11 @@ void put_signal_bytes(const char *fn, void *dest, const void *src, size_t bytes,
 // One atomic on the symmetric `target` of `pe`; returns the old value (for fetching ops).
 template <class T>
 T amo(const char *fn, hgas_amo_t op, const T *target, int pe, T operand = T(), T compare = T()) {
-    const hgas_gptr_t g = gptr(fn, target, pe);
     T old{};
     // hgas reads operand/compare and writes old as amo_dtype<T>(): the same width as T, so
     // float and double travel as their bit patterns (fetch/set/swap only).
-    check(fn, hgas_atomic(g, op, amo_dtype<T>(), &operand, &compare, &old));
+    const hgas_status_t s = hgas_atomic_sym(const_cast<T *>(target), pe, op, amo_dtype<T>(), &operand, &compare, &old);
+    if (s != HGAS_OK) sym_failed(fn, target, pe, s);
     return old;
 }
 

@@ -270,6 +270,65 @@ TEST(Msg, OrderUnderTenThousandOutstanding) {
     HGAS_OK_OR_FAIL(hgas_barrier());
 }
 
+// The small-message path: unexpected payloads kept inline (up to 48 bytes) and on the heap
+// (larger), posted receives in a deque, requests recycled from window to window, ring slots
+// counted without a division (HGAS_MSG_SLOTS=5 in test_msg_odd_rings: the slot index wraps at
+// a count that is not a power of two). Every message carries its window, index and sender.
+TEST(Msg, SmallMessagesInlineUnexpectedAndRecycledRequests) {
+    const size_t sizes[] = {0, 1, 8, 47, 48, 49, 64, 100};  // all eager, also in 256-byte slots
+    const int S = static_cast<int>(sizeof sizes / sizeof sizes[0]);
+    auto fill = [](std::vector<unsigned char> &b, int w, int i, int from) {
+        for (size_t k = 0; k < b.size(); ++k) b[k] = static_cast<unsigned char>(w * 131 + i * 7 + from * 17 + k);
+    };
+    // Unexpected: everything is sent before the receives are posted (a barrier between).
+    std::vector<std::vector<unsigned char>> out(S), in(S);
+    std::vector<hgas_handle_t> sh(S), rh(S);
+    for (int i = 0; i < S; ++i) {
+        out[i].resize(sizes[i]);
+        fill(out[i], 0, i, me());
+        HGAS_OK_OR_FAIL(hgas_isend(out[i].data(), sizes[i], right(), 40, &sh[i]));
+    }
+    HGAS_OK_OR_FAIL(hgas_wait_all(sh.data(), S));
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    for (int i = 0; i < S; ++i) {
+        in[i].assign(sizes[i] + 8, 0xEE);
+        hgas_msg_info_t info{};
+        HGAS_OK_OR_FAIL(hgas_recv(in[i].data(), in[i].size(), left(), 40, &info));
+        EXPECT_EQ(info.bytes, sizes[i]);
+        std::vector<unsigned char> want(sizes[i]);
+        fill(want, 0, i, left());
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), in[i].begin())) << "unexpected message " << i;
+        EXPECT_EQ(in[i][sizes[i]], 0xEE) << "message " << i << " wrote past its size";
+    }
+    // Windows of 8-byte messages in both orders; the requests of one window are reused by the next.
+    const int W = 64, windows = 20;
+    std::vector<uint64_t> rbuf(W);
+    std::vector<uint64_t> sbuf(W);
+    std::vector<hgas_handle_t> q(2 * W);
+    for (int w = 0; w < windows; ++w) {
+        int k = 0;
+        const bool recvs_first = w % 2 == 0;
+        for (int pass = 0; pass < 2; ++pass) {
+            if ((pass == 0) == recvs_first) {
+                for (int i = 0; i < W; ++i) {
+                    rbuf[i] = ~0ull;
+                    HGAS_OK_OR_FAIL(hgas_irecv(&rbuf[i], 8, left(), 41, nullptr, &q[k++]));
+                }
+            } else {
+                for (int i = 0; i < W; ++i) {
+                    sbuf[i] = static_cast<uint64_t>(w) << 40 | static_cast<uint64_t>(i) << 20 | static_cast<uint64_t>(me());
+                    HGAS_OK_OR_FAIL(hgas_isend(&sbuf[i], 8, right(), 41, &q[k++]));
+                }
+            }
+        }
+        HGAS_OK_OR_FAIL(hgas_wait_all(q.data(), k));
+        for (int i = 0; i < W; ++i)
+            ASSERT_EQ(rbuf[i], static_cast<uint64_t>(w) << 40 | static_cast<uint64_t>(i) << 20 | static_cast<uint64_t>(left()))
+                << "window " << w << ", message " << i;
+        HGAS_OK_OR_FAIL(hgas_barrier());  // the sender's buffers are reused next window
+    }
+}
+
 // Every other rank sends rank 0 two messages (tags 100+r and 200+r); rank 0 takes them with
 // wildcards, and a specific tag may overtake another tag from the same rank.
 TEST(Msg, Wildcards) {

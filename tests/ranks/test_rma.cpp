@@ -399,6 +399,95 @@ TEST(Memory, SymmetricOffsetsAgreeAndHeapExhaustionIsClean) {
     EXPECT_EQ(z, nullptr);
 }
 
+// hgas_put_sym/get_sym/atomic_sym (hgas_ptr + the operation in one call) and the fast path of
+// small puts, gets and atomics: a peer whose heap is mapped here (self; shm peers once attached)
+// takes a direct store, any other (UCX, another node, a peer not attached yet) the transport.
+// Every rank writes to every rank both ways, so both paths are value-checked in each config.
+TEST(Rma, SmallOpsFastPathAndTransportPathAgree) {
+    const int N = n();
+    uint64_t *w8;       // N words: w8[q] is written by rank q
+    uint32_t *w4;       // N words: w4[q] is written by rank q
+    uint64_t *counter;  // fetch-added by every rank
+    HGAS_OK_OR_FAIL(hgas_calloc(static_cast<size_t>(N), 8, (void **)&w8));
+    HGAS_OK_OR_FAIL(hgas_calloc(static_cast<size_t>(N), 4, (void **)&w4));
+    HGAS_OK_OR_FAIL(hgas_calloc(1, 8, (void **)&counter));
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    const char *tr = std::getenv("HGAS_TRANSPORTS");
+    const bool all_shm = tr && !std::strcmp(tr, "self,shm") && hgas_node_n() == 1;
+    for (int p = 0; p < N; ++p) {
+        const int t = (me() + p) % N;  // every rank starts with a different target
+        const uint64_t v8 = (static_cast<uint64_t>(me() + 1) << 32) | static_cast<uint64_t>(t);
+        const uint32_t v4 = 0x40000000u + static_cast<uint32_t>(me() * 1000 + t);
+        // The first operation may attach the peer (the full path); the later ones find it mapped.
+        HGAS_OK_OR_FAIL(hgas_put_sym(&w8[me()], &v8, 8, t));
+        HGAS_OK_OR_FAIL(hgas_put(gp(&w4[me()], t), &v4, 4));
+        uint64_t back8 = 0;
+        uint32_t back4 = 0;
+        HGAS_OK_OR_FAIL(hgas_get_sym(&back8, &w8[me()], 8, t));
+        HGAS_OK_OR_FAIL(hgas_get(&back4, gp(&w4[me()], t), 4));
+        EXPECT_EQ(back8, v8) << "rank " << t;
+        EXPECT_EQ(back4, v4) << "rank " << t;
+        int64_t old = -1;
+        HGAS_OK_OR_FAIL(hgas_atomic_sym(counter, t, HGAS_AMO_FETCH_ADD, HGAS_INT64, &v8, nullptr, &old));
+        EXPECT_GE(old, 0);
+        // Mapped peers are the ones the fast path serves: all of them on one node over shm.
+        if (all_shm) {
+            EXPECT_NE(hgas_local_addr(gp(&w8[me()], t)), nullptr) << "rank " << t;
+        }
+    }
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    uint64_t sum = 0;
+    for (int q = 0; q < N; ++q) {
+        EXPECT_EQ(w8[q], (static_cast<uint64_t>(q + 1) << 32) | static_cast<uint64_t>(me())) << "from rank " << q;
+        EXPECT_EQ(w4[q], 0x40000000u + static_cast<uint32_t>(q * 1000 + me())) << "from rank " << q;
+        sum += (static_cast<uint64_t>(q + 1) << 32) | static_cast<uint64_t>(me());
+    }
+    EXPECT_EQ(*counter, sum);
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_free(counter));
+    HGAS_OK_OR_FAIL(hgas_free(w4));
+    HGAS_OK_OR_FAIL(hgas_free(w8));
+}
+
+// Bad input to the small-op calls gets the full path's errors (the fast path only ever
+// succeeds), and nothing moves.
+TEST(Rma, SmallOpsBadInputFallsToTheCheckedPath) {
+    const int N = n(), t = (me() + 1) % N;
+    uint64_t *w;
+    HGAS_OK_OR_FAIL(hgas_calloc(2, 8, (void **)&w));
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    const uint64_t v = 7;
+    uint64_t stack_word = 0;
+    EXPECT_EQ(hgas_put_sym(&stack_word, &v, 8, t), HGAS_ERR_INVALID_POINTER);
+    EXPECT_NE(std::strstr(hgas_last_error(), "hgas_put_sym: "), nullptr) << hgas_last_error();
+    EXPECT_NE(std::strstr(hgas_last_error(), "is not in this rank's symmetric or local heap"), nullptr);
+    EXPECT_EQ(hgas_get_sym(&stack_word, w, 8, N), HGAS_ERR_INVALID_ARG);
+    EXPECT_NE(std::strstr(hgas_last_error(), "hgas_get_sym: rank"), nullptr) << hgas_last_error();
+    EXPECT_EQ(hgas_put_sym(w, nullptr, 8, t), HGAS_ERR_INVALID_ARG);  // NULL source
+    EXPECT_NE(std::strstr(hgas_last_error(), "hgas_put: source buffer is NULL"), nullptr) << hgas_last_error();
+    EXPECT_EQ(hgas_get_sym(nullptr, w, 8, t), HGAS_ERR_INVALID_ARG);  // NULL destination
+    hgas_gptr_t g = gp(w, t);
+    EXPECT_EQ(hgas_put(hgas_gptr_add(g, int64_t(1) << 40), &v, 8), HGAS_ERR_OUT_OF_BOUNDS);
+    EXPECT_NE(std::strstr(hgas_last_error(), "leave segment"), nullptr) << hgas_last_error();
+    hgas_gptr_t low = g;
+    low.offset = 0;  // hgas's own objects
+    EXPECT_EQ(hgas_put(low, &v, 8), HGAS_ERR_OUT_OF_BOUNDS);
+    EXPECT_NE(std::strstr(hgas_last_error(), "hgas's own objects"), nullptr) << hgas_last_error();
+    hgas_gptr_t flagged = g;
+    flagged.flags = 1;
+    EXPECT_EQ(hgas_get(&stack_word, flagged, 8), HGAS_ERR_INVALID_ARG);
+    EXPECT_NE(std::strstr(hgas_last_error(), "reserved flag bits"), nullptr) << hgas_last_error();
+    int64_t old = 0;
+    EXPECT_EQ(hgas_atomic_sym(reinterpret_cast<char *>(w) + 4, t, HGAS_AMO_FETCH_ADD, HGAS_INT64, &v, nullptr, &old),
+              HGAS_ERR_MISALIGNED);
+    EXPECT_EQ(hgas_atomic_sym(w, t, HGAS_AMO_FETCH_ADD, HGAS_INT64, &v, nullptr, nullptr), HGAS_ERR_INVALID_ARG);
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    EXPECT_EQ(w[0], 0u);  // nothing of the failed calls arrived
+    EXPECT_EQ(w[1], 0u);
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_free(w));
+}
+
 TEST(Runtime, Queries) {
     EXPECT_EQ(hgas_initialized(), 1);
     EXPECT_GE(me(), 0);

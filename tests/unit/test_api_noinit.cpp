@@ -20,6 +20,13 @@ TEST(ApiBeforeInit, EveryCallFailsCleanly) {
     hgas_gptr_t g = {0, 0, 0, 0};
     EXPECT_EQ(hgas_put(g, buf, 8), HGAS_ERR_NOT_INITIALIZED);
     EXPECT_EQ(hgas_get(buf, g, 8), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_EQ(hgas_put_sym(buf, buf, 8, 0), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_NE(std::strstr(hgas_last_error(), "hgas_put_sym called before hgas_init()"), nullptr) << hgas_last_error();
+    EXPECT_EQ(hgas_get_sym(buf, buf, 8, 0), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_EQ(hgas_put_sym_nbi(buf, buf, 8, 0), HGAS_ERR_NOT_INITIALIZED);
+    EXPECT_EQ(hgas_get_sym_nbi(buf, buf, 8, 0), HGAS_ERR_NOT_INITIALIZED);
+    int64_t one = 1;
+    EXPECT_EQ(hgas_atomic_sym(buf, 0, HGAS_AMO_ADD, HGAS_INT64, &one, nullptr, nullptr), HGAS_ERR_NOT_INITIALIZED);
     EXPECT_EQ(hgas_barrier(), HGAS_ERR_NOT_INITIALIZED);
     EXPECT_EQ(hgas_quiet(), HGAS_ERR_NOT_INITIALIZED);
     EXPECT_EQ(hgas_register(buf, sizeof buf), HGAS_ERR_NOT_INITIALIZED);
