@@ -335,7 +335,10 @@ status rank::wait(const char *what, Pred pred) {
         if (thread_level_ == HGAS_THREAD_MULTIPLE && tls_safe_points > 0) yield_api_lock();
         backoff.idle();
         if (budget.tick()) {
-            HGAS_TRY(check_alive());  // rate-limited: a look at the store at most once a millisecond
+            // Rate-limited: a look at the store at most once a millisecond. A peer that died
+            // after satisfying this wait (it left a barrier before this rank saw that it had
+            // and then crashed) must not fail it: the condition is looked at once more.
+            if (status alive = check_alive(); alive != status::ok) return pred() ? status::ok : alive;
             const uint64_t now = now_ns();
             if (!end_ns) end_ns = now + static_cast<uint64_t>(timeout_ * 1e9);
             if (now >= end_ns)
