@@ -1,7 +1,9 @@
 // The helper thread serves peers while the rank computes: rank 1 spins in a loop that makes
 // no hgas call, while rank 0 reads, writes and updates rank 1's memory through the
 // active-message path (HGAS_UCX_MODE=am), which needs rank 1's CPU. Without the helper thread
-// rank 0 could only finish after rank 1's loop; the test checks it finished during it.
+// rank 0 could only finish after rank 1's loop; the test checks it finished during it. Rank 1
+// loops until rank 0 says it is done (a word rank 0 puts, also through the helper) or 30 s
+// pass: a fixed 4 s loop was too short for the 1,536 round trips on a loaded machine.
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -21,12 +23,14 @@ TEST(Progress, HelperThreadServesABusyRank) {
     double *times;  // [0] = when rank 0 finished its operations, [1] = when rank 1's loop ended
     HGAS_OK_OR_FAIL(hgas_calloc(1024, sizeof(uint64_t), (void **)&mem));
     HGAS_OK_OR_FAIL(hgas_calloc(2, sizeof(double), (void **)&times));
-    const double busy_s = 4.0;
+    const double busy_s = 30.0;
+    uint64_t *done = &mem[1023];  // rank 0 puts 1 here when its operations are over
     HGAS_OK_OR_FAIL(hgas_barrier());
     if (me == 1) {
         const double end = now() + busy_s;
         volatile uint64_t sink = 0;
-        while (now() < end) sink = sink + 1;  // compute: no hgas call in here
+        // compute: no hgas call in here (reading our own word is a plain load)
+        while (now() < end && !__atomic_load_n(done, __ATOMIC_ACQUIRE)) sink = sink + 1;
         times[1] = now();
     } else if (me == 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 1 is in its loop
@@ -40,6 +44,8 @@ TEST(Progress, HelperThreadServesABusyRank) {
             HGAS_OK_OR_FAIL(hgas_atomic_fetch_add64(gp(&mem[512 + i % 8], 1), 1, &old));
         }
         times[0] = now();
+        const uint64_t one = 1;
+        HGAS_OK_OR_FAIL(hgas_put(gp(done, 1), &one, sizeof one));  // ends rank 1's loop
     }
     HGAS_OK_OR_FAIL(hgas_barrier());
     if (me == 1) {
