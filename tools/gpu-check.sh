@@ -52,7 +52,8 @@
 #               or only episim or only seismic (each: its GPU tests and the benchmark of its
 #               three styles), or only matmul (its GPU tests and n = 16384 on 1 and 2 ranks)
 #               three styles), or only the collectives on GPU memory (coll: their GPU tests and
-#               hgas-bench-coll-gpu, hgas against NCCL, 2 ranks)
+#               hgas-bench-coll-gpu, hgas against NCCL, 2 ranks), or only the build (no step runs:
+#               for measurements by hand in the same call)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -71,7 +72,7 @@ set -u -o pipefail
 
 QUICK=0 DO_BUILD=1 ONLY=all
 # The steps --only can pick (each section below says what it runs).
-ONLY_STEPS="tests bench device himeno nas episim seismic osu sharing matmul coll"
+ONLY_STEPS="tests bench device himeno nas episim seismic osu sharing matmul coll build"
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) QUICK=1 ;;

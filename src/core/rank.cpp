@@ -286,6 +286,8 @@ status rank::open_devices() {
         rc.asked = std::string(cfg_.source(setting::reg_cache)) == "environment";
         rc.min = cfg_.bytes(setting::reg_cache_min);
         rc.max = cfg_.bytes(setting::reg_cache_max);
+        rc.reuse_min = cfg_.bytes(setting::reg_cache_reuse_min);
+        rc.reuse = static_cast<uint64_t>(cfg_.integer(setting::reg_cache_reuse));
         // The cuda device page-locks; with sim only the entries are recorded (the policy's CI).
         reg_policy_.start(rc, devices_[1].get(), [this] { return staging_ ? staging_->quiet() : status::ok; });
     }
@@ -294,7 +296,8 @@ status rank::open_devices() {
 
 status rank::cache_user_range(const void *p, size_t n) {
     if (!reg_policy_.active()) return status::ok;
-    bool cacheable = n >= reg_policy_.cfg().min;
+    const auto &pc = reg_policy_.cfg();
+    bool cacheable = n >= pc.min || (pc.reuse && n >= pc.reuse_min);  // the sizes the policy may take
     // hgas's host heaps, own and mapped peers', are registered already (the program's static
     // data is not, and may be cached like any user buffer).
     const auto a = reinterpret_cast<uintptr_t>(p);

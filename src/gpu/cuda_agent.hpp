@@ -14,6 +14,10 @@
 //          Executes, then, after a block barrier, thread 0 writes done = s with one release
 //          store at system scope (cumulative: the block's copy and the atomic's result first)
 //  host:   waits until done >= s; the atomic's old value is in results[s % ring_slots].
+// Small sources in host memory that the GPU cannot read (pageable), and any host source when
+// other processes share the GPU, travel in the ring: the host copies up to inline_max bytes
+// into payload[s % ring_slots] before it writes the descriptor, whose source then points there
+// (the agent's fence after it sees the tags orders the payload before its reads).
 // Only one warp polls: hgas-gpu-limits flag_poll measured 3.2 us for a round trip with one
 // polling warp, 3.9 with two and 9.7 with eight (more reads of the line the host writes slow
 // the host's store down).
@@ -31,6 +35,7 @@
 namespace hgas::gpu::agent {
 
 inline constexpr int ring_slots = 64;
+inline constexpr uint32_t inline_max = 2048;  // bytes a descriptor's payload slot holds
 
 enum op : uint32_t { op_copy = 1, op_amo = 2 };
 
@@ -52,6 +57,7 @@ struct ring {
     alignas(64) uint64_t exit_seq;  // written by the agent as it exits
     alignas(64) uint64_t alive;     // 1 set by the host before a launch, 0 by the agent at exit
     alignas(64) uint64_t stop;      // set by the host: exit now
+    alignas(64) unsigned char payload[ring_slots][inline_max];  // sources copied in by the host
 };
 
 #if !defined(__CUDACC__)

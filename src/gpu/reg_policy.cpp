@@ -54,14 +54,23 @@ status reg_policy::release(const std::vector<reg_cache::entry> &gone, uint64_t *
     return status::ok;
 }
 
+bool reg_policy::reused(uintptr_t lo, uintptr_t size) {
+    seen &e = seen_[((lo >> 12) ^ (size >> 12) * 0x9e3779b97f4a7c15ull) % seen_slots];
+    if (e.lo != lo || e.size != size) e = seen{lo, size, 0};
+    return ++e.uses >= cfg_.reuse;
+}
+
 status reg_policy::prepare(const void *p, size_t n, bool cacheable) {
     if (!active_) return status::ok;
     HGAS_TRY(release(c_.drain(), &n_.invalidated));
-    if (!cacheable || n < cfg_.min || n == 0) return status::ok;
+    if (!cacheable || n == 0) return status::ok;
+    const bool small = n < cfg_.min;
+    if (small && (cfg_.reuse == 0 || n < cfg_.reuse_min)) return status::ok;
     static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const auto a = reinterpret_cast<uintptr_t>(p);
     if (n > UINTPTR_MAX - a - page) return status::ok;  // the caller checked; no wrap here either
     const uintptr_t lo = a & ~(page - 1), hi = (a + n + page - 1) & ~(page - 1);
+    if (small && !reused(lo, hi - lo)) return status::ok;
     reg_cache::plan pl = c_.plan_cached(lo, hi - lo);
     if (pl.what == reg_cache::plan::hit) {
         ++n_.hits;
@@ -125,7 +134,11 @@ std::string reg_cache_plan(const settings &cfg) {
     if (!mem_hooks::install(&probe, why))
         return "off although HGAS_REG_CACHE=auto: " + why + "; user buffers are copied pageable unless hgas_register'ed";
     mem_hooks::remove(&probe);
-    return "auto: user buffers of " + cfg.value_text(setting::reg_cache_min) + " B or more registered on first use, " +
+    const std::string reuse = cfg.integer(setting::reg_cache_reuse) > 0
+        ? ", those of " + cfg.value_text(setting::reg_cache_reuse_min) + " B or more at their use number " +
+              cfg.value_text(setting::reg_cache_reuse)
+        : "";
+    return "auto: user buffers of " + cfg.value_text(setting::reg_cache_min) + " B or more registered on first use" + reuse + ", " +
            "at most " + cfg.value_text(setting::reg_cache_max) + " B kept (LRU), invalidated by " +
            mem_hooks::describe();
 }

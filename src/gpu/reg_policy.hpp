@@ -3,6 +3,11 @@
 // copy is registered with the GPU (page-aligned enclosing range) on first use and kept as a
 // cached entry of the rank's reg_cache, so that this and later copies run from page-locked
 // memory (55 GB/s instead of the driver's own staging of pageable memory, 8-17 GB/s).
+//  - A smaller buffer, of at least HGAS_REG_CACHE_REUSE_MIN bytes, is registered at its
+//    HGAS_REG_CACHE_REUSE-th use: registering costs tens of microseconds, more than one
+//    pageable copy of it loses, so only a buffer that comes back (a halo, a message buffer)
+//    is worth it. Recent uses are counted in a small table of page ranges, forgotten when
+//    another range takes their place.
 //
 //  - Cached entries that overlap or touch the new range are merged into one registration
 //    (the old ones unregistered, the union registered); an explicit entry (hgas_register) in
@@ -36,6 +41,8 @@ public:
         bool asked = false;          // ... set in the environment (not the default)
         uint64_t min = 1 << 20;      // HGAS_REG_CACHE_MIN
         uint64_t max = 4ull << 30;   // HGAS_REG_CACHE_MAX
+        uint64_t reuse_min = 16384;  // HGAS_REG_CACHE_REUSE_MIN
+        uint64_t reuse = 2;          // HGAS_REG_CACHE_REUSE (0: never below min)
     };
     struct counters {
         uint64_t hits = 0, added = 0, merged = 0, evicted = 0, invalidated = 0, skipped = 0;
@@ -69,6 +76,15 @@ public:
 
 private:
     status release(const std::vector<reg_cache::entry> &gone, uint64_t *counter);
+    // Counts a use of the page range [lo, lo+size) below the size threshold; true when it has
+    // now been used HGAS_REG_CACHE_REUSE times.
+    bool reused(uintptr_t lo, uintptr_t size);
+    struct seen {
+        uintptr_t lo = 0, size = 0;
+        uint64_t uses = 0;
+    };
+    static constexpr size_t seen_slots = 64;  // direct-mapped by range
+    seen seen_[seen_slots];
     reg_cache &c_;
     device *pin_ = nullptr;
     std::function<status()> quiet_;

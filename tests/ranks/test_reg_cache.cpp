@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -41,6 +42,8 @@ size_t env_bytes(const char *name, size_t def) {
 
 const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 const size_t min_bytes = env_bytes("HGAS_REG_CACHE_MIN", 1 << 20);
+const size_t reuse_min = env_bytes("HGAS_REG_CACHE_REUSE_MIN", 16 << 10);
+const size_t reuse_count = env_bytes("HGAS_REG_CACHE_REUSE", 2);
 
 hgasi_reg_info_t query(const void *p, size_t n) {
     hgasi_reg_info_t i{};
@@ -141,6 +144,42 @@ TEST_F(RegCache, CachesUserBuffersAtLeastTheThreshold) {
     }
     ASSERT_EQ(unmap_pages(buf, n + page), 0);
     EXPECT_FALSE(query(buf, n).found) << "unmapped pages must leave the cache";
+}
+
+// A buffer below HGAS_REG_CACHE_MIN but of HGAS_REG_CACHE_REUSE_MIN or more is registered at
+// its HGAS_REG_CACHE_REUSE-th transfer, not before; one below HGAS_REG_CACHE_REUSE_MIN never.
+TEST_F(RegCache, SmallerBufferCachedWhenReused) {
+    if (!expect_active()) GTEST_SKIP() << "the cache is off here (HGAS_REG_CACHE=off, or a build without UCX, whose memory hooks it needs)";
+    if (reuse_count == 0 || reuse_min >= min_bytes) GTEST_SKIP() << "no reuse range in this configuration";
+    const size_t n = std::max(reuse_min, page) + 5;  // unaligned end: the entry is the enclosing pages
+    ASSERT_LT(n, min_bytes);
+    char *buf = map_pages(n + page);
+    ASSERT_NE(buf, nullptr);
+    const hgasi_reg_info_t before = query(nullptr, 0);
+    for (size_t use = 1; use <= reuse_count; ++use) {
+        fill(buf, n, static_cast<int>(10 + use));
+        round_trip(buf, back, n, dev, "reused buffer");
+        const hgasi_reg_info_t i = query(buf, n);
+        if (use < reuse_count) {
+            EXPECT_FALSE(i.found) << "registered at use " << use << " of " << reuse_count;
+        } else {
+            ASSERT_TRUE(i.found) << "not registered at use " << use;
+            EXPECT_TRUE(i.cached);
+            EXPECT_EQ(i.base, buf);
+            EXPECT_EQ(i.size, (n + page - 1) / page * page);
+            EXPECT_EQ(i.pinned, device_kind() == HGAS_KIND_CUDA ? 1 : 0);
+            EXPECT_GE(i.added, before.added + 1);
+        }
+    }
+    // One below HGAS_REG_CACHE_REUSE_MIN is never registered, however often it is used.
+    if (reuse_min > page) {
+        char *tiny = map_pages(page);
+        ASSERT_NE(tiny, nullptr);
+        for (size_t use = 0; use < reuse_count + 2; ++use) round_trip(tiny, back, page, dev, "tiny buffer");
+        EXPECT_FALSE(query(tiny, 1).found);
+        unmap_pages(tiny, page);
+    }
+    unmap_pages(buf, n + page);
 }
 
 TEST_F(RegCache, UnmappedAndMappedAgainCopiesTheNewPages) {
