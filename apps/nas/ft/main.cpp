@@ -283,7 +283,8 @@ int main(int argc, char **argv) {
     const std::optional<options> o = parse_options(argc, argv, loud, &code);
     if (!o) return code;
     const char *size_env = std::getenv("HGAS_SIZE");
-    const int n = size_env ? std::atoi(size_env) : 1;
+    // HGAS_SIZE counts processes; with ranks as threads each has HGAS_THREADS ranks.
+    const int n = size_env ? std::atoi(size_env) * nas::ranks_per_process() : 1;
     const problem &p = o->prob;
     // The process grid: 1-D (slabs) while every rank can hold a z-plane and a y-row, else 2-D.
     options run = *o;
@@ -309,14 +310,19 @@ int main(int argc, char **argv) {
         }
         size_heaps(run, n);
     }
-    if (hgas_init() != HGAS_OK) {
-        std::fprintf(stderr, "nas-ft: hgas_init: %s\n", hgas_last_error());
-        return 1;
-    }
-    const int rc = main_ranked(run);
-    if (hgas_finalize() != HGAS_OK && rc == 0) {
-        std::fprintf(stderr, "nas-ft: hgas_finalize: %s\n", hgas_last_error());
-        return 1;
-    }
-    return rc;
+    // Ranks as threads (hgasrun --threads T): every thread runs the program as its own rank;
+    // the options above are read once and only read after (a rank keeps the rest to itself).
+    return nas::run_ranks([&]() {
+        if (hgas_init() != HGAS_OK) {
+            std::fprintf(stderr, "nas-ft: hgas_init: %s\n", hgas_last_error());
+            return 1;
+        }
+        const int rc = main_ranked(run);
+        std::fflush(stdout);
+        if (hgas_finalize() != HGAS_OK && rc == 0) {
+            std::fprintf(stderr, "nas-ft: hgas_finalize: %s\n", hgas_last_error());
+            return 1;
+        }
+        return rc;
+    });
 }
