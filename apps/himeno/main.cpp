@@ -4,12 +4,12 @@
 #include <hgas/hgas.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <optional>
 #include <string>
 #include <thread>

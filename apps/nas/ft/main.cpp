@@ -107,7 +107,7 @@ size_t process_limit() {
 
 // Refuses a run whose arrays cannot fit, before anything is allocated (a heap larger than the
 // memory would otherwise be mapped and fail on first touch). `ranks_here`: ranks sharing this
-// node's memory (before hgas_init: 1, a lower bound). Returns the message, or "" when it fits.
+// node's memory (before hgas_init: the process's, a lower bound). Returns the message, or "" when it fits.
 std::string memory_refusal(const options &o, int n, int ranks_here) {
     const problem &p = o.prob;
     const memory_plan m = plan_memory(o, n);
@@ -302,8 +302,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (n > 0) {
-        // Every rank alike, before the job forms: one rank's share must fit this node at least.
-        const std::string no = memory_refusal(run, n, 1);
+        // Every rank alike, before the job forms: this process's ranks' shares must fit this
+        // node at least (one, or HGAS_THREADS with ranks as threads).
+        const std::string no = memory_refusal(run, n, nas::ranks_per_process());
         if (!no.empty()) {
             if (loud) std::fprintf(stderr, "%s\n", no.c_str());
             return 1;
