@@ -22,9 +22,16 @@ void die(const std::string &msg) {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+int ranks_per_process() {
+    const char *t = std::getenv("HGAS_THREADS");  // set by hgasrun --threads T
+    return t && std::atoi(t) > 1 ? std::atoi(t) : 1;
+}
+
 double cpu_seconds() {
     rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);  // every thread of this rank's process
+    // One rank per process: every thread of the process is the rank's. Ranks as threads: the
+    // process is shared, so only the calling thread (the rank's own, or one of its team's).
+    getrusage(ranks_per_process() > 1 ? RUSAGE_THREAD : RUSAGE_SELF, &ru);
     return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 

@@ -70,6 +70,20 @@ hgas_status_t hgas_finalize(void);
 /** 1 between hgas_init and hgas_finalize on this thread's rank, else 0. */
 int hgas_initialized(void);
 
+/** Threads that act for a rank (docs/threads.md). With ranks as threads a thread that did
+ *  not call hgas_init has no rank of its own, so threads that a rank's thread starts name the
+ *  rank they act for: hgas_rank_self() is the calling thread's rank as a handle (NULL before
+ *  init); hgas_thread_attach(r) on another thread of the same process makes that thread's
+ *  calls rank r's until hgas_thread_attach(NULL) or the thread's end. The rank's thread level
+ *  binds all its threads (HGAS_THREAD_MULTIPLE to call at once). With one rank per process
+ *  every thread finds the rank anyway and attaching changes nothing. hgas_finalize fails while
+ *  threads are attached to the rank (they detach or end first). HGAS_ERR_INVALID_ARG for a
+ *  handle that is not a live rank of this process, HGAS_ERR_ALREADY_INITIALIZED on the thread
+ *  that called hgas_init for a rank. */
+typedef struct hgas_rank_handle *hgas_rank_handle_t;
+hgas_rank_handle_t hgas_rank_self(void);
+hgas_status_t hgas_thread_attach(hgas_rank_handle_t rank);
+
 /** This rank's number in [0, hgas_rank_n()), or -1 before init. Thread safe. */
 int hgas_rank_me(void);
 /** Number of ranks in the job, or -1 before init. */

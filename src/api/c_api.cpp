@@ -12,6 +12,7 @@
 #include "api/enum_arg.hpp"
 #include "api/rank_guard.hpp"
 #include "api/testing.h"
+#include "api/thread_attach.hpp"
 #include "base/clock.hpp"
 #include "base/log.hpp"
 #include "coll/coll.hpp"
@@ -75,6 +76,7 @@ hgas_status_t hgas_init_thread(int requested, int *provided) {
     // the engine takes pollers while it does.
     if (status m = msg::attach(*r.value()); m != status::ok) return to_c(m);
     core::set_current(r.value().release());
+    api::rank_started(core::current());
     const std::string &trace_path = core::current()->cfg().text(setting::trace);
     if (!trace_path.empty()) {
         // Time 0 of the trace (docs/trace.md, "Clocks"): ranks of one node share the steady
@@ -102,6 +104,7 @@ hgas_status_t hgas_init_thread(int requested, int *provided) {
 hgas_status_t hgas_finalize(void) {
     core::rank *r = core::current();
     if (!r) return HGAS_OK;  // idempotent
+    if (status a = api::rank_ending(r); a != status::ok) return to_c(a);
     std::string trace_err = trace::stop();  // this rank's part of the trace; hgasrun merges them
     if (!trace_err.empty()) std::fprintf(stderr, "hgas: rank %d: %s\n", r->me(), trace_err.c_str());
     status s = r->finalize();

@@ -76,6 +76,8 @@ void set_current(rank *r) {
     if (!r || r->ranks_per_process() == 1) g_sole_rank.store(r, std::memory_order_release);
 }
 
+void set_thread_rank(rank *r) { tls_rank = r; }
+
 rank::~rank() {
     device_ext_.reset();  // its proxy thread acts for this rank and uses everything below
     for (auto &[key, a] : attachments_)

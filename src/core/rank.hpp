@@ -320,6 +320,9 @@ rank *current();
 // Install/remove the rank for the calling thread (and as the process's only rank, so that
 // other threads of a one-rank process find it too).
 void set_current(rank *r);
+// The calling thread's rank only (never the process's sole rank): a thread that acts for a
+// rank it did not create (hgas_thread_attach), or nullptr to stop.
+void set_thread_rank(rank *r);
 
 template <class Pred>
 status rank::wait(const char *what, Pred pred) {

@@ -7,6 +7,9 @@
 // Runs with HGAS_CUDA_HEAP_SIZE=0 (the context's ring then lives in host memory even on a GPU
 // machine) over shm, ucx, forced staging and two pretend nodes, with a small ring
 // (HGAS_DEVICE_PROXY_SLOTS=16) so that it wraps many times; sim memory is a target too.
+// The producer threads stand for kernels: they know their rank from the device context (c.me),
+// as kernels do, not from hgas_rank_me(), which has no answer on a thread that is not the
+// rank's when ranks are threads (test_device_proxy_threads).
 #include <hgas/hgas_device.h>
 #include <hgas/impl/proxy_producer.h>
 
@@ -186,7 +189,7 @@ TEST(DeviceProxy, PAndGEveryWidth) {
         for (int w = 0; w < 4; ++w) {
             hgasi_proxy_slot_t r = req(HGASI_PX_P, g[w]);
             r.width = static_cast<uint8_t>(widths[w]);
-            r.value = 0x1122334455667788ull + static_cast<uint64_t>(me());
+            r.value = 0x1122334455667788ull + static_cast<uint64_t>(c.me);
             uint64_t t;
             if (!hd::proxy_post(c, r, &t)) ok = false;
         }
@@ -205,7 +208,7 @@ TEST(DeviceProxy, PAndGEveryWidth) {
             hgasi_proxy_slot_t r = req(HGASI_PX_G, g[w]);
             r.width = 8;
             uint64_t got = 0;
-            const uint64_t want = 0x1122334455667788ull + static_cast<uint64_t>(me());
+            const uint64_t want = 0x1122334455667788ull + static_cast<uint64_t>(c.me);
             const uint64_t mask = w == 3 ? ~0ull : (1ull << (8u << w)) - 1;
             if (!post_reply(c, r, &got) || got != (want & mask)) ok = false;
         }
@@ -310,7 +313,7 @@ TEST(DeviceProxy, ManyProducersAtOnce) {
         ps.emplace_back([&, t] {
             for (int i = 0; i < iters; ++i) {
                 const size_t k = size_t(t) * iters + size_t(i);
-                const uint64_t v = (uint64_t(me()) << 40) | k;
+                const uint64_t v = (uint64_t(c.me) << 40) | k;
                 uint64_t tk;
                 if (i % 3 == 0) {
                     src[k] = v;
@@ -327,7 +330,7 @@ TEST(DeviceProxy, ManyProducersAtOnce) {
                 if (i % 50 == 49) {
                     hgasi_proxy_slot_t f{};
                     f.op = HGASI_PX_FENCE;
-                    f.rank = static_cast<uint32_t>(me());
+                    f.rank = static_cast<uint32_t>(c.me);
                     if (!hd::proxy_post(c, f, &tk)) ok = false;
                 }
             }

@@ -4,7 +4,11 @@
 // rank 0 could only finish after rank 1's loop; the test checks it finished during it. Rank 1
 // loops until rank 0 says it is done (a word rank 0 puts, also through the helper) or 30 s
 // pass: a fixed 4 s loop was too short for the 1,536 round trips on a loaded machine.
+// As rank threads (test_progress_threads, hgasrun --threads T) the busy rank is rank T, the
+// first of the second process, so that rank 0 reaches it through the transport, not through
+// its process's memory; the other ranks only meet at the barriers.
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -16,8 +20,15 @@ double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// The busy rank: 1, or with rank threads the first rank of another process.
+int busy_rank() {
+    const char *t = std::getenv("HGAS_THREADS");
+    return t && std::atoi(t) > 1 ? std::atoi(t) : 1;
+}
+
 TEST(Progress, HelperThreadServesABusyRank) {
-    if (hgas_rank_n() < 2) GTEST_SKIP() << "needs 2 ranks";
+    const int busy = busy_rank();
+    ASSERT_GT(hgas_rank_n(), busy) << "needs ranks 0 and " << busy << " (two processes)";
     const int me = hgas_rank_me();
     uint64_t *mem;
     double *times;  // [0] = when rank 0 finished its operations, [1] = when rank 1's loop ended
@@ -26,35 +37,35 @@ TEST(Progress, HelperThreadServesABusyRank) {
     const double busy_s = 30.0;
     uint64_t *done = &mem[1023];  // rank 0 puts 1 here when its operations are over
     HGAS_OK_OR_FAIL(hgas_barrier());
-    if (me == 1) {
+    if (me == busy) {
         const double end = now() + busy_s;
         volatile uint64_t sink = 0;
         // compute: no hgas call in here (reading our own word is a plain load)
         while (now() < end && !__atomic_load_n(done, __ATOMIC_ACQUIRE)) sink = sink + 1;
         times[1] = now();
     } else if (me == 0) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 1 is in its loop
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the busy rank is in its loop
         for (uint64_t i = 0; i < 512; ++i) {
             uint64_t v = 0xC0DE0000 + i;
-            HGAS_OK_OR_FAIL(hgas_put(gp(&mem[i], 1), &v, sizeof v));
+            HGAS_OK_OR_FAIL(hgas_put(gp(&mem[i], busy), &v, sizeof v));
             uint64_t back = 0;
-            HGAS_OK_OR_FAIL(hgas_get(&back, gp(&mem[i], 1), sizeof back));
+            HGAS_OK_OR_FAIL(hgas_get(&back, gp(&mem[i], busy), sizeof back));
             ASSERT_EQ(back, v);
             int64_t old;
-            HGAS_OK_OR_FAIL(hgas_atomic_fetch_add64(gp(&mem[512 + i % 8], 1), 1, &old));
+            HGAS_OK_OR_FAIL(hgas_atomic_fetch_add64(gp(&mem[512 + i % 8], busy), 1, &old));
         }
         times[0] = now();
         const uint64_t one = 1;
-        HGAS_OK_OR_FAIL(hgas_put(gp(done, 1), &one, sizeof one));  // ends rank 1's loop
+        HGAS_OK_OR_FAIL(hgas_put(gp(done, busy), &one, sizeof one));  // ends rank 1's loop
     }
     HGAS_OK_OR_FAIL(hgas_barrier());
-    if (me == 1) {
+    if (me == busy) {
         for (uint64_t i = 0; i < 512; ++i) ASSERT_EQ(mem[i], 0xC0DE0000 + i);
         for (int k = 0; k < 8; ++k) EXPECT_EQ(mem[512 + k], 64u);
         double t0;
         HGAS_OK_OR_FAIL(hgas_get(&t0, gp(&times[0], 0), sizeof t0));
         EXPECT_LT(t0, times[1]) << "rank 0 finished " << (t0 - times[1])
-                                << " s after rank 1's loop ended: nobody served rank 1's memory while it computed";
+                                << " s after rank " << busy << "'s loop ended: nobody served its memory while it computed";
     }
     HGAS_OK_OR_FAIL(hgas_barrier());
     HGAS_OK_OR_FAIL(hgas_free(times));

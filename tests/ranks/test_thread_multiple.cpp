@@ -3,7 +3,9 @@
 // its rank's other threads out of hgas. Built a second time under ThreadSanitizer
 // (-DHGAS_TSAN=ON, `make tsan`).
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -13,10 +15,26 @@ namespace {
 const bool level_set = (rank_test::thread_level() = HGAS_THREAD_MULTIPLE, true);
 constexpr int k_threads = 8;
 
+// A thread that acts for the calling thread's rank: with ranks as threads a thread that did
+// not call hgas_init has no rank until it attaches (with one rank per process it has the
+// process's anyway, and attaching changes nothing).
+template <class F>
+std::thread for_this_rank(F f) {
+    const hgas_rank_handle_t self = hgas_rank_self();
+    return std::thread([self, f]() mutable {
+        const int me = hgas_rank_me();  // before attaching: the sole rank, or none with rank threads
+        EXPECT_EQ(hgas_thread_attach(self), HGAS_OK) << hgas_last_error();
+        EXPECT_NE(hgas_rank_me(), -1);
+        if (me != -1) EXPECT_EQ(hgas_rank_me(), me);
+        f();
+        EXPECT_EQ(hgas_thread_attach(nullptr), HGAS_OK) << hgas_last_error();
+    });
+}
+
 template <class F>
 void on_threads(int n, F f) {
     std::vector<std::thread> ts;
-    for (int t = 0; t < n; ++t) ts.emplace_back(f, t);
+    for (int t = 0; t < n; ++t) ts.push_back(for_this_rank([f, t]() mutable { f(t); }));
     for (auto &t : ts) t.join();
 }
 }  // namespace
@@ -99,11 +117,11 @@ TEST(ThreadMultiple, SignalWaitLetsOtherThreadsOfTheRankCall) {
     HGAS_OK_OR_FAIL(hgas_calloc(2, sizeof(uint64_t), reinterpret_cast<void **>(&sig)));
     std::atomic<bool> waiting{false};
     hgas_status_t waited = HGAS_OK, signalled = HGAS_OK;
-    std::thread waiter([&] {
+    std::thread waiter = for_this_rank([&] {
         waiting.store(true);
         waited = hgas_signal_wait_until(sig, HGAS_CMP_EQ, 7, nullptr);
     });
-    std::thread setter([&] {
+    std::thread setter = for_this_rank([&] {
         while (!waiting.load()) std::this_thread::yield();
         const uint64_t payload = 42;
         signalled = hgas_put_signal(gp(&sig[1], me), &payload, sizeof payload, gp(sig, me), 7, HGAS_SIGNAL_SET);
@@ -131,7 +149,7 @@ TEST(ThreadMultiple, BarrierLetsOtherThreadsOfTheRankCall) {
         other = hgas_signal_wait_until(arrived, HGAS_CMP_GE, static_cast<uint64_t>(n - 1), nullptr);
         b = hgas_barrier();
     } else {
-        std::thread barrier_thread([&] {
+        std::thread barrier_thread = for_this_rank([&] {
             in_barrier.store(true);
             b = hgas_barrier();
         });
@@ -168,4 +186,55 @@ TEST(ThreadMultiple, HandleWaitsFromManyThreads) {
     for (int t = 0; t < k_threads; ++t) EXPECT_EQ(words[t], int64_t{left} * 1000000 + t * 1000 + 49);
     HGAS_OK_OR_FAIL(hgas_barrier());
     HGAS_OK_OR_FAIL(hgas_free(words));
+}
+
+// hgas_thread_attach: an attached thread is its rank (the same number, the same memory); the
+// rank's own thread cannot attach, a made-up handle is refused, and hgas_finalize is refused
+// while a thread is attached and on an attached thread, leaving the rank as it was.
+TEST(ThreadMultiple, AttachedThreadActsForItsRank) {
+    const int me = hgas_rank_me(), n = hgas_rank_n(), left = (me + n - 1) % n;
+    int64_t *word = nullptr;
+    HGAS_OK_OR_FAIL(hgas_calloc(1, sizeof(int64_t), reinterpret_cast<void **>(&word)));
+    EXPECT_EQ(hgas_thread_attach(hgas_rank_self()), HGAS_ERR_ALREADY_INITIALIZED);
+    EXPECT_NE(std::strstr(hgas_last_error(), "called hgas_init for rank"), nullptr) << hgas_last_error();
+    const hgas_rank_handle_t self = hgas_rank_self();
+    ASSERT_NE(self, nullptr);
+    std::atomic<int> step{0};
+    hgas_status_t bogus = HGAS_OK, attached = HGAS_OK, fin = HGAS_OK;
+    std::string bogus_msg, fin_msg;
+    int before = -2, after = -2;
+    std::thread helper([&] {
+        before = hgas_rank_me();  // the process's sole rank, or none with rank threads
+        int not_a_rank = 0;
+        bogus = hgas_thread_attach(reinterpret_cast<hgas_rank_handle_t>(&not_a_rank));
+        bogus_msg = hgas_last_error();
+        attached = hgas_thread_attach(self);
+        after = hgas_rank_me();
+        const int64_t v = 1000 + me;
+        EXPECT_EQ(hgas_put(gp(word, (me + 1) % n), &v, sizeof v), HGAS_OK) << hgas_last_error();
+        EXPECT_EQ(hgas_quiet(), HGAS_OK) << hgas_last_error();
+        fin = hgas_finalize();
+        fin_msg = hgas_last_error();
+        step.store(1);
+        while (step.load() != 2) std::this_thread::yield();
+        EXPECT_EQ(hgas_thread_attach(nullptr), HGAS_OK) << hgas_last_error();
+    });
+    while (step.load() != 1) std::this_thread::yield();
+    EXPECT_EQ(hgas_finalize(), HGAS_ERR_UNSUPPORTED);  // the helper is still attached
+    EXPECT_NE(std::strstr(hgas_last_error(), "1 thread(s) are still attached to rank"), nullptr) << hgas_last_error();
+    step.store(2);
+    helper.join();
+    EXPECT_EQ(bogus, HGAS_ERR_INVALID_ARG);
+    EXPECT_NE(bogus_msg.find("not a live rank of this process"), std::string::npos) << bogus_msg;
+    EXPECT_EQ(attached, HGAS_OK);
+    const char *t = std::getenv("HGAS_THREADS");
+    EXPECT_EQ(before, t && std::atoi(t) > 1 ? -1 : me);  // a rank thread's helper has no rank of its own
+    EXPECT_EQ(after, me);
+    EXPECT_EQ(fin, HGAS_ERR_UNSUPPORTED);
+    EXPECT_NE(fin_msg.find("acts for rank"), std::string::npos) << fin_msg;
+    EXPECT_EQ(hgas_initialized(), 1);  // neither refused finalize touched the rank
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    EXPECT_EQ(*word, 1000 + left);
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_free(word));
 }

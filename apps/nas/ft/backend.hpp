@@ -5,6 +5,7 @@
 
 #include <complex>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "layout.hpp"
@@ -56,6 +57,11 @@ public:
 };
 
 std::unique_ptr<backend> make_cpu_backend(const layout &l, const arrays &a, int threads, bool measure);
+// FFTW's planner (fftw_init_threads, fftw_plan_with_nthreads, fftw_plan_*, fftw_destroy_plan)
+// keeps global state and is not thread safe; only fftw_execute* may run concurrently. With
+// ranks as threads (hgasrun --threads T) several ranks plan at once, so every planner call
+// holds this lock, the process's one (fftw_plan_with_nthreads then fftw_plan_* under one hold).
+std::mutex &fftw_planner_lock();
 /// nullptr with *why set where this build has no CUDA.
 std::unique_ptr<backend> make_cuda_backend(const layout &l, const arrays &a, std::string *why);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -25,6 +26,11 @@ void twiddle_1d(int n, double *out) {
     }
 }
 
+std::mutex &fftw_planner_lock() {
+    static std::mutex planner;  // the process's, as FFTW's planner state is
+    return planner;
+}
+
 namespace {
 
 fftw_complex *fc(cplx *p) { return reinterpret_cast<fftw_complex *>(p); }
@@ -33,8 +39,10 @@ class cpu_backend final : public backend {
 public:
     cpu_backend(const layout &l, const arrays &a, int threads, bool measure)
         : l_(l), a_(a), threads_(threads), flags_(measure ? FFTW_MEASURE : FFTW_ESTIMATE), team_(threads) {
-        fftw_init_threads();
-        fftw_plan_with_nthreads(threads_);
+        {
+            std::lock_guard<std::mutex> g(fftw_planner_lock());
+            fftw_init_threads();
+        }
         fx_.resize(l.nx);
         fy_.resize(l.ny);
         fz_.resize(l.nz);
@@ -44,6 +52,7 @@ public:
         name_ = std::string(fftw_version) + ", " + std::to_string(threads_) + " thread(s)";
     }
     ~cpu_backend() override {
+        std::lock_guard<std::mutex> g(fftw_planner_lock());
         for (auto &p : plans_) fftw_destroy_plan(p.second);
     }
 
@@ -144,6 +153,8 @@ private:
         if (it != plans_.end()) return it->second;
         int n[2] = {l_.ny, l_.nx};
         const int dist = int(l_.plane());
+        std::lock_guard<std::mutex> lock(fftw_planner_lock());
+        fftw_plan_with_nthreads(threads_);
         fftw_plan p = fftw_plan_many_dft(2, n, g, fc(a_.slab), nullptr, 1, dist, fc(a_.slab), nullptr, 1, dist,
                                          dir < 0 ? FFTW_FORWARD : FFTW_BACKWARD, flags_);
         if (!p) nas::die("nas-ft: FFTW could not plan the x-y transforms of " + std::to_string(g) + " planes");
@@ -158,6 +169,8 @@ private:
         int n[1] = {l_.nz};
         const int stride = l_.my_yc() * l_.nx, howmany = c * l_.nx;
         fftw_complex *in = fc(a_.pencil), *out = forward ? fc(a_.pencil) : fc(a_.work);
+        std::lock_guard<std::mutex> lock(fftw_planner_lock());
+        fftw_plan_with_nthreads(threads_);
         fftw_plan p = fftw_plan_many_dft(1, n, howmany, in, nullptr, stride, 1, out, nullptr, stride, 1,
                                          forward ? FFTW_FORWARD : FFTW_BACKWARD,
                                          flags_ | (forward ? 0u : unsigned(FFTW_PRESERVE_INPUT)));

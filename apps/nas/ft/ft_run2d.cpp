@@ -70,7 +70,10 @@ public:
     }
 
     ~runner2d() {
-        for (fftw_plan p : plans_) fftw_destroy_plan(p);
+        {
+            std::lock_guard<std::mutex> g(fftw_planner_lock());
+            for (fftw_plan p : plans_) fftw_destroy_plan(p);
+        }
         for (hgas_team_t t : teams_)
             if (t != HGAS_TEAM_INVALID) hgas_team_destroy(t);
         for (void *p : sym_) hgas_free(p);
@@ -133,6 +136,7 @@ private:
 
     void plan() {
         const unsigned flags = o_.measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+        std::lock_guard<std::mutex> lock(fftw_planner_lock());  // the whole planning: FFTW's planner is global
         fftw_init_threads();
         fftw_plan_with_nthreads(threads_);
         const int nx = g_.nx, ny = g_.ny, nz = g_.nz, xb = g_.xb(), zc = g_.zc(), ya = g_.ya(), yc = g_.yc();

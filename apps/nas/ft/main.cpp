@@ -107,7 +107,7 @@ size_t process_limit() {
 
 // Refuses a run whose arrays cannot fit, before anything is allocated (a heap larger than the
 // memory would otherwise be mapped and fail on first touch). `ranks_here`: ranks sharing this
-// node's memory (before hgas_init: 1, a lower bound). Returns the message, or "" when it fits.
+// node's memory (before hgas_init: the process's, a lower bound). Returns the message, or "" when it fits.
 std::string memory_refusal(const options &o, int n, int ranks_here) {
     const problem &p = o.prob;
     const memory_plan m = plan_memory(o, n);
@@ -283,7 +283,8 @@ int main(int argc, char **argv) {
     const std::optional<options> o = parse_options(argc, argv, loud, &code);
     if (!o) return code;
     const char *size_env = std::getenv("HGAS_SIZE");
-    const int n = size_env ? std::atoi(size_env) : 1;
+    // HGAS_SIZE counts processes; with ranks as threads each has HGAS_THREADS ranks.
+    const int n = size_env ? std::atoi(size_env) * nas::ranks_per_process() : 1;
     const problem &p = o->prob;
     // The process grid: 1-D (slabs) while every rank can hold a z-plane and a y-row, else 2-D.
     options run = *o;
@@ -301,22 +302,28 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (n > 0) {
-        // Every rank alike, before the job forms: one rank's share must fit this node at least.
-        const std::string no = memory_refusal(run, n, 1);
+        // Every rank alike, before the job forms: this process's ranks' shares must fit this
+        // node at least (one, or HGAS_THREADS with ranks as threads).
+        const std::string no = memory_refusal(run, n, nas::ranks_per_process());
         if (!no.empty()) {
             if (loud) std::fprintf(stderr, "%s\n", no.c_str());
             return 1;
         }
         size_heaps(run, n);
     }
-    if (hgas_init() != HGAS_OK) {
-        std::fprintf(stderr, "nas-ft: hgas_init: %s\n", hgas_last_error());
-        return 1;
-    }
-    const int rc = main_ranked(run);
-    if (hgas_finalize() != HGAS_OK && rc == 0) {
-        std::fprintf(stderr, "nas-ft: hgas_finalize: %s\n", hgas_last_error());
-        return 1;
-    }
-    return rc;
+    // Ranks as threads (hgasrun --threads T): every thread runs the program as its own rank;
+    // the options above are read once and only read after (a rank keeps the rest to itself).
+    return nas::run_ranks([&]() {
+        if (hgas_init() != HGAS_OK) {
+            std::fprintf(stderr, "nas-ft: hgas_init: %s\n", hgas_last_error());
+            return 1;
+        }
+        const int rc = main_ranked(run);
+        std::fflush(stdout);
+        if (hgas_finalize() != HGAS_OK && rc == 0) {
+            std::fprintf(stderr, "nas-ft: hgas_finalize: %s\n", hgas_last_error());
+            return 1;
+        }
+        return rc;
+    });
 }

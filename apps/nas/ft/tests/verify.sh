@@ -28,4 +28,12 @@ errs=$(sed -n 's/.*"rel_err":\[\([^]]*\)\].*/\1/p' <<<"$json" | tr ',' ' ')
 for e in $errs; do
     awk -v e="$e" 'BEGIN { exit !(e + 0 <= 1e-12) }' || { echo "FAIL: relative error $e > 1e-12"; exit 1; }
 done
+# Ranks as threads (--threads T among the hgasrun options): every checksum is the one N
+# processes print.
+if [[ "$*" =~ --threads ]]; then
+    procs=$("$HGASRUN" -n "$N" --timeout 100 "$FT" --class "$CLASS" --variant "$VARIANT" --kind "$KIND" --threads 1 "${grid[@]}" 2>&1) \
+        || { echo "$procs"; echo "FAIL: $N processes"; exit 1; }
+    a=$(grep -E '^ T = +[0-9]+ +Checksum = ' <<<"$out") b=$(grep -E '^ T = +[0-9]+ +Checksum = ' <<<"$procs")
+    [ "$a" = "$b" ] || { echo "FAIL: rank threads' checksums differ from $N processes':"; echo "$b"; exit 1; }
+fi
 echo "ok: FT class $CLASS, $N rank(s), $VARIANT, kind $KIND, relative errors $errs"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# verify.sh HGASRUN NAS_MG N CLASS KIND: nas-mg on N ranks must print "Verification = SUCCESSFUL"
+# verify.sh HGASRUN NAS_MG N CLASS KIND [HGASRUN-OPTIONS...]: nas-mg on N ranks must print "Verification = SUCCESSFUL"
 # with an L2 norm within NPB's tolerance (1e-8) of the class's reference, a JSON record saying
 # the same, and exit 0.
 set -u
 HGASRUN=$1 MG=$2 N=$3 CLASS=$4 KIND=$5
-out=$("$HGASRUN" -n "$N" --timeout 100 "$MG" --class "$CLASS" --kind "$KIND" 2>&1)
+shift 5
+out=$("$HGASRUN" -n "$N" --timeout 100 "$@" "$MG" --class "$CLASS" --kind "$KIND" 2>&1)
 rc=$?
 echo "$out"
 [ "$rc" = 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
@@ -21,4 +22,11 @@ grep -q "^JSON {\"app\":\"nas-mg\",\"class\":\"$CLASS\".*\"kind\":\"$KIND\".*\"v
 mem=$(sed -n 's/^ Memory per rank: \([0-9.]*\) MB .*/\1/p' <<<"$out")
 [ -n "$mem" ] || { echo "FAIL: no 'Memory per rank' line"; exit 1; }
 if [ "$CLASS" = W ] && [ "$N" = 2 ] && [ "$mem" != 31.2 ]; then echo "FAIL: memory per rank $mem MB, expected 31.2"; exit 1; fi
-echo "ok: class $CLASS, $N rank(s), kind $KIND, relative error $err, $mem MB per rank"
+# Ranks as threads (--threads T among the options): the norms are the bits of N processes'.
+if [[ "$*" =~ --threads ]]; then
+    field() { sed -n "s/^JSON .*\"$1\":\([^,}]*\).*/\1/p" <<<"$2"; }
+    procs=$("$HGASRUN" -n "$N" --timeout 100 "$MG" --class "$CLASS" --kind "$KIND" 2>&1) || { echo "$procs"; echo "FAIL: $N processes"; exit 1; }
+    a="$(field rnm2 "$out") $(field rnmu "$out")" b="$(field rnm2 "$procs") $(field rnmu "$procs")"
+    [ -n "${a// }" ] && [ "$a" = "$b" ] || { echo "FAIL: rank threads give rnm2 rnmu '$a', $N processes '$b'"; exit 1; }
+fi
+echo "ok: class $CLASS, $N rank(s) $*, kind $KIND, relative error $err, $mem MB per rank"
