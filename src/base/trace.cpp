@@ -35,6 +35,11 @@ struct state {
     std::string path;
     int rank = 0, nranks = 0;
     uint64_t epoch = 0;
+    std::vector<std::pair<void *, void (*)(void *)>> flushers;
+    // Stream tracks and their spans (own lock: a flusher records while stop() holds mu).
+    std::mutex smu;
+    std::vector<std::pair<int, std::string>> tracks;
+    std::vector<std::pair<int, event>> stream_events;
 };
 state &st() {
     static state *s = new state;  // outlives static destructors of threads still recording
@@ -55,6 +60,48 @@ std::string escape(const char *s) {
 }  // namespace
 
 uint64_t span::now() { return now_ns(); }
+
+namespace {
+thread_local const char *t_current = nullptr;
+}
+const char *span::enter(const char *name) {
+    const char *outer = t_current;
+    t_current = name;
+    return outer;
+}
+void span::leave(const char *outer) { t_current = outer; }
+const char *current() { return t_current; }
+
+int stream_track(const std::string &name) {
+    state &s = st();
+    std::lock_guard<std::mutex> g(s.smu);
+    // Above every Linux thread id (at most 2^22), so a stream never shares a thread's track.
+    const int id = (1 << 30) + static_cast<int>(s.tracks.size());
+    s.tracks.emplace_back(id, name);
+    return id;
+}
+
+void record_on(int track, const char *name, const char *cat, uint64_t t0, uint64_t t1, const fields &f) {
+    state &s = st();
+    std::lock_guard<std::mutex> g(s.smu);
+    s.stream_events.emplace_back(track, event{name, cat, t0, t1, f});
+}
+
+void add_flusher(void *key, void (*flush)(void *key)) {
+    state &s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    s.flushers.emplace_back(key, flush);
+}
+
+void remove_flusher(void *key) {
+    state &s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    for (size_t i = 0; i < s.flushers.size(); i++)
+        if (s.flushers[i].first == key) {
+            s.flushers.erase(s.flushers.begin() + static_cast<long>(i));
+            break;
+        }
+}
 
 void start(const std::string &path, int rank, int nranks, uint64_t epoch_ns) {
     state &s = st();
@@ -105,10 +152,59 @@ uint64_t signal_flow(uint32_t rank, uint16_t segment, uint64_t offset, uint64_t 
     return h | 1;  // never 0 (0 is "no flow")
 }
 
+namespace {
+// One span (and its flow events) as trace-event JSON lines; times in us since `epoch`.
+void write_event(FILE *f, int pid, int tid, const event &e, uint64_t epoch) {
+    auto us = [epoch](uint64_t t) { return t >= epoch ? (t - epoch) / 1e3 : -((epoch - t) / 1e3); };
+    static const char *kinds[] = {"host", "cuda", "sim"};
+    static const char *ops[] = {"copy", "reduce", "atomic", "kernel", "memop", "pack"};
+    const fields &a = e.f;
+    std::fprintf(f, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"cat\":\"%s\",\"ts\":%.3f,"
+                    "\"dur\":%.3f,\"args\":{", pid, tid, e.name, e.cat, us(e.t0), (e.t1 - e.t0) / 1e3);
+    const char *sep = "";
+    const char *path = a.path == 0 ? "load/store" : "transport";
+    if (a.peer >= 0) {
+        std::fprintf(f, "\"bytes\":%llu,\"peer\":%d,\"kind\":\"%s\",\"path\":\"%s\"",
+                     static_cast<unsigned long long>(a.bytes), a.peer,
+                     a.kind >= 0 && a.kind < 3 ? kinds[a.kind] : "?", path);
+        sep = ",";
+    } else if (a.op >= 0) {
+        std::fprintf(f, "\"bytes\":%llu", static_cast<unsigned long long>(a.bytes));
+        if (a.path >= 0) std::fprintf(f, ",\"path\":\"%s\"", path);
+        sep = ",";
+    }
+    if (a.op >= 0 && a.op < 6) {
+        std::fprintf(f, "%s\"op\":\"%s\"", sep, ops[a.op]);
+        sep = ",";
+    }
+    if (a.has_value)
+        std::fprintf(f, "%s\"%s\":%llu", sep, a.peer >= 0 ? "signal" : "value", static_cast<unsigned long long>(a.value));
+    std::fprintf(f, "}},\n");
+    // Flow arrows bind to the span that encloses their time stamp: the middle of this one.
+    const double mid = us(e.t0 + (e.t1 - e.t0) / 2);
+    if (a.flow_out)
+        std::fprintf(f, "{\"ph\":\"s\",\"pid\":%d,\"tid\":%d,\"name\":\"signal\",\"cat\":\"flow\","
+                        "\"id\":\"0x%llx\",\"ts\":%.3f},\n", pid, tid, static_cast<unsigned long long>(a.flow_out), mid);
+    if (a.flow_in)
+        std::fprintf(f, "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":%d,\"tid\":%d,\"name\":\"signal\","
+                        "\"cat\":\"flow\",\"id\":\"0x%llx\",\"ts\":%.3f},\n", pid, tid,
+                     static_cast<unsigned long long>(a.flow_in), mid);
+}
+}  // namespace
+
 std::string stop() {
     if (!on()) return "";
-    g_on.store(false, std::memory_order_relaxed);
     state &s = st();
+    {
+        // GPU event timings are read back here, while tracing is still on (they record spans).
+        std::vector<std::pair<void *, void (*)(void *)>> fl;
+        {
+            std::lock_guard<std::mutex> g(s.mu);
+            fl = s.flushers;
+        }
+        for (auto &[key, flush] : fl) flush(key);
+    }
+    g_on.store(false, std::memory_order_relaxed);
     std::lock_guard<std::mutex> g(s.mu);
     std::string file = s.path + ".rank" + std::to_string(s.rank);
     FILE *f = std::fopen(file.c_str(), "w");
@@ -121,35 +217,16 @@ std::string stop() {
     for (auto &[t, name] : s.threads)
         std::fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}},\n",
                      pid, t, escape(name.c_str()).c_str());
-    auto us = [&s](uint64_t t) { return t >= s.epoch ? (t - s.epoch) / 1e3 : -((s.epoch - t) / 1e3); };
-    static const char *kinds[] = {"host", "cuda", "sim"};
+    {
+        std::lock_guard<std::mutex> sg(s.smu);
+        for (auto &[t, name] : s.tracks)
+            std::fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}},\n",
+                         pid, t, escape(name.c_str()).c_str());
+        for (auto &[t, e] : s.stream_events) write_event(f, pid, t, e, s.epoch);
+        s.stream_events.clear();
+    }
     for (buffer *b : s.buffers) {
-        for (const event &e : b->events) {
-            const fields &a = e.f;
-            std::fprintf(f, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"cat\":\"%s\",\"ts\":%.3f,"
-                            "\"dur\":%.3f,\"args\":{", pid, b->tid, e.name, e.cat, us(e.t0), (e.t1 - e.t0) / 1e3);
-            const char *sep = "";
-            if (a.peer >= 0) {
-                std::fprintf(f, "\"bytes\":%llu,\"peer\":%d,\"kind\":\"%s\",\"path\":\"%s\"",
-                             static_cast<unsigned long long>(a.bytes), a.peer,
-                             a.kind >= 0 && a.kind < 3 ? kinds[a.kind] : "?", a.path == 0 ? "load/store" : "transport");
-                sep = ",";
-            }
-            if (a.has_value)
-                std::fprintf(f, "%s\"%s\":%llu", sep, a.peer >= 0 ? "signal" : "value",
-                             static_cast<unsigned long long>(a.value));
-            std::fprintf(f, "}},\n");
-            // Flow arrows bind to the span that encloses their time stamp: the middle of this one.
-            const double mid = us(e.t0 + (e.t1 - e.t0) / 2);
-            if (a.flow_out)
-                std::fprintf(f, "{\"ph\":\"s\",\"pid\":%d,\"tid\":%d,\"name\":\"signal\",\"cat\":\"flow\","
-                                "\"id\":\"0x%llx\",\"ts\":%.3f},\n", pid, b->tid,
-                             static_cast<unsigned long long>(a.flow_out), mid);
-            if (a.flow_in)
-                std::fprintf(f, "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":%d,\"tid\":%d,\"name\":\"signal\","
-                                "\"cat\":\"flow\",\"id\":\"0x%llx\",\"ts\":%.3f},\n", pid, b->tid,
-                             static_cast<unsigned long long>(a.flow_in), mid);
-        }
+        for (const event &e : b->events) write_event(f, pid, b->tid, e, s.epoch);
         b->events.clear();
     }
     std::string err;

@@ -33,11 +33,29 @@ struct fields {
     int8_t kind = -1;               // hgas_kind_t of the target
     int8_t path = -1;               // 0 load/store (mapped), 1 transport
     bool has_value = false;
+    int8_t op = -1;                 // stream operations: an index into stream_op_names (else -1)
     uint64_t flow_out = 0, flow_in = 0;  // flow arrows bound to this span (0: none)
 };
 
+// What a stream ran (fields::op): written as the span's `op` argument.
+enum stream_op : int8_t { op_copy, op_reduce, op_atomic, op_kernel, op_memop, op_pack };
+
 // One complete span [t0, t1] (steady ns) on the calling thread.
 void record(const char *name, const char *cat, uint64_t t0, uint64_t t1, const fields &f);
+
+// Stream tracks: a GPU stream (or one of the sim device's streams) is a track of its own in
+// its rank's process, named `name` (returns the track's id, never a Linux thread id); its spans
+// carry the times the stream ran the operation, recorded from any thread (under a lock: only
+// stream operations take it, and only when tracing is on).
+int stream_track(const std::string &name);
+void record_on(int track, const char *name, const char *cat, uint64_t t0, uint64_t t1, const fields &f);
+// The name of the calling thread's innermost open span (the API call that enqueued a stream
+// operation), or nullptr outside every span.
+const char *current();
+// Something stop() calls before it writes the events (a GPU's event timings to read back);
+// `flush` must not call stop(). remove_flusher: before the object behind it goes away.
+void add_flusher(void *key, void (*flush)(void *key));
+void remove_flusher(void *key);
 
 // The flow id that links a signal update to its observation: the signal word (rank, segment,
 // offset) and the value written (SET) or seen.
@@ -66,11 +84,17 @@ private:
         name_ = name;
         cat_ = cat;
         new (&u_.f) fields();
+        outer_ = enter(name);
         t0_ = now();
     }
-    __attribute__((noinline, cold)) void end() { record(name_, cat_, t0_, now(), u_.f); }
+    __attribute__((noinline, cold)) void end() {
+        record(name_, cat_, t0_, now(), u_.f);
+        leave(outer_);
+    }
+    static const char *enter(const char *name);  // makes `name` current(); returns the outer one
+    static void leave(const char *outer);
     uint64_t t0_;
-    const char *name_, *cat_;  // set by begin(): read only when t0_ is
+    const char *name_, *cat_, *outer_;  // set by begin(): read only when t0_ is
     union storage {
         storage() {}
         fields f;
