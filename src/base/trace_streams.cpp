@@ -44,7 +44,8 @@ int stream_tracer::track(void *stream) {
     auto it = tracks_.find(stream);
     if (it != tracks_.end()) return it->second;
     char name[96];
-    std::snprintf(name, sizeof name, "%s %p", label_.c_str(), stream);
+    if (stream) std::snprintf(name, sizeof name, "%s %p", label_.c_str(), stream);
+    else std::snprintf(name, sizeof name, "%s (default)", label_.c_str());
     return tracks_[stream] = stream_track(name);
 }
 
@@ -85,6 +86,11 @@ void stream_tracer::end(void *before, void *stream, const char *name, const fiel
         many = q_.size() >= 512;
     }
     if (many) collect(0);  // the completed ones only: no wait
+}
+
+void stream_tracer::drop(void *before) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (before) free_.push_back(before);
 }
 
 void stream_tracer::collect(double wait_s) {

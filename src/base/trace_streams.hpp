@@ -40,6 +40,8 @@ public:
     // when it cannot: the operation goes untraced), end() the one after, and keeps the pair.
     void *begin(void *stream);
     void end(void *before, void *stream, const char *name, const fields &f);
+    // The operation was not enqueued after all: its `before` event is reused.
+    void drop(void *before);
     // Records the spans of every pair whose operation has completed; waits up to `wait_s`
     // for the others (then drops them: a stream that never ran them has no times to show).
     void collect(double wait_s);

@@ -33,14 +33,20 @@ for r in range(n):
     for e in on_streams:
         assert e["cat"] == "stream" and e["dur"] >= 0 and "op" in e["args"] and "bytes" in e["args"], e
     # The put: one API span on the api track, its copy on a stream track, after it started.
-    puts = [e for e in spans if e["pid"] == r and e["name"] == "hgas_put" and e["tid"] == api_tid[r]]
-    assert len(puts) == 1 and puts[0]["args"]["bytes"] == 4096, puts
-    copies = [e for e in on_streams if e["name"] == "hgas_put"]
+    put = "hgas_put_on_stream" if cuda else "hgas_put"
+    puts = [e for e in spans if e["pid"] == r and e["name"] == put and e["tid"] == api_tid[r]]
+    assert len(puts) == 1, puts
+    if not cuda:
+        assert puts[0]["args"]["bytes"] == 4096, puts
+    copies = [e for e in on_streams if e["name"] == put]
     assert copies, f"rank {r}: no stream span for hgas_put among {[(e['name'], e['args']) for e in on_streams]}"
     assert sum(e["args"]["bytes"] for e in copies) == 4096, copies
     for c in copies:
         assert c["args"]["op"] in ("copy", "kernel"), c
         assert c["ts"] >= puts[0]["ts"] - 0.001, (puts[0], c)
+        if cuda:
+            a = c["args"]
+            assert a["peer"] == (r + 1) % n and a["kind"] == "cuda" and a["path"] in ("load/store", "transport"), a
     if not cuda:
         # The sim engine's timeline: each operation lasts at least its latency (20 us).
         assert all(c["dur"] >= 19.9 for c in copies), copies
