@@ -43,7 +43,9 @@ for r in range(n):
     assert sum(e["args"]["bytes"] for e in copies) == 4096, copies
     for c in copies:
         assert c["args"]["op"] in ("copy", "kernel"), c
-        assert c["ts"] >= puts[0]["ts"] - 0.001, (puts[0], c)
+        # Within 0.2 us: API spans are timed by the trace clock (the TSC), converted to the steady
+        # clock that the stream spans use at finalize (a few tens of ns of error at most).
+        assert c["ts"] >= puts[0]["ts"] - 0.2, (puts[0], c)
         if cuda:
             a = c["args"]
             assert a["peer"] == (r + 1) % n and a["kind"] == "cuda" and a["path"] in ("load/store", "transport"), a
@@ -56,5 +58,5 @@ for r in range(n):
         assert len(ar) == 1, ar
         for e in reduces:
             assert e["name"] == "hgas_allreduce", e
-            assert e["ts"] >= ar[0]["ts"] - 0.001, (ar[0], e)
+            assert e["ts"] >= ar[0]["ts"] - 0.2, (ar[0], e)
 print(f"ok: {len(stream_tracks)} stream tracks, {n} ranks")
