@@ -61,12 +61,21 @@ inline uint64_t ticks() {
 #endif
     return now_ns();
 }
+// A reading of both clocks at one moment: the TSC between two steady-clock reads, the pair
+// whose reads lie closest together of 32 (a preempted one, hundreds of microseconds apart on a
+// loaded machine, would shift every converted time by half that).
 clock_pair read_pair() {
     clock_pair p;
 #if defined(__x86_64__) || defined(__i386__)
-    const uint64_t a = now_ns();
-    p.tsc = __rdtsc();
-    p.ns = a + (now_ns() - a) / 2;
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 32; i++) {
+        const uint64_t a = now_ns(), t = __rdtsc(), b = now_ns();
+        if (b - a < best) {
+            best = b - a;
+            p.tsc = t;
+            p.ns = a + (b - a) / 2;
+        }
+    }
 #endif
     return p;
 }
