@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 
 #include <hgas/hgas_device.cuh>
@@ -194,6 +195,41 @@ int wait64(cudaStream_t s, const void *p, uint64_t v, bool eq) {
     if (can_flush_remote_writes(d, s)) flags |= CU_STREAM_WAIT_VALUE_FLUSH;
     return static_cast<int>(d.wait64(s, reinterpret_cast<CUdeviceptr>(p), v, flags));
 }
+int event_create(void **ev) {
+    cudaEvent_t e = nullptr;
+    const int r = err(cudaEventCreate(&e));
+    *ev = r ? nullptr : e;
+    return r;
+}
+void event_destroy(void *ev) { cudaEventDestroy(static_cast<cudaEvent_t>(ev)); }
+int event_record(void *ev, void *s) {
+    return err(cudaEventRecord(static_cast<cudaEvent_t>(ev), static_cast<cudaStream_t>(s)));
+}
+int event_query(void *ev) {
+    const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(ev));
+    if (e == cudaErrorNotReady) {
+        cudaGetLastError();
+        return 1;
+    }
+    return e == cudaErrorInvalidValue ? -1 : err(e);  // 1 means "not yet"
+}
+int event_elapsed_ms(float *ms, void *from, void *to) {
+    return err(cudaEventElapsedTime(ms, static_cast<cudaEvent_t>(from), static_cast<cudaEvent_t>(to)));
+}
+int event_calibrate(void *ev, uint64_t *host_ns) {
+    cudaStream_t s = nullptr;
+    int r = err(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    if (r) return r;
+    r = err(cudaEventRecord(static_cast<cudaEvent_t>(ev), s));
+    if (!r) r = err(cudaEventSynchronize(static_cast<cudaEvent_t>(ev)));
+    // The clock base/clock.hpp's now_ns() reads.
+    *host_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now().time_since_epoch())
+                                         .count());
+    cudaStreamDestroy(s);
+    return r;
+}
+
 int stream_query(cudaStream_t s) {
     const cudaError_t e = cudaStreamQuery(s);
     if (e == cudaSuccess) return 0;

@@ -40,6 +40,16 @@ int launch_wait_geq64(const void *p, uint64_t v, uint64_t timeout_ns, void *expi
 // 0 done, 1 not yet, else a CUDA error (an earlier failure on the stream).
 int stream_query(cudaStream_t s);
 
+// Timing events for the trace's stream tracks (base/trace_streams.hpp, event_api): void * are
+// cudaEvent_t and cudaStream_t. event_query: 0 completed, 1 not yet, else an error.
+int event_create(void **ev);
+void event_destroy(void *ev);
+int event_record(void *ev, void *stream);
+int event_query(void *ev);
+int event_elapsed_ms(float *ms, void *from, void *to);
+// Records `ev` on a new non-blocking stream, waits for it, *host_ns: the steady clock then.
+int event_calibrate(void *ev, uint64_t *host_ns);
+
 // One-thread kernels that run the device API in stream order (impl: hgas_device.cuh).
 int launch_put(const hgas_device_ctx_t &c, void *dst, const void *src, size_t n, int rank, cudaStream_t s);
 int launch_put_signal(const hgas_device_ctx_t &c, void *dst, const void *src, size_t n, uint64_t *sig, uint64_t value,

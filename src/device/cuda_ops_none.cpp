@@ -32,6 +32,15 @@ int wait64(cudaStream_t, const void *, uint64_t, bool) { return no_cuda; }
 int launch_store64(void *, uint64_t, cudaStream_t) { return no_cuda; }
 int launch_wait_geq64(const void *, uint64_t, uint64_t, void *, uint64_t, cudaStream_t) { return no_cuda; }
 int stream_query(cudaStream_t) { return no_cuda; }
+int event_create(void **ev) {
+    *ev = nullptr;
+    return no_cuda;
+}
+void event_destroy(void *) {}
+int event_record(void *, void *) { return no_cuda; }
+int event_query(void *) { return no_cuda; }
+int event_elapsed_ms(float *, void *, void *) { return no_cuda; }
+int event_calibrate(void *, uint64_t *) { return no_cuda; }
 int launch_put(const hgas_device_ctx_t &, void *, const void *, size_t, int, cudaStream_t) { return no_cuda; }
 int launch_put_signal(const hgas_device_ctx_t &, void *, const void *, size_t, uint64_t *, uint64_t, hgas_signal_op_t,
                       int, cudaStream_t) {

@@ -18,6 +18,7 @@
 #include "base/clock.hpp"
 #include "base/log.hpp"
 #include "base/trace.hpp"
+#include "base/trace_streams.hpp"
 #include "device/cuda_ops.hpp"
 #include "device/device.hpp"
 #include "device/proxy.hpp"
@@ -51,6 +52,9 @@ public:
     bool memops() const { return memops_; }
     // Whether any device operation can reach the proxy (else quiet_on_stream has nothing to do).
     bool proxy_reachable() const { return proxy_reachable_; }
+    // HGAS_TRACE on: the user streams' tracks (made at the first stream operation traced).
+    trace::stream_tracer &tracer();
+    trace::stream_tracer *tracer_if_any() { return tracer_.get(); }
     status select(const char *op) const;
     status check();
     // The host's view of a symmetric address on `rank`, checked like a kernel checks it.
@@ -81,7 +85,16 @@ private:
     bool draining_ = false;  // under the API mutex
     bool memops_ = false, proxy_reachable_ = false, finalized_ = false;
     uint64_t idle_ns_ = 0, idle_max_ns_ = 0;
+    std::unique_ptr<trace::stream_tracer> tracer_;
 };
+
+const trace::event_api cu_events = {cu::event_create, cu::event_destroy,    cu::event_record,
+                                    cu::event_query,  cu::event_elapsed_ms, cu::event_calibrate};
+
+trace::stream_tracer &state::tracer() {
+    if (!tracer_) tracer_ = std::make_unique<trace::stream_tracer>(cu_events, "cuda stream");
+    return *tracer_;
+}
 
 result<state *> state::of(core::rank &r, const char *op) {
     if (auto *s = dynamic_cast<state *>(r.device_extension().get())) {
@@ -283,6 +296,7 @@ void state::release() {
     stop_thread();
     if (cuda_) {
         (void)select("hgas_finalize");
+        tracer_.reset();
         for (void *d : dev_tables_) cu::dev_free(d);
         cu::dev_free(dev_words_);
         if (ring_mem_) cuda_->free_pinned(ring_mem_);
@@ -371,6 +385,42 @@ result<state *> gpu_state(core::rank &r, const char *op) {
 
 status launched(const char *op, const char *what, int e) { return e ? cuda_fail(op, what, e) : status::ok; }
 
+// Traced, what a stream operation enqueues on `strm` becomes one span on the stream's track
+// (trace_streams.hpp: events before and after it, read back later). Off: one branch.
+class stream_span {
+public:
+    stream_span(state *s, cudaStream_t strm) : strm_(strm) {
+        if (__builtin_expect(trace::on(), 0)) begin(s);
+    }
+    ~stream_span() {
+        if (__builtin_expect(before_ != nullptr, 0)) t_->drop(before_);
+    }
+    // The enqueue succeeded (else the span is dropped): keep it, with what it moves.
+    // `win`: the target's window (0 the cuda heap, else the host heap).
+    void keep(const char *op, uint64_t bytes, int peer, int win, int path, trace::stream_op what) {
+        if (__builtin_expect(before_ == nullptr, 1)) return;
+        trace::fields f;
+        f.bytes = bytes;
+        f.peer = peer;
+        f.kind = static_cast<int8_t>(win == 0 ? HGAS_KIND_CUDA : HGAS_KIND_HOST);
+        f.path = static_cast<int8_t>(path);
+        f.op = what;
+        t_->end(before_, strm_, op, f);
+        before_ = nullptr;
+    }
+    stream_span(const stream_span &) = delete;
+    stream_span &operator=(const stream_span &) = delete;
+
+private:
+    __attribute__((noinline, cold)) void begin(state *s) {
+        t_ = &s->tracer();
+        before_ = t_->begin(strm_);
+    }
+    cudaStream_t strm_;
+    trace::stream_tracer *t_ = nullptr;
+    void *before_ = nullptr;
+};
+
 }  // namespace
 
 status ctx_get(core::rank &r, hgas_device_ctx_t *out) {
@@ -413,6 +463,8 @@ status stream_sync(core::rank &r, cudaStream_t strm) {
     }
     if (e) return cuda_fail("hgas_stream_sync", "the stream (an operation on it)", e);
     HGAS_TRY(s->check());
+    if (trace::stream_tracer *t = s->tracer_if_any(); __builtin_expect(t != nullptr, 0) && trace::on())
+        t->collect(0);  // traced: what the streams finished, read back without waiting
     HGAS_TRY(coll::stream_status(r));  // a stream-ordered collective that failed
     return msg::stream_status(r);  // a stream-ordered message that failed
 }
@@ -423,10 +475,18 @@ status put_on_stream(core::rank &r, void *dst, const void *src, size_t bytes, in
     if (bytes && !src) return fail(status::invalid_arg, "%s: the source is NULL but %zu bytes were asked for", op, bytes);
     HGAS_TRY_ASSIGN(located d, s->locate(op, dst, bytes, rank, "destination"));
     if (!bytes) return status::ok;
-    if (d.peer) return launched(op, "cudaMemcpyAsync", cu::memcpy_async(d.peer, src, bytes, strm));
+    if (d.peer) {
+        stream_span sp(s, strm);
+        const int e = cu::memcpy_async(d.peer, src, bytes, strm);
+        if (!e) sp.keep(op, bytes, rank, d.win, 0, trace::op_copy);
+        return launched(op, "cudaMemcpyAsync", e);
+    }
     if (!s->ctx().slots)
         return fail(status::unsupported, "%s: rank %d's memory is not mapped here and HGAS_DEVICE_PROXY=off", op, rank);
-    return launched(op, "the proxy kernel's launch", cu::launch_put(s->ctx(), dst, src, bytes, rank, strm));
+    stream_span sp(s, strm);
+    const int e = cu::launch_put(s->ctx(), dst, src, bytes, rank, strm);
+    if (!e) sp.keep(op, bytes, rank, d.win, 1, trace::op_kernel);
+    return launched(op, "the proxy kernel's launch", e);
 }
 
 status put_signal_on_stream(core::rank &r, void *dst, const void *src, size_t bytes, uint64_t *sig, uint64_t value,
@@ -446,20 +506,28 @@ status put_signal_on_stream(core::rank &r, void *dst, const void *src, size_t by
         if (!s->ctx().slots)
             return fail(status::unsupported, "%s: rank %d's memory is not mapped here and HGAS_DEVICE_PROXY=off", op, rank);
         // The kernel takes the direct path for whatever part it can and the proxy for the rest.
-        return launched(op, "the put_signal kernel's launch",
-                        cu::launch_put_signal(s->ctx(), dst, src, bytes, sig, value, sop, rank, strm));
+        stream_span sp(s, strm);
+        const int e = cu::launch_put_signal(s->ctx(), dst, src, bytes, sig, value, sop, rank, strm);
+        if (!e) sp.keep(op, bytes, rank, d.win, 1, trace::op_kernel);
+        return launched(op, "the put_signal kernel's launch", e);
     }
+    // Traced: one span from the copy's start to the signal's write.
+    stream_span sp(s, strm);
     if (bytes) HGAS_TRY(launched(op, "cudaMemcpyAsync", cu::memcpy_async(d.peer, src, bytes, strm)));
     // SET on GPU memory: a stream memory operation, ordered after the copy with a memory
     // barrier (its default flags). ADD, and words in host memory: a one-thread kernel.
     if (sop == HGAS_SIGNAL_SET && g.win == 0 && s->memops()) {
         const int e = cu::write64(strm, g.peer, value);
-        if (!e) return status::ok;
+        if (!e) {
+            sp.keep(op, bytes, rank, d.win, 0, bytes ? trace::op_copy : trace::op_memop);
+            return status::ok;
+        }
         // Refused at enqueue (this memory or driver): the kernel does the same, in stream order.
         HGASI_DEBUG("device", "%s: cuStreamWriteValue64 refused (%s); using a kernel", op, cu::error_text(e));
     }
-    return launched(op, "the signal kernel's launch",
-                    cu::launch_put_signal(s->ctx(), nullptr, nullptr, 0, sig, value, sop, rank, strm));
+    const int e = cu::launch_put_signal(s->ctx(), nullptr, nullptr, 0, sig, value, sop, rank, strm);
+    if (!e) sp.keep(op, bytes, rank, d.win, 0, bytes ? trace::op_copy : trace::op_kernel);
+    return launched(op, "the signal kernel's launch", e);
 }
 
 status signal_wait_on_stream(core::rank &r, const uint64_t *sig, int cmp_arg, uint64_t value, cudaStream_t strm) {
@@ -470,13 +538,19 @@ status signal_wait_on_stream(core::rank &r, const uint64_t *sig, int cmp_arg, ui
     const auto cmp = static_cast<hgas_cmp_t>(cmp_arg);
     HGAS_TRY_ASSIGN(located g, s->locate(op, sig, 8, r.me(), "signal word"));
     if (g.off % 8) return fail(status::misaligned, "%s: the signal word %p is not 8-byte aligned", op, (const void *)sig);
+    stream_span sp(s, strm);  // traced: the wait's span is the time the stream spent in it
     if (g.win == 0 && s->memops() && (cmp == HGAS_CMP_EQ || cmp == HGAS_CMP_GE)) {
         const char *own = s->ctx().win[0].base + g.off;  // this rank's own word: no force-proxy here
         const int e = cu::wait64(strm, own, value, cmp == HGAS_CMP_EQ);
-        if (!e) return status::ok;
+        if (!e) {
+            sp.keep(op, 8, -1, g.win, -1, trace::op_memop);
+            return status::ok;
+        }
         HGASI_DEBUG("device", "%s: cuStreamWaitValue64 refused (%s); using a kernel", op, cu::error_text(e));
     }
-    return launched(op, "the wait kernel's launch", cu::launch_wait(s->ctx(), sig, cmp, value, strm));
+    const int e = cu::launch_wait(s->ctx(), sig, cmp, value, strm);
+    if (!e) sp.keep(op, 8, -1, g.win, -1, trace::op_kernel);
+    return launched(op, "the wait kernel's launch", e);
 }
 
 status barrier_on_stream(core::rank &r, cudaStream_t strm) {
@@ -484,7 +558,10 @@ status barrier_on_stream(core::rank &r, cudaStream_t strm) {
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
     if (!s->ctx().win[0].size)
         return fail(status::unsupported, "%s: the device barrier needs the cuda heap (HGAS_CUDA_HEAP_SIZE > 0)", op);
-    return launched(op, "the barrier kernel's launch", cu::launch_barrier(s->ctx(), strm));
+    stream_span sp(s, strm);
+    const int e = cu::launch_barrier(s->ctx(), strm);
+    if (!e) sp.keep(op, 0, -1, 0, -1, trace::op_kernel);
+    return launched(op, "the barrier kernel's launch", e);
 }
 
 namespace {
@@ -495,7 +572,10 @@ namespace {
 // deadline), else one-thread kernels on the GPU's pointers (bypassing the proxy: the words are
 // hgas's own), whose wait gives up after HGAS_TIMEOUT and marks the go word expired (~seq).
 template <class Slot, class Cancel>
-status words_on_stream(core::rank &r, const char *op, state *s, const Slot &w, Cancel cancel, cudaStream_t strm) {
+status words_on_stream(core::rank &r, const char *op, state *s, const Slot &w, Cancel cancel, cudaStream_t strm,
+                       uint64_t bytes) {
+    // Traced: the span lasts from the stream's reaching the message (go) to its completion (done).
+    stream_span sp(s, strm);
     void *go = cu::host_device_pointer(w.go), *done = cu::host_device_pointer(w.done);
     int e = go && done ? 0 : -1;
     if (!e) {
@@ -511,6 +591,7 @@ status words_on_stream(core::rank &r, const char *op, state *s, const Slot &w, C
                         "CUDA)", op);
         return cuda_fail(op, "enqueueing the message on the stream", e);
     }
+    sp.keep(op, bytes, -1, 1, 1, trace::op_memop);
     return status::ok;
 }
 }  // namespace
@@ -519,7 +600,7 @@ status send_on_stream(core::rank &r, const char *op, uint32_t ctx, const void *b
                       const msg::layout *l, cudaStream_t strm) {
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
     HGAS_TRY_ASSIGN(msg::stream_slot w, msg::stream_send(r, op, msg::send_args{ctx, buf, bytes, dest, tag}, l));
-    return words_on_stream(r, op, s, w, msg::stream_cancel, strm);
+    return words_on_stream(r, op, s, w, msg::stream_cancel, strm, bytes);
 }
 
 status recv_on_stream(core::rank &r, const char *op, uint32_t ctx, void *buf, size_t bytes, int src, int tag,
@@ -527,7 +608,7 @@ status recv_on_stream(core::rank &r, const char *op, uint32_t ctx, void *buf, si
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
     HGAS_TRY_ASSIGN(msg::stream_slot w,
                     msg::stream_recv(r, op, msg::recv_args{ctx, buf, bytes, src, tag, info}, l));
-    return words_on_stream(r, op, s, w, msg::stream_cancel, strm);
+    return words_on_stream(r, op, s, w, msg::stream_cancel, strm, bytes);
 }
 
 // The same two words for a collective (coll/stream.hpp): the rank's thread runs it in
@@ -535,7 +616,7 @@ status recv_on_stream(core::rank &r, const char *op, uint32_t ctx, void *buf, si
 status coll_on_stream(core::rank &r, const char *op, std::function<status()> run, cudaStream_t strm) {
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
     HGAS_TRY_ASSIGN(coll::stream_slot w, coll::stream_enqueue(r, op, std::move(run)));
-    return words_on_stream(r, op, s, w, coll::stream_cancel, strm);
+    return words_on_stream(r, op, s, w, coll::stream_cancel, strm, 0);
 }
 
 status quiet_on_stream(core::rank &r, cudaStream_t strm) {
@@ -543,7 +624,10 @@ status quiet_on_stream(core::rank &r, cudaStream_t strm) {
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
     // Copies and memory operations complete in stream order; only the proxy needs waiting for.
     if (!s->ctx().slots || !s->proxy_reachable()) return status::ok;
-    return launched(op, "the quiet kernel's launch", cu::launch_quiet(s->ctx(), strm));
+    stream_span sp(s, strm);
+    const int e = cu::launch_quiet(s->ctx(), strm);
+    if (!e) sp.keep(op, 0, -1, 0, -1, trace::op_kernel);
+    return launched(op, "the quiet kernel's launch", e);
 }
 
 status grid_check(int grid_blocks, int max_resident, const char *what) {

@@ -35,6 +35,7 @@
 #include "base/clock.hpp"
 #include "base/log.hpp"
 #include "base/shm.hpp"
+#include "base/trace_streams.hpp"
 #include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
 #include "gpu/cuda_reduce.hpp"
@@ -49,6 +50,36 @@ namespace hgas::gpu {
 namespace {
 
 constexpr int events_per_stream = 64;
+
+// Timing events for the trace's tracks of the internal streams (base/trace_streams.hpp).
+int cuda_result(cudaError_t e) {
+    if (e != cudaSuccess) cudaGetLastError();
+    return e == cudaSuccess ? 0 : e == cudaErrorNotReady ? 1 : e == 1 ? -1 : static_cast<int>(e);
+}
+const trace::event_api trace_events = {
+    [](void **ev) {
+        cudaEvent_t e = nullptr;
+        const int r = cuda_result(cudaEventCreate(&e));
+        *ev = e;
+        return r;
+    },
+    [](void *ev) { cudaEventDestroy(static_cast<cudaEvent_t>(ev)); },
+    [](void *ev, void *s) { return cuda_result(cudaEventRecord(static_cast<cudaEvent_t>(ev), static_cast<cudaStream_t>(s))); },
+    [](void *ev) { return cuda_result(cudaEventQuery(static_cast<cudaEvent_t>(ev))); },
+    [](float *ms, void *a, void *b) {
+        return cuda_result(cudaEventElapsedTime(ms, static_cast<cudaEvent_t>(a), static_cast<cudaEvent_t>(b)));
+    },
+    [](void *ev, uint64_t *host_ns) {
+        cudaStream_t s = nullptr;
+        int r = cuda_result(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        if (r) return r;
+        r = cuda_result(cudaEventRecord(static_cast<cudaEvent_t>(ev), s));
+        if (!r) r = cuda_result(cudaEventSynchronize(static_cast<cudaEvent_t>(ev)));
+        *host_ns = now_ns();
+        cudaStreamDestroy(s);
+        return r;
+    },
+};
 
 // The user ranges this process page-locked for hgas (register_user), by base: how many ranks of
 // the process (ranks as threads) hold each.
@@ -139,6 +170,7 @@ class cuda_device final : public device {
 public:
     ~cuda_device() override {
         select();
+        tracer_.reset();  // reads back what it can while the streams exist
         if (ring_) {
             __atomic_store_n(&ring_->stop, 1, __ATOMIC_RELEASE);
             cudaStreamSynchronize(agent_stream_);
@@ -454,12 +486,15 @@ public:
             classify(src, n) == mem_class::device) {
             // One block per 64 KiB, at most two per SM: enough loads in flight for NVLink.
             const int blocks = static_cast<int>(std::min<size_t>((n + 65535) / 65536, 2 * static_cast<size_t>(sm_count_)));
+            void *before = trace_begin(st.s);
             CU_TRY(launch_sm_copy(dst, src, n, blocks, st.s));
+            trace_end(before, st.s, trace::op_kernel, n);
             return track ? record(stream) : result<ticket>(ticket{stream, 0});
         }
         // A host end that runs across the edge of a registration (hgas_register, the cache):
         // the driver takes the whole range as page-locked from its first byte and refuses it,
         // so such a copy goes in pieces, each inside one registration or outside all of them.
+        void *before = trace_begin(st.s);
         for (size_t pos = 0; pos < n;) {
             const size_t len = std::min(uniform_run(static_cast<const char *>(src) + pos, n - pos),
                                         uniform_run(static_cast<char *>(dst) + pos, n - pos));
@@ -467,6 +502,7 @@ public:
                                    cudaMemcpyDefault, st.s));
             pos += len;
         }
+        trace_end(before, st.s, trace::op_copy, n);
         return track ? record(stream) : result<ticket>(ticket{stream, 0});
     }
 
@@ -474,8 +510,11 @@ public:
         select();
         if (stream < 0 || stream >= streams()) stream = 0;
         std::lock_guard<std::mutex> g(stream_mu_);
+        void *before = trace_begin(streams_[stream].s);
         CU_TRY(launch_gather(packed, buf, b.base, b.n, b.s, b.block, b.table, b.count, unpack, sm_count_,
                              streams_[stream].s));
+        // Bytes of the strided shape (a table's sizes live in device memory: 0 then).
+        trace_end(before, streams_[stream].s, trace::op_pack, b.table ? 0 : b.n[0] * b.n[1] * b.n[2] * b.block);
         return record(stream);
     }
 
@@ -501,6 +540,7 @@ public:
         }
         std::lock_guard<std::mutex> g(stream_mu_);
         stream_state &st = streams_[stream];
+        void *before = trace_begin(st.s);
         if (!src) {
             if (reduce_stage_.size() < streams_.size()) reduce_stage_.resize(streams_.size());
             auto &b = reduce_stage_[stream];
@@ -517,6 +557,7 @@ public:
             src = b.p;
         }
         CU_TRY(launch_reduce(inout, src, count, type, op, rev, sm_count_, st.s));
+        trace_end(before, st.s, trace::op_reduce, bytes);
         return record(stream);
     }
 
@@ -527,6 +568,22 @@ public:
         const auto a = reinterpret_cast<uintptr_t>(p);
         if (e.base <= a) return std::min<size_t>(n, e.base + e.size - a);  // inside e: up to its end
         return e.base - a;                                                // before e: up to its start
+    }
+
+    // Traced, an operation on an internal stream is a span on the stream's track (trace_streams.hpp);
+    // the caller holds stream_mu_. Copies that the agent serves run in its kernel: no span.
+    void *trace_begin(cudaStream_t s) {
+        if (__builtin_expect(!trace::on(), 1)) return nullptr;
+        if (!tracer_) tracer_ = std::make_unique<trace::stream_tracer>(trace_events, "cuda stream (hgas internal)");
+        return tracer_->begin(s);
+    }
+    void trace_end(void *before, cudaStream_t s, trace::stream_op op, uint64_t bytes) {
+        if (__builtin_expect(before == nullptr, 1)) return;
+        trace::fields f;
+        f.bytes = bytes;
+        f.op = op;
+        const char *name = trace::current();
+        tracer_->end(before, s, name ? name : "copy", f);
     }
 
     result<ticket> record(int stream) {
@@ -868,6 +925,7 @@ private:
     cudaStream_t agent_stream_ = nullptr;
     std::mutex agent_mu_;
     std::mutex stream_mu_;
+    std::unique_ptr<trace::stream_tracer> tracer_;  // HGAS_TRACE: the internal streams' tracks
     uint64_t agent_seq_ = 0;
     // Exported user allocations (export_user), by base.
     struct user_handle {

@@ -21,6 +21,7 @@
 
 #include "base/clock.hpp"
 #include "base/shm.hpp"
+#include "base/trace.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/reduce_cpu.hpp"
 
@@ -50,6 +51,10 @@ struct op {
     uint64_t seq;
     int type, rop;  // reduce: n elements of hgas_dtype_t type, hgas_op_t rop
     bool rev;
+    // Tracing on: the API call that enqueued it (trace::current(), or the operation's name),
+    // its bytes and the time the stream starts it (the previous operation's due time, or now).
+    const char *tname;
+    uint64_t tbytes, tstart;
 };
 
 uint64_t host_amo(void *addr, amo_op op, unsigned width, uint64_t v, uint64_t cmp);
@@ -67,11 +72,20 @@ void run_op(const op &o) {
 // small machine, and a path that never waits for its copy never sees the data.
 class sim_stream {
 public:
-    sim_stream(double latency_s, double bytes_per_s) : lat_(latency_s), bw_(bytes_per_s) {}
+    sim_stream(int index, double latency_s, double bytes_per_s) : index_(index), lat_(latency_s), bw_(bytes_per_s) {}
     uint64_t submit(op o) {
         std::lock_guard<std::mutex> g(mu_);
         const uint64_t now = now_ns();
         const uint64_t cost = static_cast<uint64_t>((lat_ + (bw_ > 0 ? o.n / bw_ : 0)) * 1e9);
+        o.tname = nullptr;
+        if (__builtin_expect(trace::on(), 0) && (o.n || o.what != op::copy)) {  // not a mark (an empty copy)
+            static const char *what[] = {"copy", "atomic", "reduce"};
+            o.tname = trace::current() ? trace::current() : what[o.what];
+            o.tstart = std::max(now, last_due_);
+            if (o.what == op::copy) o.tbytes = o.n;
+            else if (o.what == op::reduce) o.tbytes = o.n * reduce_dtype_size(o.type);
+            else o.tbytes = o.width;
+        }
         last_due_ = std::max(now, last_due_) + cost;
         o.seq = ++submitted_;
         q_.push_back({o, last_due_});
@@ -81,7 +95,7 @@ public:
         std::lock_guard<std::mutex> g(mu_);
         const uint64_t now = now_ns();
         while (!q_.empty() && q_.front().second <= now) {
-            run_op(q_.front().first);
+            run(q_.front());
             completed_ = q_.front().first.seq;
             q_.pop_front();
         }
@@ -96,12 +110,27 @@ public:
     void run_front(uint64_t now) {
         std::lock_guard<std::mutex> g(mu_);
         if (q_.empty() || q_.front().second > now) return;
-        run_op(q_.front().first);
+        run(q_.front());
         completed_ = q_.front().first.seq;
         q_.pop_front();
     }
 
 private:
+    // Carries out an operation; traced, a span on this stream's track from the time the stream
+    // started it to its due time (the simulated engine's timeline, not the CPU's copy).
+    void run(const std::pair<op, uint64_t> &q) {
+        run_op(q.first);
+        if (__builtin_expect(q.first.tname != nullptr, 0)) {
+            if (track_ < 0) track_ = trace::stream_track("sim stream " + std::to_string(index_));
+            trace::fields f;
+            f.bytes = q.first.tbytes;
+            f.path = 0;  // the engine copies between mapped views
+            f.op = q.first.what == op::copy ? trace::op_copy : q.first.what == op::reduce ? trace::op_reduce
+                                                                                          : trace::op_atomic;
+            trace::record_on(track_, q.first.tname, "stream", q.first.tstart, q.second, f);
+        }
+    }
+    int index_, track_ = -1;
     double lat_, bw_;
     std::mutex mu_;
     std::deque<std::pair<op, uint64_t>> q_;  // operation, due time
@@ -144,7 +173,7 @@ public:
           bw_(static_cast<double>(a.cfg->bytes(setting::sim_bandwidth))),
           peer_access_(a.cfg->flag(setting::sim_peer_access)) {
         const int ns = static_cast<int>(a.cfg->integer(setting::gpu_streams));
-        for (int i = 0; i < ns; ++i) streams_.push_back(std::make_unique<sim_stream>(latency_s_, bw_));
+        for (int i = 0; i < ns; ++i) streams_.push_back(std::make_unique<sim_stream>(i, latency_s_, bw_));
     }
     ~sim_device() override {
         streams_.clear();
