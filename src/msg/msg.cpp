@@ -353,6 +353,7 @@ private:
     status pump_tags();
     status deliver_tag(request *q, int src, const hdr &h, void *umsg);
     status tag_failure(const tag_xfer &x);
+    std::unique_ptr<request> new_send(const send_args &a, mem::kind k);
     result<bool> take(int src, const hdr &h, const char *payload);
     status deliver(request *q, int src, const hdr &h, const char *payload, void *umsg = nullptr);
     status on_cts(int src, const hdr &h);
@@ -1166,6 +1167,20 @@ status state::pump_tags() {
     return status::ok;
 }
 
+// A send request for `a` from memory of kind `k`: what every path's send starts from.
+std::unique_ptr<request> state::new_send(const send_args &a, mem::kind k) {
+    auto q = std::make_unique<request>();
+    q->st = this;
+    q->is_send = true;
+    q->ctx = a.ctx;
+    q->peer = a.dest;
+    q->tag = a.tag;
+    q->sbuf = a.buf;
+    q->bytes = a.bytes;
+    q->kind = k;
+    return q;
+}
+
 status state::isend_tag(const send_args &a, mem::kind k, hgas_handle_t *h, bool blocking) {
     tag_xfer &x = tag_ops_.emplace_back();
     const auto xit = std::prev(tag_ops_.end());
@@ -1202,15 +1217,7 @@ status state::isend_tag(const send_args &a, mem::kind k, hgas_handle_t *h, bool 
         if (h) *h = HGAS_HANDLE_DONE;
         return status::ok;
     }
-    auto q = std::make_unique<request>();
-    q->st = this;
-    q->is_send = true;
-    q->ctx = a.ctx;
-    q->peer = a.dest;
-    q->tag = a.tag;
-    q->sbuf = a.buf;
-    q->bytes = a.bytes;
-    q->kind = k;
+    auto q = new_send(a, k);
     x.q = q.get();
     return finish("hgas_send", std::move(q), h, blocking);
 }
@@ -1346,15 +1353,7 @@ status state::isend(const send_args &a, hgas_handle_t *h, bool blocking) {
         if (h) *h = HGAS_HANDLE_DONE;
         return status::ok;
     }
-    auto q = std::make_unique<request>();
-    q->st = this;
-    q->is_send = true;
-    q->ctx = a.ctx;
-    q->peer = a.dest;
-    q->tag = a.tag;
-    q->sbuf = a.buf;
-    q->bytes = a.bytes;
-    q->kind = k;
+    auto q = new_send(a, k);
     if (a.prod && !eager) q->prod = a.prod;
     if (eager) {
         m.type = t_eager;
