@@ -531,7 +531,9 @@ TEST(Msg, TestAnyFindsTheCompletedOne) {
 }
 
 // A flood of sends nobody receives yet: the receiver holds at most HGAS_MSG_UNEXPECTED_MAX
-// (plus one message), the senders wait; then everything arrives in order.
+// (plus one message), the senders wait; then everything arrives in order. Over UCX tag
+// matching (test_msg_utag_flood) the same bound holds: messages are taken out of UCX into the
+// unexpected store, and the sender waits for credit once the store is full.
 TEST(Msg, UnexpectedFloodIsBounded) {
     if (n() < 2) GTEST_SKIP() << "needs two ranks";
     const int N = 300;
@@ -545,6 +547,11 @@ TEST(Msg, UnexpectedFloodIsBounded) {
             HGAS_OK_OR_FAIL(hgas_isend(out[i].data(), sz, 0, 17, &h[i]));
         }
         HGAS_OK_OR_FAIL(hgas_wait_all(h.data(), N));  // done once rank 0 has taken them all
+        if (utag_to(0)) {
+            hgasi_msg_stats_t st{};
+            HGAS_OK_OR_FAIL(hgasi_msg_stats(&st));
+            EXPECT_GE(st.tag_sent, static_cast<uint64_t>(N)) << "the flood went by UCX tag matching";
+        }
     } else if (me() == 0) {
         // Take messages without receiving them (a probe for another tag) until the queue is
         // full (a small limit) or holds everything (the default).
