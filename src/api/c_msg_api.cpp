@@ -290,6 +290,17 @@ hgas_status_t hgasi_user_dev_alloc(hgas_kind_t kind, size_t bytes, void *at, voi
     return HGAS_OK;
 }
 
+hgas_status_t hgasi_user_dev_alloc_vmm(hgas_kind_t kind, size_t bytes, void *at, int exportable, void **out) {
+    HGASI_RANK(r);
+    gpu::device *d = user_dev(*r, kind);
+    if (!d || !out)
+        return to_c(d ? fail(status::invalid_arg, "hgasi_user_dev_alloc_vmm: out is NULL") : status::invalid_arg);
+    auto p = d->alloc_user_vmm(bytes, at, exportable != 0);
+    if (!p.ok()) return to_c(p.error());
+    *out = *p;
+    return HGAS_OK;
+}
+
 hgas_status_t hgasi_user_dev_free(hgas_kind_t kind, void *p) {
     HGASI_RANK(r);
     gpu::device *d = user_dev(*r, kind);

@@ -28,6 +28,10 @@ hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out);
 hgas_status_t hgasi_user_dev_alloc(hgas_kind_t kind, size_t bytes, void *at, void **out);
 hgas_status_t hgasi_user_dev_free(hgas_kind_t kind, void *p);
 hgas_status_t hgasi_user_dev_copy(void *dst, const void *src, size_t bytes);
+/* The same made by virtual memory management (cuda: cuMemCreate + cuMemMap, with the POSIX-fd
+ * handle type when `exportable`, else none; sim: an anonymous memory file, passed by fd only
+ * when `exportable`); freed by hgasi_user_dev_free. */
+hgas_status_t hgasi_user_dev_alloc_vmm(hgas_kind_t kind, size_t bytes, void *at, int exportable, void **out);
 
 #ifdef __cplusplus
 }

@@ -179,6 +179,11 @@ public:
         }
         for (auto &st : streams_) cudaStreamSynchronize(st.s);
         fd_server_.reset();  // before the fds it hands out are closed
+        user_fd_server_.reset();
+        for (auto &[b, u] : exported_)
+            if (u.fd >= 0) close(u.fd);
+        for (auto &[p, m] : vmm_user_mapped_) vmm::release(m);
+        for (auto &[p, m] : vmm_user_own_) vmm::release(m);
         for (auto &m : mapped_)
             if (!m.vmm) cudaIpcCloseMemHandle(m.base);
         for (auto &m : own_)
@@ -345,10 +350,12 @@ public:
     bool owns(const void *p, size_t n) override { return classify(p, n) == mem_class::device; }
 
     // --- user allocations shared with same-node peers (large tagged messages) ---------------
-    // Legacy allocations only: cudaIpcGetMemHandle refuses VMM (cuMemCreate) and stream-ordered
-    // pool memory, and managed memory is left to the pool path. The handle of an allocation is
-    // kept, checked against the driver's buffer id each time (the id changes when the address
-    // is freed and allocated again).
+    // Legacy allocations by a CUDA IPC handle; VMM allocations (cuMemCreate + cuMemMap) made
+    // with the POSIX-fd handle type by their fd, which same-node peers fetch from this rank's
+    // user fd server (fd_pass.hpp) and map; VMM memory made without that handle type,
+    // stream-ordered pool memory and managed memory are not exported (the pool path). The handle
+    // or fd of an allocation is kept, checked against the driver's buffer id each time (the id
+    // changes when the address is freed and allocated again).
     bool export_user(const void *p, size_t n, user_export &e) override {
         select();
         const char *c = static_cast<const char *>(p);
@@ -373,13 +380,28 @@ public:
         std::lock_guard<std::mutex> g(user_mu_);
         auto it = exported_.find(base);
         if (it == exported_.end() || it->second.size != size || it->second.id != id) {
-            cudaIpcMemHandle_t h{};
-            if (cudaIpcGetMemHandle(&h, reinterpret_cast<void *>(base)) != cudaSuccess) {
-                cudaGetLastError();  // VMM or pool memory: not exportable this way
-                exported_.erase(base);
-                return false;
+            if (it != exported_.end()) {  // freed and made again: the old fd would show the old memory
+                if (it->second.fd >= 0) close(it->second.fd);
+                exported_.erase(it);
             }
-            it = exported_.insert_or_assign(base, user_handle{size, id, h}).first;
+            user_handle u{size, id, {}, -1, 0};
+            if (cudaIpcGetMemHandle(&u.h, reinterpret_cast<void *>(base)) != cudaSuccess) {
+                cudaGetLastError();  // VMM or pool memory: not exportable by an IPC handle
+                u.fd = vmm::export_fd(base);
+                if (u.fd < 0) return false;  // not VMM, or not shareable as an fd
+                if (!user_fd_server_) {
+                    auto srv = fdpass::server::start(fdpass::socket_name(job_id_, rank_, "cuda-user", fd_tag_),
+                                                     [this](uint32_t key) { return user_fd(key); });
+                    if (!srv.ok()) {
+                        close(u.fd);
+                        return false;
+                    }
+                    user_fd_server_ = std::move(*srv);
+                }
+                u.key = ++next_user_key_;
+                trim_user_fds();
+            }
+            it = exported_.insert_or_assign(base, u).first;
         }
         e = user_export{};
         e.base = base;
@@ -388,15 +410,49 @@ public:
         e.offset = dp - base;
         e.kind = static_cast<uint8_t>(kind::cuda);
         std::snprintf(e.bus_id, sizeof e.bus_id, "%s", bus_id_.c_str());
-        static_assert(sizeof(cudaIpcMemHandle_t) <= sizeof e.handle);
+        if (it->second.fd >= 0) {
+            vmm_handle vh;
+            vh.key = it->second.key;
+            std::snprintf(vh.sock_tag, sizeof vh.sock_tag, "%s", fd_tag_.c_str());
+            e.handle_len = sizeof vh;
+            std::memcpy(e.handle, &vh, sizeof vh);
+            return true;
+        }
+        static_assert(sizeof(cudaIpcMemHandle_t) <= sizeof e.handle && sizeof(cudaIpcMemHandle_t) != sizeof(vmm_handle));
         e.handle_len = sizeof(cudaIpcMemHandle_t);
         std::memcpy(e.handle, &it->second.h, sizeof(cudaIpcMemHandle_t));
         return true;
     }
 
+    // The user fd server's provider (its own thread).
+    int user_fd(uint32_t key) {
+        std::lock_guard<std::mutex> g(user_mu_);
+        for (const auto &[b, u] : exported_)
+            if (u.fd >= 0 && u.key == key) return u.fd;
+        return -1;
+    }
+    // An exported fd keeps its allocation's memory alive after the program frees it, so at
+    // most user_fd_max are kept (the oldest closed first; a peer that asks for a closed one
+    // gets no fd and takes the pinned pool). Under user_mu_.
+    void trim_user_fds() {
+        constexpr size_t user_fd_max = 64;
+        size_t n = 0;
+        for (const auto &[b, u] : exported_) n += u.fd >= 0;
+        while (n-- >= user_fd_max) {
+            auto oldest = exported_.end();
+            for (auto i = exported_.begin(); i != exported_.end(); ++i)
+                if (i->second.fd >= 0 && (oldest == exported_.end() || i->second.key < oldest->second.key)) oldest = i;
+            close(oldest->second.fd);
+            exported_.erase(oldest);
+        }
+    }
+
     result<void *> import_user(int peer, const user_export &e) override {
         select();
-        if (e.handle_len != sizeof(cudaIpcMemHandle_t))
+        vmm_handle vh;
+        std::memcpy(&vh, e.handle, sizeof vh);
+        const bool by_fd = vh.valid(e.handle_len);
+        if (!by_fd && e.handle_len != sizeof(cudaIpcMemHandle_t))
             return fail(status::invalid_arg, "cuda: rank %d's buffer handle is malformed", peer);
         char bus[sizeof e.bus_id + 1] = {};
         std::memcpy(bus, e.bus_id, sizeof e.bus_id);
@@ -412,6 +468,7 @@ public:
                 return static_cast<void *>(nullptr);
             }
         }
+        if (by_fd) return import_user_fd(peer, pdev, e, vh);
         cudaIpcMemHandle_t h;
         std::memcpy(&h, e.handle, sizeof h);
         void *p = nullptr;
@@ -424,9 +481,51 @@ public:
         return p;
     }
 
+    // A peer's VMM allocation: its fd from the peer's user fd server, imported, mapped and
+    // made accessible to this GPU. Anything that fails leaves the message to the pinned pool.
+    result<void *> import_user_fd(int peer, int pdev, const user_export &e, const vmm_handle &vh) {
+        std::string why;
+        if (!vmm::supported(dev_, why)) {
+            HGASI_DEBUG("mem", "cuda: rank %d's buffer is VMM memory but %s: staging", peer, why.c_str());
+            return static_cast<void *>(nullptr);
+        }
+        const std::string tag(vh.sock_tag, strnlen(vh.sock_tag, sizeof vh.sock_tag));
+        auto fd = fdpass::fetch(fdpass::socket_name(job_id_, peer, "cuda-user", tag), vh.key, ipc_timeout_);
+        if (!fd.ok()) {
+            HGASI_DEBUG("mem", "cuda: no fd for rank %d's VMM buffer: staging", peer);
+            return static_cast<void *>(nullptr);
+        }
+        auto m = vmm::import(*fd, e.size, pdev, dev_);
+        if (!m.ok()) {
+            HGASI_DEBUG("mem", "cuda: cannot map rank %d's VMM buffer: staging", peer);
+            return static_cast<void *>(nullptr);
+        }
+        void *p = reinterpret_cast<void *>(m->va);
+        std::lock_guard<std::mutex> g(user_mu_);
+        vmm_user_mapped_[p] = *m;
+        return p;
+    }
+
     void close_user(void *p) override {
         select();
+        {
+            std::lock_guard<std::mutex> g(user_mu_);
+            auto it = vmm_user_mapped_.find(p);
+            if (it != vmm_user_mapped_.end()) {
+                vmm::release(it->second);
+                vmm_user_mapped_.erase(it);
+                return;
+            }
+        }
         if (cudaIpcCloseMemHandle(p) != cudaSuccess) cudaGetLastError();
+    }
+
+    result<void *> alloc_user_vmm(size_t n, void *, bool exportable) override {
+        select();
+        HGAS_TRY_ASSIGN(vmm::mapping m, vmm::allocate_user(dev_, n, exportable));
+        std::lock_guard<std::mutex> g(user_mu_);
+        vmm_user_own_[m.va] = m;
+        return reinterpret_cast<void *>(m.va);
     }
 
     result<void *> alloc_user(size_t n, void *) override {
@@ -439,7 +538,17 @@ public:
         select();
         {
             std::lock_guard<std::mutex> g(user_mu_);
-            exported_.erase(reinterpret_cast<CUdeviceptr>(p));
+            auto e = exported_.find(reinterpret_cast<CUdeviceptr>(p));
+            if (e != exported_.end()) {
+                if (e->second.fd >= 0) close(e->second.fd);
+                exported_.erase(e);
+            }
+            auto it = vmm_user_own_.find(reinterpret_cast<CUdeviceptr>(p));
+            if (it != vmm_user_own_.end()) {
+                vmm::release(it->second);
+                vmm_user_own_.erase(it);
+                return status::ok;
+            }
         }
         CU_TRY(cudaFree(p));
         return status::ok;
@@ -931,9 +1040,15 @@ private:
     struct user_handle {
         size_t size;
         unsigned long long id;
-        cudaIpcMemHandle_t h;
+        cudaIpcMemHandle_t h;  // legacy
+        int fd;                // VMM: the exported fd (else -1)
+        uint32_t key;          // VMM: what peers ask the user fd server for
     };
     std::map<CUdeviceptr, user_handle> exported_;
+    std::map<void *, vmm::mapping> vmm_user_mapped_;     // peers' VMM buffers mapped here
+    std::map<CUdeviceptr, vmm::mapping> vmm_user_own_;  // alloc_user_vmm's
+    std::unique_ptr<fdpass::server> user_fd_server_;    // from the first VMM export
+    uint32_t next_user_key_ = 0;
     std::mutex user_mu_;
     // Driver calls export_user needs, through cudaGetDriverEntryPointByVersion (no -lcuda).
     struct udrv {

@@ -5,6 +5,7 @@
 #include <cudaTypedefs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 
 namespace hgas::gpu::vmm {
@@ -26,6 +27,9 @@ struct driver {
     PFN_cuMemSetAccess_v10020 set_access = nullptr;
     PFN_cuMemExportToShareableHandle_v10020 export_handle = nullptr;
     PFN_cuMemImportFromShareableHandle_v10020 import_handle = nullptr;
+    // Exporting a program's own VMM allocations (export_fd).
+    PFN_cuMemRetainAllocationHandle_v11000 retain = nullptr;
+    PFN_cuMemGetAllocationPropertiesFromHandle_v10020 props = nullptr;
     bool complete() const {
         return get && attr && granularity && create && release && reserve && address_free && map && unmap &&
                set_access && export_handle && import_handle;
@@ -61,6 +65,8 @@ const driver &drv() {
         lookup("cuMemSetAccess", 10020, d.set_access);
         lookup("cuMemExportToShareableHandle", 10020, d.export_handle);
         lookup("cuMemImportFromShareableHandle", 10020, d.import_handle);
+        lookup("cuMemRetainAllocationHandle", 11000, d.retain);
+        lookup("cuMemGetAllocationPropertiesFromHandle", 10020, d.props);
     });
     return d;
 }
@@ -81,12 +87,12 @@ status cu_fail(const char *what, CUresult r) {
         if (r_ != CUDA_SUCCESS) return cu_fail(#call, r_); \
     } while (0)
 
-CUmemAllocationProp device_prop(CUdevice owner) {
+CUmemAllocationProp device_prop(CUdevice owner, bool exportable = true) {
     CUmemAllocationProp prop{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = owner;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    prop.requestedHandleTypes = exportable ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
     return prop;
 }
 
@@ -160,6 +166,43 @@ result<mapping> allocate(int dev, size_t n, uint32_t key, const std::string &wha
         return s;
     }
     return m;
+}
+
+result<mapping> allocate_user(int dev, size_t n, bool exportable) {
+    const driver &D = drv();
+    if (!D.complete()) return fail(status::unsupported, "cuda: the driver lacks the VMM entry points");
+    CUdevice cd = 0;
+    CU_DRV(D.get(&cd, dev));
+    const CUmemAllocationProp prop = device_prop(cd, exportable);
+    size_t gran = 0;
+    CU_DRV(D.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    if (!gran) gran = 2u << 20;
+    mapping m;
+    m.size = (std::max<size_t>(n, 1) + gran - 1) / gran * gran;
+    const CUresult r = D.create(&m.handle, m.size, &prop, 0);
+    if (r != CUDA_SUCCESS)
+        return fail(status::no_memory, "cuda: cannot allocate %zu bytes on GPU %d (cuMemCreate: %s)", m.size, dev, text(r));
+    m.has_handle = true;
+    status s = map_for(m, gran, cd);
+    if (s != status::ok) {
+        release(m);
+        return s;
+    }
+    return m;
+}
+
+int export_fd(CUdeviceptr p) {
+    const driver &D = drv();
+    if (!D.complete() || !D.retain || !D.props) return -1;
+    CUmemGenericAllocationHandle h = 0;
+    if (D.retain(&h, reinterpret_cast<void *>(p)) != CUDA_SUCCESS) return -1;  // not VMM memory
+    CUmemAllocationProp prop{};
+    int fd = -1;
+    if (D.props(&prop, h) == CUDA_SUCCESS && (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) &&
+        D.export_handle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS)
+        fd = -1;
+    D.release(h);  // the retain's reference; the fd holds one of its own
+    return fd;
 }
 
 result<mapping> import(int fd, size_t size, int owner, int dev) {

@@ -30,6 +30,14 @@ bool supported(int dev, std::string &why);
 // At least `n` bytes of GPU `dev`'s memory, mapped read-write for it and exported as an fd.
 // Not zeroed. `what` names the allocation in the error (the segment).
 result<mapping> allocate(int dev, size_t n, uint32_t key, const std::string &what);
+// The same for a user buffer (tests and benchmarks: memory a program made with cuMemCreate):
+// with `exportable` false it is made without a shareable handle type and not exported.
+result<mapping> allocate_user(int dev, size_t n, bool exportable);
+
+// The POSIX fd of the VMM allocation (cuMemCreate) mapped at `p`, which the caller owns; -1
+// where `p` is not VMM memory or its allocation cannot be shared as an fd (made without
+// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR): then it is not exported at all.
+int export_fd(CUdeviceptr p);
 
 // The allocation of GPU `owner` that `fd` exports (`size` bytes), mapped read-write for GPU
 // `dev` (the same one when two ranks share a GPU). Closes `fd`.

@@ -15,6 +15,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,8 +41,17 @@ struct user_export {
     uint8_t pad[3] = {};
     uint32_t handle_len = 0;
     char bus_id[16] = {};  // cuda: the exporter's GPU (PCI bus id)
-    uint8_t handle[96] = {};  // cuda: cudaIpcMemHandle_t; sim: the shared-memory object's name
+    uint8_t handle[96] = {};  // cuda: cudaIpcMemHandle_t or a vmm_handle; sim: the shared-memory object's name or a vmm_handle
 };
+// The handle of a VMM allocation (user_export::handle, handle_len == sizeof): the exporter's fd
+// server (fd_pass.hpp, its random tag) answers `key` with the allocation's POSIX fd.
+struct vmm_handle {
+    char magic[4] = {'v', 'm', 'm', 0};
+    uint32_t key = 0;
+    char sock_tag[24] = {};
+    bool valid(uint32_t len) const { return len == sizeof(vmm_handle) && !std::memcmp(magic, "vmm", 4); }
+};
+static_assert(sizeof(vmm_handle) <= sizeof(user_export::handle));
 static_assert(sizeof(user_export) == 152);
 
 struct ticket {
@@ -134,6 +144,13 @@ public:
         return fail(status::unsupported, "%s: no user allocations", describe().c_str());
     }
     virtual status free_user(void *) { return fail(status::unsupported, "%s: no user allocations", describe().c_str()); }
+    // A user allocation made by virtual memory management (cuda: cuMemCreate + cuMemMap, as
+    // PyTorch's expandable segments and many pools do; sim: an anonymous memory file). With
+    // `exportable` it may be shared as a POSIX fd (cuda: requestedHandleTypes POSIX_FILE_DESCRIPTOR)
+    // and export_user exports it that way; without, export_user refuses it. Freed by free_user.
+    virtual result<void *> alloc_user_vmm(size_t, void *, bool) {
+        return fail(status::unsupported, "%s: no VMM user allocations", describe().c_str());
+    }
 };
 
 class reg_cache;

@@ -22,6 +22,7 @@
 #include "base/clock.hpp"
 #include "base/shm.hpp"
 #include "base/trace.hpp"
+#include "gpu/fd_pass.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/reduce_cpu.hpp"
 
@@ -37,6 +38,10 @@ struct range {
     bool own;
     bool user = false;     // a user allocation (alloc_user) or a peer's one mapped here (import_user)
     uint64_t id = 0;       // user allocations: the buffer id (never reused)
+    // Own VMM-modelled user allocations (alloc_user_vmm): 1 exportable as an fd (then `fd`,
+    // kept open until freed, is what the fd server hands out), 2 not exportable.
+    int vmm = 0;
+    int fd = -1;
 };
 
 struct op {
@@ -171,13 +176,15 @@ public:
         : job_(a.job_id), rank_(a.rank),
           latency_s_(a.cfg->integer(setting::sim_latency_us) * 1e-6),
           bw_(static_cast<double>(a.cfg->bytes(setting::sim_bandwidth))),
-          peer_access_(a.cfg->flag(setting::sim_peer_access)) {
+          peer_access_(a.cfg->flag(setting::sim_peer_access)), fd_timeout_(a.cfg->seconds(setting::boot_timeout)) {
         const int ns = static_cast<int>(a.cfg->integer(setting::gpu_streams));
         for (int i = 0; i < ns; ++i) streams_.push_back(std::make_unique<sim_stream>(i, latency_s_, bw_));
     }
     ~sim_device() override {
         streams_.clear();
+        fd_server_.reset();  // before the fds it hands out are closed
         for (auto &r : ranges_) {
+            if (r.fd >= 0) ::close(r.fd);
             munmap(r.dev, r.size);
             munmap(r.alias, r.size);
             if (r.own && !r.name.empty()) shm_unlink(r.name.c_str());
@@ -267,13 +274,50 @@ public:
         return static_cast<void *>(*r);
     }
 
+    // The analogue of cuMemCreate + cuMemMap: an anonymous memory file (no name to open, only
+    // its fd to pass, as a VMM allocation's shareable handle), exported through the fd server
+    // when `exportable`, else not at all (a cuMemCreate without a shareable handle type).
+    result<void *> alloc_user_vmm(size_t n, void *at, bool exportable) override {
+        if (!n) n = 1;
+        int fd = memfd_create("hgas-sim-vmm", MFD_CLOEXEC);
+        if (fd < 0) return fail(status::no_memory, "sim: memfd_create for a VMM user allocation: %s", std::strerror(errno));
+        int rc = posix_fallocate(fd, 0, static_cast<off_t>(n));
+        if (rc != 0) {
+            ::close(fd);
+            return fail(status::no_memory, "sim: cannot reserve %zu bytes for a VMM user allocation: %s", n,
+                        std::strerror(rc));
+        }
+        auto r = map(fd, n, "", true, at, true);
+        if (!r.ok()) {
+            ::close(fd);
+            return r.error();
+        }
+        std::lock_guard<std::mutex> g(ranges_mu_);
+        for (auto &own : ranges_)
+            if (own.dev == *r) {
+                own.vmm = exportable ? 1 : 2;
+                if (exportable) own.fd = fd;
+            }
+        if (!exportable) ::close(fd);
+        return static_cast<void *>(*r);
+    }
+
+    // The fd server's provider (its own thread): the fd of the exportable allocation `key`.
+    int provide_fd(uint32_t key) {
+        std::lock_guard<std::mutex> g(ranges_mu_);
+        for (const auto &r : ranges_)
+            if (r.own && r.user && r.vmm == 1 && static_cast<uint32_t>(r.id) == key) return r.fd;
+        return -1;
+    }
+
     status free_user(void *p) override {
         std::lock_guard<std::mutex> g(ranges_mu_);
         for (auto it = ranges_.begin(); it != ranges_.end(); ++it)
             if (it->dev == p && it->user && it->own) {
                 munmap(it->dev, it->size);
                 munmap(it->alias, it->size);
-                shm_unlink(it->name.c_str());
+                if (!it->name.empty()) shm_unlink(it->name.c_str());
+                if (it->fd >= 0) ::close(it->fd);
                 ranges_.erase(it);
                 return status::ok;
             }
@@ -283,20 +327,52 @@ public:
     bool export_user(const void *p, size_t n, user_export &e) override {
         std::lock_guard<std::mutex> g(ranges_mu_);
         const range *r = find(p, n);
-        if (!r || !r->user || !r->own || r->name.size() >= sizeof e.handle) return false;
+        if (!r || !r->user || !r->own || r->vmm == 2 || r->name.size() >= sizeof e.handle) return false;
+        vmm_handle vh;
+        if (r->vmm == 1) {  // by fd, as cuda exports a VMM allocation
+            if (!fd_server_) {
+                auto srv = fdpass::server::start(fdpass::socket_name(job_, rank_, "sim-user", fd_tag_),
+                                                 [this](uint32_t key) { return provide_fd(key); });
+                if (!srv.ok()) return false;  // the caller takes another path
+                fd_server_ = std::move(*srv);
+            }
+            vh.key = static_cast<uint32_t>(r->id);
+            std::snprintf(vh.sock_tag, sizeof vh.sock_tag, "%s", fd_tag_.c_str());
+        }
         e = user_export{};
         e.base = reinterpret_cast<uintptr_t>(r->dev);
         e.size = r->size;
         e.buffer_id = r->id;
         e.offset = static_cast<uint64_t>(static_cast<const char *>(p) - r->dev);
         e.kind = static_cast<uint8_t>(kind::sim);
-        e.handle_len = static_cast<uint32_t>(r->name.size());
-        std::memcpy(e.handle, r->name.data(), r->name.size());
+        if (r->vmm == 1) {
+            e.handle_len = sizeof vh;
+            std::memcpy(e.handle, &vh, sizeof vh);
+        } else {
+            e.handle_len = static_cast<uint32_t>(r->name.size());
+            std::memcpy(e.handle, r->name.data(), r->name.size());
+        }
         return true;
     }
 
     result<void *> import_user(int peer, const user_export &e) override {
         if (!peer_access_) return static_cast<void *>(nullptr);
+        vmm_handle vh;
+        std::memcpy(&vh, e.handle, sizeof vh);
+        if (vh.valid(e.handle_len)) {
+            const std::string tag(vh.sock_tag, strnlen(vh.sock_tag, sizeof vh.sock_tag));
+            HGAS_TRY_ASSIGN(int fd, fdpass::fetch(fdpass::socket_name(job_, peer, "sim-user", tag), vh.key, fd_timeout_));
+            struct stat sb {};
+            if (fstat(fd, &sb) != 0 || static_cast<uint64_t>(sb.st_size) < e.size) {
+                ::close(fd);
+                return fail(status::invalid_pointer, "sim: rank %d's VMM user allocation (key %u) is smaller than "
+                            "announced", peer, vh.key);
+            }
+            auto r = map(fd, e.size, "", false, nullptr, true);
+            ::close(fd);
+            if (!r.ok()) return r.error();
+            return static_cast<void *>(*r);
+        }
         const std::string name(reinterpret_cast<const char *>(e.handle), std::min<size_t>(e.handle_len, sizeof e.handle));
         int fd = shm_open(name.c_str(), O_RDWR, 0);
         if (fd < 0)
@@ -458,6 +534,9 @@ private:
     std::mutex ranges_mu_;
     std::vector<range> ranges_;
     uint64_t next_user_id_ = 0;
+    double fd_timeout_;
+    std::unique_ptr<fdpass::server> fd_server_;  // from the first export of a VMM user allocation
+    const std::string fd_tag_ = random_tag();     // the random part of its socket name
     std::vector<std::unique_ptr<sim_stream>> streams_;
 };
 

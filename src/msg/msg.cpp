@@ -36,6 +36,7 @@ constexpr uint16_t no_seg = 0xffff;
 constexpr uint16_t f_discard = 1;  // cts: the receive was too small; the sender just completes
 constexpr uint16_t f_dev_dst = 2;  // cts: the posted buffer is device memory
 constexpr uint16_t f_ipc = 4;      // rts: the payload is a gpu::user_export of the sender's buffer
+constexpr uint16_t f_held = 8;     // t_utag: received into hgas's store (umsg is its tag_xfer), not in UCX
 // Internal streams of the pool's copies (shared with proto::staging's outgoing and incoming
 // copies: the same directions, and streams are FIFO).
 constexpr int stream_out = 1, stream_in = 2;
@@ -185,6 +186,15 @@ struct tag_xfer {
     std::vector<char> temp;  // a host copy: device memory not given to the transport, or a truncated message
     void *dst = nullptr;     // receive through temp: where the message goes once it arrived
     mem::kind dkind = mem::kind::host;
+    // An unexpected message taken out of UCX into temp (the unexpected store): an entry of
+    // state::unexpected_ refers to it until a receive matches it.
+    bool held = false;
+    // A send waiting for the receiver's credit (state::tag_queue_): what to post then.
+    bool queued = false;
+    uint64_t word = 0;
+    const void *from = nullptr;
+    size_t n = 0;
+    bool host = false;
 };
 
 struct peer_state {
@@ -353,6 +363,22 @@ private:
     status pump_tags();
     status deliver_tag(request *q, int src, const hdr &h, void *umsg);
     status tag_failure(const tag_xfer &x);
+    // Flow control of the tag path (README "Tag matching"): what a message costs the
+    // receiver while it is not taken out of UCX, the sender's room, the receiver's credit.
+    uint64_t tag_cost(size_t bytes) const { return bytes <= payload_max_ ? bytes + sizeof(hdr) : sizeof(hdr); }
+    uint64_t tag_credit(int t) const {  // the ring's credit word is unused for a tag peer; its next word
+        return __atomic_load_n(reinterpret_cast<const uint64_t *>(own(credit_offset(t) + 8)), __ATOMIC_ACQUIRE);
+    }
+    bool tag_room(int t, size_t bytes) const {
+        const uint64_t out = tag_sent_cost_[t] - tag_credit(t);
+        return out == 0 || out + tag_cost(bytes) <= tag_window_;
+    }
+    status post_tag(tag_xfer &x);
+    status flush_tags();
+    result<bool> take_tag(uint64_t w, size_t len, void *m);
+    status take_posted_tags();
+    status tag_taken(int src, size_t bytes);
+    std::unique_ptr<request> new_send(const send_args &a, mem::kind k);
     result<bool> take(int src, const hdr &h, const char *payload);
     status deliver(request *q, int src, const hdr &h, const char *payload, void *umsg = nullptr);
     status on_cts(int src, const hdr &h);
@@ -409,6 +435,18 @@ private:
     transport::tag_channel *tags_ = nullptr;  // the transport's tag matching, if any peer uses it
     std::vector<bool> tag_peer_;              // per peer: messages go by tag matching, not the rings
     std::list<tag_xfer> tag_ops_;
+    // Tag path flow control: per peer, the cost this rank sent and the sends waiting for
+    // credit (in order); the cost taken from each sender and returned to it.
+    uint64_t tag_window_ = 0;
+    std::vector<uint64_t> tag_sent_cost_, tag_taken_, tag_returned_;
+    std::vector<std::deque<tag_xfer *>> tag_queue_;
+    size_t tag_queued_ = 0;
+    // A message taken out of UCX's queue for which the store had no room: the first to take.
+    struct tag_msg {
+        uint64_t w = 0;
+        size_t len = 0;
+        void *m = nullptr;
+    } tag_stalled_;
     std::set<uint32_t> ctxs_;
     uint32_t next_ctx_ = 1;
     int start_ = 0;      // ring to poll first (fairness)
@@ -497,8 +535,19 @@ void state::forget(request *q) {
     for (auto it = pool_sends_.begin(); it != pool_sends_.end();)
         it = *it == q ? pool_sends_.erase(it) : it + 1;
     live_.erase(q->id);
-    for (auto &x : tag_ops_)
-        if (x.q == q) x.q = nullptr;
+    for (auto it = tag_ops_.begin(); it != tag_ops_.end();) {
+        if (it->q != q) {
+            ++it;
+        } else if (it->queued) {  // never handed to UCX: dropped, as a ring's queued send is
+            auto &dq = tag_queue_[it->peer];
+            dq.erase(std::find(dq.begin(), dq.end(), &*it));
+            --tag_queued_;
+            it = tag_ops_.erase(it);
+        } else {
+            it->q = nullptr;
+            ++it;
+        }
+    }
     for (auto &p : peers_)
         for (auto it = p.out.begin(); it != p.out.end();)
             if (it->req == q) {
@@ -1056,39 +1105,34 @@ void state::setup_tags() {
             tags_ = c;
         }
     }
+    if (!tags_) return;
+    // A sender may have this much not yet taken out of UCX by the receiver: the receiver's
+    // limit shared by the ranks, but at least two eager messages (credits go back at half).
+    tag_window_ = std::max<uint64_t>(2 * (payload_max_ + sizeof(hdr)), unexpected_max_ / static_cast<uint64_t>(n));
+    tag_sent_cost_.assign(n, 0);
+    tag_taken_.assign(n, 0);
+    tag_returned_.assign(n, 0);
+    tag_queue_.resize(n);
 }
 
 // Takes the messages that arrived by tag matching (in arrival order) into matching, as the
-// rings' are; then ends receives from a peer whose connection broke.
+// rings' are, while the unexpected store has room; when it is full, only messages that posted
+// receives match (the senders wait for credit meanwhile). Then ends receives from a peer whose
+// connection broke.
 status state::poll_tags() {
-    uint64_t w = 0;
-    size_t len = 0;
-    void *m = nullptr;
-    while (tags_->tag_take(utag_marker, utag_marker, w, len, m)) {
-        ++stats_.tag_received;
-        hdr h{};
-        h.type = t_utag;
-        h.tag = utag_tag(w);
-        h.ctx = utag_ctx(w);
-        h.bytes = len;
-        h.seg = no_seg;
-        const int src = utag_src(w);
-        if (src >= r_.n())
-            return fail(status::internal, "hgas messages: rank %d got a UCX tag message from rank %d of %d (another "
-                        "program's tags on this worker?)", r_.me(), src, r_.n());
-        bool matched = false;
-        for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-            if (!matches(*it, src, h)) continue;
-            request *q = *it;
-            posted_.erase(it);
-            HGAS_TRY(deliver_tag(q, src, h, m));
-            matched = true;
+    for (;;) {
+        tag_msg &t = tag_stalled_;
+        if (!t.m) {
+            if (!tags_->tag_take(utag_marker, utag_marker, t.w, t.len, t.m)) break;
+            ++stats_.tag_received;
+        }
+        HGAS_TRY_ASSIGN(bool taken, take_tag(t.w, t.len, t.m));
+        if (!taken) {  // kept aside (UCX still holds its bytes) until the store has room
+            ++stats_.flow_stalls;
+            HGAS_TRY(take_posted_tags());
             break;
         }
-        if (!matched) {
-            unexpected_.emplace_back(src, h, m);
-            ++stats_.unexpected;
-        }
+        t.m = nullptr;
     }
     if (!tags_->tag_any_failed()) return status::ok;
     for (auto it = posted_.begin(); it != posted_.end();) {
@@ -1105,10 +1149,131 @@ status state::poll_tags() {
     return status::ok;
 }
 
+hdr utag_hdr(uint64_t w, size_t len) {
+    hdr h{};
+    h.type = t_utag;
+    h.tag = utag_tag(w);
+    h.ctx = utag_ctx(w);
+    h.bytes = len;
+    h.seg = no_seg;
+    return h;
+}
+
+// One message taken out of UCX's unexpected queue: to the first posted receive it matches;
+// else, up to the eager size, received into the unexpected store (UCX's buffer is freed and
+// the bytes count against HGAS_MSG_UNEXPECTED_MAX); larger ones (UCX holds only their
+// rendezvous request; the data waits at the sender) kept as a handle.
+result<bool> state::take_tag(uint64_t w, size_t len, void *m) {
+    const hdr h = utag_hdr(w, len);
+    const int src = utag_src(w);
+    if (src >= r_.n())
+        return fail(status::internal, "hgas messages: rank %d got a UCX tag message from rank %d of %d (another "
+                    "program's tags on this worker?)", r_.me(), src, r_.n());
+    for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+        if (!matches(*it, src, h)) continue;
+        request *q = *it;
+        posted_.erase(it);
+        HGAS_TRY(deliver_tag(q, src, h, m));
+        HGAS_TRY(tag_taken(src, len));
+        return true;
+    }
+    if (len > payload_max_) {
+        ++stats_.unexpected;
+        unexpected_.emplace_back(src, h, m);
+        HGAS_TRY(tag_taken(src, len));
+        return true;
+    }
+    if (len && !unexpected_.empty() && unexpected_bytes_ + len > unexpected_max_) return false;  // store full
+    ++stats_.unexpected;
+    tag_xfer &x = tag_ops_.emplace_back();
+    const auto xit = std::prev(tag_ops_.end());
+    x.peer = src;
+    x.held = true;
+    x.temp.resize(len);
+    status s = tags_->tag_recv(m, x.temp.data(), len, true, src, &x.op);
+    if (s != status::ok) {
+        tag_ops_.erase(xit);
+        return s;
+    }
+    hdr hh = h;
+    hh.flags = f_held;
+    unexpected_.emplace_back(src, hh, static_cast<void *>(&x));
+    unexpected_.back().len = static_cast<uint32_t>(len);
+    unexpected_bytes_ += len;
+    stats_.unexpected_bytes_peak = std::max(stats_.unexpected_bytes_peak, unexpected_bytes_);
+    HGAS_TRY(tag_taken(src, len));
+    return true;
+}
+
+// The store is full: each posted receive (in posting order) takes the earliest message UCX
+// holds that it matches, found by a probe on its scope, source and tag.
+status state::take_posted_tags() {
+    for (size_t i = 0; i < posted_.size();) {
+        request *q = posted_[i];
+        if (q->peer != HGAS_ANY_RANK && !tag_peer_[q->peer]) {
+            ++i;
+            continue;
+        }
+        uint64_t want = utag_marker | (uint64_t(q->ctx) & utag_ctx_max) << 51;
+        uint64_t mask = utag_marker | uint64_t(utag_ctx_max) << 51;
+        if (q->peer != HGAS_ANY_RANK) {
+            want |= (uint64_t(q->peer) & utag_rank_max) << 31;
+            mask |= uint64_t(utag_rank_max) << 31;
+        }
+        if (q->tag != HGAS_ANY_TAG) {
+            want |= uint64_t(q->tag) & 0x7fffffffu;
+            mask |= 0x7fffffffu;
+        }
+        uint64_t w = 0;
+        size_t len = 0;
+        void *m = nullptr;
+        if (!tags_->tag_take(want, mask, w, len, m)) {
+            ++i;
+            continue;
+        }
+        ++stats_.tag_received;
+        const int src = utag_src(w);
+        posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(i));
+        HGAS_TRY(deliver_tag(q, src, utag_hdr(w, len), m));
+        HGAS_TRY(tag_taken(src, len));
+    }
+    return status::ok;
+}
+
+// A message of `src` left UCX's custody: its cost goes back to the sender as credit once half
+// a window is owed (a sender that waits has more than half a window outstanding).
+status state::tag_taken(int src, size_t bytes) {
+    tag_taken_[src] += tag_cost(bytes);
+    if (finalizing_ || tag_taken_[src] - tag_returned_[src] < tag_window_ / 2) return status::ok;
+    HGAS_TRY(rma::signal_update(r_, mem::make_gptr(src, mem::seg_symmetric, credit_offset(r_.me()) + 8),
+                                HGAS_SIGNAL_SET, tag_taken_[src], rma::issuer::runtime));
+    tag_returned_[src] = tag_taken_[src];
+    return status::ok;
+}
+
 // A message that arrived by tag matching, matched by receive q: UCX receives it straight into
 // the posted buffer (host memory; cuda memory larger than an eager slot when this UCX handles
 // cuda), else into a host copy that goes to the device once it arrived.
 status state::deliver_tag(request *q, int src, const hdr &h, void *umsg) {
+    if (h.flags & f_held) {  // in the store already (or arriving there)
+        tag_xfer &x = *static_cast<tag_xfer *>(umsg);
+        x.held = false;  // pump_tags drops it once UCX is done with it
+        if (h.bytes > q->bytes) {
+            complete(q, truncated(q, src, h));
+            return status::ok;
+        }
+        set_info(q, src, h.tag, h.bytes);
+        if (!x.op.done.load(std::memory_order_acquire)) {  // pump_tags copies it over on arrival
+            x.q = q;
+            x.dst = q->rbuf;
+            x.dkind = q->kind;
+            return status::ok;
+        }
+        status s = x.op.code == status::ok ? status::ok : tag_failure(x);
+        if (s == status::ok) s = copy(q->rbuf, q->kind, x.temp.data(), mem::kind::host, h.bytes);
+        complete(q, s);
+        return status::ok;
+    }
     tag_xfer &x = tag_ops_.emplace_back();
     const auto xit = std::prev(tag_ops_.end());
     x.peer = src;
@@ -1152,7 +1317,7 @@ status state::tag_failure(const tag_xfer &x) {
 // copy is in device memory). Transfers whose request died are just dropped.
 status state::pump_tags() {
     for (auto it = tag_ops_.begin(); it != tag_ops_.end();) {
-        if (!it->op.done.load(std::memory_order_acquire)) {
+        if (it->held || !it->op.done.load(std::memory_order_acquire)) {
             ++it;
             continue;
         }
@@ -1162,6 +1327,48 @@ status state::pump_tags() {
             complete(q, s);
         }
         it = tag_ops_.erase(it);
+    }
+    return status::ok;
+}
+
+// A send request for `a` from memory of kind `k`: what every path's send starts from.
+std::unique_ptr<request> state::new_send(const send_args &a, mem::kind k) {
+    auto q = std::make_unique<request>();
+    q->st = this;
+    q->is_send = true;
+    q->ctx = a.ctx;
+    q->peer = a.dest;
+    q->tag = a.tag;
+    q->sbuf = a.buf;
+    q->bytes = a.bytes;
+    q->kind = k;
+    return q;
+}
+
+// Hands send x to UCX; its cost counts against the window to its peer.
+status state::post_tag(tag_xfer &x) {
+    HGAS_TRY(tags_->tag_send(x.peer, x.word, x.from, x.n, x.host, &x.op));
+    tag_sent_cost_[x.peer] += tag_cost(x.n);
+    ++stats_.tag_sent;
+    return status::ok;
+}
+
+// Posts the sends that waited for credit, in order per peer, as far as credit allows.
+status state::flush_tags() {
+    for (int t = 0; t < r_.n() && tag_queued_; ++t) {
+        auto &dq = tag_queue_[t];
+        while (!dq.empty() && tag_room(t, dq.front()->n)) {
+            tag_xfer &x = *dq.front();
+            dq.pop_front();
+            --tag_queued_;
+            x.queued = false;
+            status s = post_tag(x);
+            if (s == status::ok) continue;
+            x.op.done.store(true, std::memory_order_release);  // nothing in flight: pump_tags drops it
+            if (!x.q) return s;  // a host copy whose send had completed already: the error goes up
+            complete(x.q, s);
+            x.q = nullptr;
+        }
     }
     return status::ok;
 }
@@ -1184,13 +1391,29 @@ status state::isend_tag(const send_args &a, mem::kind k, hgas_handle_t *h, bool 
         }
         from = x.temp.data();
     }
-    status s = tags_->tag_send(a.dest, utag_word(a.ctx, r_.me(), a.tag), from, a.bytes,
-                               !direct || k == mem::kind::host, &x.op);
+    x.word = utag_word(a.ctx, r_.me(), a.tag);
+    x.from = from;
+    x.n = a.bytes;
+    x.host = !direct || k == mem::kind::host;
+    if (!tag_queue_[a.dest].empty() || !tag_room(a.dest, a.bytes)) {
+        // Flow control: the receiver has not taken enough of this rank's messages out of UCX
+        // yet. Queued behind the others to that peer (order), posted by progress on credit.
+        x.queued = true;
+        tag_queue_[a.dest].push_back(&x);
+        ++tag_queued_;
+        if (!direct) {  // the copy waits; the program's buffer is free
+            if (h) *h = HGAS_HANDLE_DONE;
+            return status::ok;
+        }
+        auto q = new_send(a, k);
+        x.q = q.get();
+        return finish("hgas_send", std::move(q), h, blocking);
+    }
+    status s = post_tag(x);
     if (s != status::ok) {
         tag_ops_.erase(xit);
         return s;
     }
-    ++stats_.tag_sent;
     if (x.op.done.load(std::memory_order_acquire)) {
         const status c = x.op.code == status::ok ? status::ok : tag_failure(x);
         tag_ops_.erase(xit);
@@ -1202,15 +1425,7 @@ status state::isend_tag(const send_args &a, mem::kind k, hgas_handle_t *h, bool 
         if (h) *h = HGAS_HANDLE_DONE;
         return status::ok;
     }
-    auto q = std::make_unique<request>();
-    q->st = this;
-    q->is_send = true;
-    q->ctx = a.ctx;
-    q->peer = a.dest;
-    q->tag = a.tag;
-    q->sbuf = a.buf;
-    q->bytes = a.bytes;
-    q->kind = k;
+    auto q = new_send(a, k);
     x.q = q.get();
     return finish("hgas_send", std::move(q), h, blocking);
 }
@@ -1221,6 +1436,7 @@ status state::progress() {
     status s = flush_all();
     if (s == status::ok) s = poll_rings();
     if (s == status::ok && tags_) s = poll_tags();
+    if (s == status::ok && tag_queued_) s = flush_tags();
     if (s == status::ok && !tag_ops_.empty()) s = pump_tags();
     if (s == status::ok) s = pump_pool();
     if (s == status::ok && (!ipc_ops_.empty() || !ipc_graveyard_.empty())) s = pump_ipc();
@@ -1346,15 +1562,7 @@ status state::isend(const send_args &a, hgas_handle_t *h, bool blocking) {
         if (h) *h = HGAS_HANDLE_DONE;
         return status::ok;
     }
-    auto q = std::make_unique<request>();
-    q->st = this;
-    q->is_send = true;
-    q->ctx = a.ctx;
-    q->peer = a.dest;
-    q->tag = a.tag;
-    q->sbuf = a.buf;
-    q->bytes = a.bytes;
-    q->kind = k;
+    auto q = new_send(a, k);
     if (a.prod && !eager) q->prod = a.prod;
     if (eager) {
         m.type = t_eager;
@@ -1464,6 +1672,8 @@ status state::finalize() {
         }
     }
     if (tags_) {  // messages UCX holds that were never taken
+        if (tag_stalled_.m) unexpected_.emplace_back(utag_src(tag_stalled_.w), utag_hdr(tag_stalled_.w, tag_stalled_.len),
+                                                     tag_stalled_.m);
         uint64_t w = 0;
         size_t len = 0;
         void *m = nullptr;

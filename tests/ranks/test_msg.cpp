@@ -531,7 +531,9 @@ TEST(Msg, TestAnyFindsTheCompletedOne) {
 }
 
 // A flood of sends nobody receives yet: the receiver holds at most HGAS_MSG_UNEXPECTED_MAX
-// (plus one message), the senders wait; then everything arrives in order.
+// (plus one message), the senders wait; then everything arrives in order. Over UCX tag
+// matching (test_msg_utag_flood) the same bound holds: messages are taken out of UCX into the
+// unexpected store, and the sender waits for credit once the store is full.
 TEST(Msg, UnexpectedFloodIsBounded) {
     if (n() < 2) GTEST_SKIP() << "needs two ranks";
     const int N = 300;
@@ -545,6 +547,11 @@ TEST(Msg, UnexpectedFloodIsBounded) {
             HGAS_OK_OR_FAIL(hgas_isend(out[i].data(), sz, 0, 17, &h[i]));
         }
         HGAS_OK_OR_FAIL(hgas_wait_all(h.data(), N));  // done once rank 0 has taken them all
+        if (utag_to(0)) {
+            hgasi_msg_stats_t st{};
+            HGAS_OK_OR_FAIL(hgasi_msg_stats(&st));
+            EXPECT_GE(st.tag_sent, static_cast<uint64_t>(N)) << "the flood went by UCX tag matching";
+        }
     } else if (me() == 0) {
         // Take messages without receiving them (a probe for another tag) until the queue is
         // full (a small limit) or holds everything (the default).
@@ -748,15 +755,27 @@ TEST(Msg, CxxApi) {
 // mapping would still show the freed buffer and deliver its bytes, which the value check
 // catches. HGAS_TEST_MSG_IPC=1: every large message must go by IPC; 0: none may (threshold
 // off, no peer access, other nodes: the pool); unset: values only.
+//
+// HGAS_TEST_USER_ALLOC=vmm: the buffers are VMM allocations (cuda: cuMemCreate + cuMemMap with
+// the POSIX-fd handle type; sim: anonymous memory files), exported by fd through the sender's
+// fd server; vmm-noexport: VMM allocations that cannot be shared (no handle type), which must
+// take the pinned pool and still deliver the right bytes.
 TEST(Msg, IpcUserDeviceBuffers) {
     ASSERT_TRUE(have_sim()) << "kind " << hgas_kind_name(dev_kind()) << " is off";
     const char *want_env = std::getenv("HGAS_TEST_MSG_IPC");
     const int want = want_env ? std::atoi(want_env) : -1;
     const hgas_kind_t k = dev_kind();
+    const char *how_env = std::getenv("HGAS_TEST_USER_ALLOC");
+    const std::string how = how_env ? how_env : "legacy";
+    ASSERT_TRUE(how == "legacy" || how == "vmm" || how == "vmm-noexport") << "HGAS_TEST_USER_ALLOC=" << how;
+    auto alloc = [&](size_t bytes, void *at, void **out) {
+        return how == "legacy" ? hgasi_user_dev_alloc(k, bytes, at, out)
+                               : hgasi_user_dev_alloc_vmm(k, bytes, at, how == "vmm", out);
+    };
     const size_t big = (256 << 10) + 123, mid = (32 << 10) + 5;
     void *S = nullptr, *R = nullptr;
-    HGAS_OK_OR_FAIL(hgasi_user_dev_alloc(k, big, nullptr, &S));
-    HGAS_OK_OR_FAIL(hgasi_user_dev_alloc(k, big + 8, nullptr, &R));
+    HGAS_OK_OR_FAIL(alloc(big, nullptr, &S));
+    HGAS_OK_OR_FAIL(alloc(big + 8, nullptr, &R));
     auto fill = [&](void *p, size_t len, int salt) {
         std::vector<unsigned char> v(len);
         for (size_t i = 0; i < len; ++i) v[i] = salt < 0 ? 0xee : pat(me(), right(), i, salt);
@@ -815,7 +834,7 @@ TEST(Msg, IpcUserDeviceBuffers) {
     // mapping of the old one is stale and must not be used.
     void *old = S;
     HGAS_OK_OR_FAIL(hgasi_user_dev_free(k, S));
-    HGAS_OK_OR_FAIL(hgasi_user_dev_alloc(k, big, old, &S));
+    HGAS_OK_OR_FAIL(alloc(big, old, &S));
     int same = S == old, all_same = 0;
     HGAS_OK_OR_FAIL(hgas_allreduce(&all_same, &same, 1, HGAS_INT32, HGAS_OP_MIN));
     if (k == HGAS_KIND_SIM) {
