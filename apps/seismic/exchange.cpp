@@ -62,13 +62,11 @@ exchange::exchange(const setup &s, device &d) : s_(s), d_(d) {
             if (m.send_to < 0 && m.recv_from < 0) continue;
             const size_t fb = nx * sizeof(float);
             if (s.opt.sty == style::integrated) {
-                // A z-face's rows follow each other (stride nx): it is sent and received as
-                // plain bytes of the field, no layout, so nothing is packed or unpacked (a
-                // layout of 64 rows made sim memory pack row by row, each copy-engine operation
-                // paying its latency; a GPU packs with a kernel and waits for it). A y-face is
-                // strided: a vector layout.
+                // Every face is a vector layout of its rows. A z-face's rows follow each other
+                // (stride nx): one block, which hgas sends and receives as plain bytes of the
+                // field, nothing packed; a y-face is strided and packed (a kernel on a GPU).
                 auto vec = [&](const face &f, hgas_layout_t *l, int peer) {
-                    if (f.stride != nx) check(hgas_layout_vector(f.rows, fb, f.stride * sizeof(float), l), "layout", peer);
+                    check(hgas_layout_vector(f.rows, fb, f.stride * sizeof(float), l), "layout", peer);
                 };
                 vec(m.send, &m.send_layout, m.send_to);
                 vec(m.recv, &m.recv_layout, m.recv_from);
@@ -133,23 +131,14 @@ void exchange::integrated_post(std::vector<message> &ms) {
     for (message &m : ms)
         if (m.recv_from >= 0) {
             hs_.push_back(nullptr);
-            float *at = d_.field(m.field) + m.recv.offset;
-            if (m.recv_layout)
-                check(hgas_irecv_typed(at, m.recv_layout, m.recv_from, m.tag, nullptr, &hs_.back()), "hgas_irecv_typed",
-                      m.recv_from);
-            else
-                check(hgas_irecv(at, m.recv.rows * s_.opt.nx * sizeof(float), m.recv_from, m.tag, nullptr, &hs_.back()),
-                      "hgas_irecv", m.recv_from);
+            check(hgas_irecv_typed(d_.field(m.field) + m.recv.offset, m.recv_layout, m.recv_from, m.tag, nullptr,
+                                   &hs_.back()), "hgas_irecv_typed", m.recv_from);
         }
     for (message &m : ms)
         if (m.send_to >= 0) {
             hs_.push_back(nullptr);
-            const float *at = d_.field(m.field) + m.send.offset;
-            if (m.send_layout)
-                check(hgas_isend_typed(at, m.send_layout, m.send_to, m.tag, &hs_.back()), "hgas_isend_typed", m.send_to);
-            else
-                check(hgas_isend(at, m.send.rows * s_.opt.nx * sizeof(float), m.send_to, m.tag, &hs_.back()), "hgas_isend",
-                      m.send_to);
+            check(hgas_isend_typed(d_.field(m.field) + m.send.offset, m.send_layout, m.send_to, m.tag, &hs_.back()),
+                  "hgas_isend_typed", m.send_to);
         }
 }
 
