@@ -632,7 +632,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = episim ]; then
             rm -rf "$OUT/episim-sweep"; mkdir -p "$OUT/episim-sweep"
             timeout -k 5 "$l" python3 apps/episim/sweep --hgasrun "$HGASRUN" --episim "$EPISIM" --kind cuda \
                 --ranks "$sranks" --args "--persons 400000 --grid 200x200 --days 10 --fragment 16000" \
-                --env HGAS_CUDA_HEAP_SIZE=256M --timeout 100 --out "$OUT/episim-sweep" \
+                --env HGAS_CUDA_HEAP_SIZE=256M --timeout 100 --repeat 3 --budget $((l - 10)) --out "$OUT/episim-sweep" \
                 >"$OUT/episim-sweep/table.txt" 2>"$OUT/episim-sweep/sweep.log" || FAILED+=("episim bench")
             { echo "== episim benchmark (kind cuda, ranks $sranks)"; cat "$OUT/episim-sweep/table.txt"
               grep -E 'failed|skipped' "$OUT/episim-sweep/sweep.log"; } | tee -a "$OUT/episim.txt" | tee -a "$SUMMARY"
@@ -675,7 +675,8 @@ if [ "$ONLY" = all ] || [ "$ONLY" = seismic ]; then
             say "seismic: benchmark NOT RUN: the deadline is near"; FAILED+=("seismic bench (not run)")
         else
             timeout -k 5 "$l" python3 apps/seismic/sweep --hgasrun "$HGASRUN" --seismic "$SEISMIC" --kind cuda \
-                --grid 256x256x256 --steps 200 --ranks 1,2 --timeout 60 --out "$OUT/seismic-sweep" \
+                --grid 256x256x256 --steps 200 --ranks 1,2 --timeout 60 --repeat 3 --budget $((l - 10)) \
+                --out "$OUT/seismic-sweep" \
                 >"$OUT/seismic-sweep/table.txt" 2>"$OUT/seismic-sweep/sweep.log" || FAILED+=("seismic bench")
             { echo "== seismic, kind cuda, 256^3, 200 steps, styles x ranks 1,2"; cat "$OUT/seismic-sweep/table.txt"
               grep -E 'skipped' "$OUT/seismic-sweep/sweep.log"; } | tee -a "$OUT/seismic.txt" | tee -a "$SUMMARY"

@@ -51,8 +51,9 @@ public:
     virtual uint64_t interactions(void *v, uint64_t n, void *out, const Params &p, uint32_t day,
                                   const std::vector<uint64_t> &person_begin, std::vector<uint64_t> &first,
                                   bool sorted) = 0;
-    // The sort pipelined with the arriving fragments (style integrated): sort_run moves the
-    // visits of a fragment `frag` (device memory) into v[lo, hi) and sorts them there into
+    // The sort pipelined with the arriving fragments (styles integrated and pipelined):
+    // sort_run moves the visits of a fragment `frag` (device memory; frag == v + lo: they are
+    // there already, copied by the pipelined style) into v[lo, hi) and sorts them there into
     // room order, returning an event after which frag may be reused; merge_runs merges the
     // sorted neighbours v[lo, mid) and v[mid, hi) into one sorted run. Both are queued on
     // stream s after what is queued there. Room order is a total order on distinct visits,

@@ -90,7 +90,8 @@ public:
         return interactions_cpu(static_cast<Visit *>(v), n, static_cast<Infection *>(out), p, day, pb, first, sorted);
     }
     uint64_t sort_run(void *v, uint64_t lo, uint64_t hi, const void *frag, int) override {
-        std::memcpy(static_cast<Visit *>(v) + lo, frag, (hi - lo) * sizeof(Visit));
+        if (frag != static_cast<Visit *>(v) + lo)  // in place (pipelined): copied already
+            std::memcpy(static_cast<Visit *>(v) + lo, frag, (hi - lo) * sizeof(Visit));
         sort_run_cpu(static_cast<Visit *>(v), lo, hi);
         return 0;
     }

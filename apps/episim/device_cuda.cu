@@ -122,7 +122,7 @@ public:
     // fragment runs while the next ones arrive (its temporary storage is still a cudaMalloc).
     uint64_t sort_run(void *vv, uint64_t lo, uint64_t hi, const void *frag, int s) override {
         Visit *v = static_cast<Visit *>(vv);
-        d2d(v + lo, frag, (hi - lo) * sizeof(Visit), s);
+        if (frag != v + lo) d2d(v + lo, frag, (hi - lo) * sizeof(Visit), s);  // else in place (pipelined)
         const uint64_t ev = record(s);
         thrust::sort(thrust::cuda::par_nosync.on(streams_[s]), v + lo, v + hi, VisitLess{});
         return ev;

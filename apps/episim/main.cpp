@@ -125,7 +125,7 @@ int run(const Options &o) {
       << c.gy << "], \"sublocs\": " << c.sublocs << ", \"visits_per_day\": " << c.visits << ", \"tau\": " << c.p.tau
       << ", \"contact_p\": " << c.p.contact_p << ", \"days\": " << c.days << ", \"seed\": " << c.p.seed
       << ", \"runs\": " << o.runs << ", \"fragment_bytes\": " << o.fragment << ", \"fragments_per_peer\": "
-      << o.per_peer << ", \"sort_on_arrival\": " << (o.sort_on_arrival && o.st == style::integrated ? "true" : "false") << ", \"curve\": ["
+      << o.per_peer << ", \"sort_on_arrival\": " << (o.sort_on_arrival && o.st != style::basic ? "true" : "false") << ", \"curve\": ["
       << join(curves[0]) << "]";
     if (o.runs > 1) {
         j << ", \"curves\": [";

@@ -140,13 +140,26 @@ DayCounts Sim::day(uint32_t d) {
         merge_runs(off / sizeof(Visit), true);
         sorted = o_.sort_on_arrival;
     } else if (o_.st == style::pipelined) {  // per-peer pinned fragment -> device, on a stream
+        // With the sort on arrival, by hand what integrated gets from fragments in device
+        // memory: each copy and its run's sort on one stream (the merges need them in order),
+        // the pinned buffer free once its copy is done; without, one stream per peer.
+        runs_.clear();
         visit_rx_->day([&](int q, const void *frag, size_t bytes) -> uint64_t {
             room(q, bytes);
-            const int s = q % dev_.streams();
+            const uint64_t lo = off / sizeof(Visit), hi = (off + bytes) / sizeof(Visit);
+            const int s = o_.sort_on_arrival ? 0 : q % dev_.streams();
             dev_.h2d(dv + off, frag, bytes, s);
             off += bytes;
-            return dev_.record(s);
+            const uint64_t ev = dev_.record(s);
+            if (o_.sort_on_arrival && hi > lo) {
+                (void)dev_.sort_run(dvis_, lo, hi, dv + lo * sizeof(Visit), 0);  // in place
+                runs_.push_back(lo);
+                merge_runs(hi, false);
+            }
+            return ev;
         });
+        merge_runs(off / sizeof(Visit), true);
+        sorted = o_.sort_on_arrival;
     } else {  // basic: the whole day into host memory, then one copy to the device
         hstage_.resize(cap);
         visit_rx_->day([&](int q, const void *frag, size_t bytes) -> uint64_t {

@@ -62,13 +62,11 @@ exchange::exchange(const setup &s, device &d) : s_(s), d_(d) {
             if (m.send_to < 0 && m.recv_from < 0) continue;
             const size_t fb = nx * sizeof(float);
             if (s.opt.sty == style::integrated) {
-                // A z-face's rows follow each other (stride nx): it is sent and received as
-                // plain bytes of the field, no layout, so nothing is packed or unpacked (a
-                // layout of 64 rows made sim memory pack row by row, each copy-engine operation
-                // paying its latency; a GPU packs with a kernel and waits for it). A y-face is
-                // strided: a vector layout.
+                // Every face is a vector layout of its rows. A z-face's rows follow each other
+                // (stride nx): one block, which hgas sends and receives as plain bytes of the
+                // field, nothing packed; a y-face is strided and packed (a kernel on a GPU).
                 auto vec = [&](const face &f, hgas_layout_t *l, int peer) {
-                    if (f.stride != nx) check(hgas_layout_vector(f.rows, fb, f.stride * sizeof(float), l), "layout", peer);
+                    check(hgas_layout_vector(f.rows, fb, f.stride * sizeof(float), l), "layout", peer);
                 };
                 vec(m.send, &m.send_layout, m.send_to);
                 vec(m.recv, &m.recv_layout, m.recv_from);
@@ -98,24 +96,30 @@ int exchange::stream_of(int peer) const {
 }
 
 void exchange::run(phase p) {
-    switch (s_.opt.sty) {
-    case style::basic: return basic(phase_[p]);
-    case style::pipelined: return pipelined(phase_[p]);
-    case style::integrated: return start(p), finish();
-    }
+    if (s_.opt.sty == style::basic) return basic(phase_[p]);
+    start(p), finish();
 }
 
-void exchange::start(phase p) { integrated_post(phase_[p]); }
+void exchange::start(phase p) {
+    if (s_.opt.sty == style::pipelined) pipelined_start(phase_[p]);
+    else integrated_post(phase_[p]);
+}
 
-// One test of the phase's handles: hgas progresses every message in flight while testing, and
-// a handle that completed becomes HGAS_HANDLE_DONE (finish skips it).
+// Integrated: one test of the phase's handles: hgas progresses every message in flight while
+// testing, and a handle that completed becomes HGAS_HANDLE_DONE (finish skips it).
+// Pipelined: one round of sending the copied pieces and copying back the arrived ones.
 void exchange::poll() {
+    if (s_.opt.sty == style::pipelined) {
+        if (pipe_.active) (void)pipelined_step();
+        return;
+    }
     if (hs_.empty()) return;
     int idx = -1, done = 0;
     check(hgas_test_any(hs_.data(), hs_.size(), &idx, &done), "hgas_test_any", -1);
 }
 
 void exchange::finish() {
+    if (s_.opt.sty == style::pipelined) return pipelined_finish();
     check(hgas_wait_all(hs_.data(), hs_.size()), "hgas_wait_all", -1);
     hs_.clear();
 }
@@ -127,23 +131,14 @@ void exchange::integrated_post(std::vector<message> &ms) {
     for (message &m : ms)
         if (m.recv_from >= 0) {
             hs_.push_back(nullptr);
-            float *at = d_.field(m.field) + m.recv.offset;
-            if (m.recv_layout)
-                check(hgas_irecv_typed(at, m.recv_layout, m.recv_from, m.tag, nullptr, &hs_.back()), "hgas_irecv_typed",
-                      m.recv_from);
-            else
-                check(hgas_irecv(at, m.recv.rows * s_.opt.nx * sizeof(float), m.recv_from, m.tag, nullptr, &hs_.back()),
-                      "hgas_irecv", m.recv_from);
+            check(hgas_irecv_typed(d_.field(m.field) + m.recv.offset, m.recv_layout, m.recv_from, m.tag, nullptr,
+                                   &hs_.back()), "hgas_irecv_typed", m.recv_from);
         }
     for (message &m : ms)
         if (m.send_to >= 0) {
             hs_.push_back(nullptr);
-            const float *at = d_.field(m.field) + m.send.offset;
-            if (m.send_layout)
-                check(hgas_isend_typed(at, m.send_layout, m.send_to, m.tag, &hs_.back()), "hgas_isend_typed", m.send_to);
-            else
-                check(hgas_isend(at, m.send.rows * s_.opt.nx * sizeof(float), m.send_to, m.tag, &hs_.back()), "hgas_isend",
-                      m.send_to);
+            check(hgas_isend_typed(d_.field(m.field) + m.send.offset, m.send_layout, m.send_to, m.tag, &hs_.back()),
+                  "hgas_isend_typed", m.send_to);
         }
 }
 
@@ -174,75 +169,89 @@ void exchange::basic(std::vector<message> &ms) {
 // Style pipelined: every face in `chunks` pieces of rows; each piece is copied to the host
 // on its peer's stream and sent as soon as its copy is done, each received piece copied back
 // on the peer's stream as soon as it arrives, so copies and messages of different pieces
-// and peers overlap. All by hand: the buffers, streams, events and the polling loop.
-void exchange::pipelined(std::vector<message> &ms) {
+// and peers overlap (and, with --overlap, the interior update: poll() is one round of the
+// loop). All by hand: the buffers, streams, events and the polling loop.
+void exchange::pipelined_start(std::vector<message> &ms) {
     const size_t fb = s_.opt.nx * sizeof(float);
     const size_t nch = static_cast<size_t>(s_.opt.chunks);
-    struct piece { message *m; size_t row0, rows; int ev; };
-    std::vector<piece> sends, recvs;
+    pipe &P = pipe_;
+    P.sends.clear(), P.recvs.clear();
     for (message &m : ms)
         for (size_t c = 0; c < nch; ++c) {
             if (m.recv_from >= 0) {
                 const size_t r0 = m.recv.rows * c / nch, r1 = m.recv.rows * (c + 1) / nch;
-                if (r1 > r0) recvs.push_back({&m, r0, r1 - r0, -1});
+                if (r1 > r0) P.recvs.push_back({&m, r0, r1 - r0, -1});
             }
             if (m.send_to >= 0) {
                 const size_t r0 = m.send.rows * c / nch, r1 = m.send.rows * (c + 1) / nch;
-                if (r1 > r0) sends.push_back({&m, r0, r1 - r0, -1});
+                if (r1 > r0) P.sends.push_back({&m, r0, r1 - r0, -1});
             }
         }
     // Receives first (chunks of a face share its tag and match in the order posted).
-    std::vector<hgas_handle_t> rh(recvs.size()), sh(sends.size(), HGAS_HANDLE_DONE);
-    for (size_t r = 0; r < recvs.size(); ++r) {
-        piece &p = recvs[r];
+    P.rh.assign(P.recvs.size(), nullptr);
+    P.sh.assign(P.sends.size(), HGAS_HANDLE_DONE);
+    P.unpacked.assign(P.recvs.size(), 0);
+    P.sent = P.received = 0;
+    P.active = true;
+    for (size_t r = 0; r < P.recvs.size(); ++r) {
+        piece &p = P.recvs[r];
         check(hgas_irecv(static_cast<char *>(p.m->rbuf) + p.row0 * fb, p.rows * fb, p.m->recv_from, p.m->tag, nullptr,
-                         &rh[r]), "hgas_irecv", p.m->recv_from);
+                         &P.rh[r]), "hgas_irecv", p.m->recv_from);
     }
-    for (piece &p : sends) {
+    for (piece &p : P.sends) {
         const int q = stream_of(p.m->send_to);
         d_.to_host(static_cast<char *>(p.m->sbuf) + p.row0 * fb, d_.field(p.m->field) + p.m->send.offset + p.row0 * p.m->send.stride,
                    p.rows, p.m->send.stride, q);
         p.ev = d_.record_event(q);
     }
-    size_t sent = 0, received = 0;
-    std::vector<char> unpacked(recvs.size(), 0);
+}
+
+bool exchange::pipelined_step() {
+    const size_t fb = s_.opt.nx * sizeof(float);
+    pipe &P = pipe_;
+    const size_t before = P.sent + P.received;
+    // pieces are sent in the order their copies were queued (per stream they finish in order)
+    while (P.sent < P.sends.size() && d_.done(P.sends[P.sent].ev)) {
+        piece &p = P.sends[P.sent];
+        check(hgas_isend(static_cast<char *>(p.m->sbuf) + p.row0 * fb, p.rows * fb, p.m->send_to, p.m->tag, &P.sh[P.sent]),
+              "hgas_isend", p.m->send_to);
+        ++P.sent;
+    }
+    // A receive may complete inside hgas_irecv (its handle is HGAS_HANDLE_DONE at once) or
+    // in hgas_test_any, which marks it done; either way it is copied back once.
+    if (P.received < P.recvs.size()) {
+        int idx = -1, done = 0;
+        check(hgas_test_any(P.rh.data(), P.rh.size(), &idx, &done), "hgas_test_any", -1);
+        for (size_t r = 0; r < P.recvs.size(); ++r)
+            if (!P.unpacked[r] && P.rh[r] == HGAS_HANDLE_DONE) {
+                piece &p = P.recvs[r];
+                d_.to_dev(d_.field(p.m->field) + p.m->recv.offset + p.row0 * p.m->recv.stride,
+                          static_cast<char *>(p.m->rbuf) + p.row0 * fb, p.rows, p.m->recv.stride,
+                          stream_of(p.m->recv_from));
+                P.unpacked[r] = 1;
+                ++P.received;
+            }
+    } else {
+        hgas_progress();
+    }
+    return P.sent + P.received != before;
+}
+
+void exchange::pipelined_finish() {
+    pipe &P = pipe_;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s());
-    while (sent < sends.size() || received < recvs.size()) {
-        // pieces are sent in the order their copies were queued (per stream they finish in order)
-        while (sent < sends.size() && d_.done(sends[sent].ev)) {
-            piece &p = sends[sent];
-            check(hgas_isend(static_cast<char *>(p.m->sbuf) + p.row0 * fb, p.rows * fb, p.m->send_to, p.m->tag, &sh[sent]),
-                  "hgas_isend", p.m->send_to);
-            ++sent;
-        }
-        // A receive may complete inside hgas_irecv (its handle is HGAS_HANDLE_DONE at once) or
-        // in hgas_test_any, which marks it done; either way it is copied back once.
-        const size_t before = sent + received;
-        if (received < recvs.size()) {
-            int idx = -1, done = 0;
-            check(hgas_test_any(rh.data(), rh.size(), &idx, &done), "hgas_test_any", -1);
-            for (size_t r = 0; r < recvs.size(); ++r)
-                if (!unpacked[r] && rh[r] == HGAS_HANDLE_DONE) {
-                    piece &p = recvs[r];
-                    d_.to_dev(d_.field(p.m->field) + p.m->recv.offset + p.row0 * p.m->recv.stride,
-                              static_cast<char *>(p.m->rbuf) + p.row0 * fb, p.rows, p.m->recv.stride,
-                              stream_of(p.m->recv_from));
-                    unpacked[r] = 1;
-                    ++received;
-                }
-        } else {
-            hgas_progress();
-        }
-        if (sent + received == before) std::this_thread::yield();  // ranks may share cores
+    while (P.sent < P.sends.size() || P.received < P.recvs.size()) {
+        if (!pipelined_step()) std::this_thread::yield();  // ranks may share cores
         if (std::chrono::steady_clock::now() > deadline) {
             char m[200];
             std::snprintf(m, sizeof m, "seismic: pipelined halo exchange: %zu of %zu pieces sent, %zu of %zu received "
-                          "after HGAS_TIMEOUT (%g s)", sent, sends.size(), received, recvs.size(), timeout_s());
+                          "after HGAS_TIMEOUT (%g s)", P.sent, P.sends.size(), P.received, P.recvs.size(), timeout_s());
             hgas_abort(1, m);
         }
     }
     for (int q = 0; q < 4; ++q) d_.sync(q);
-    check(hgas_wait_all(sh.data(), sh.size()), "hgas_wait_all", -1);
+    check(hgas_wait_all(P.sh.data(), P.sh.size()), "hgas_wait_all", -1);
+    P.active = false;
 }
 
 }  // namespace seismic

@@ -31,9 +31,11 @@ public:
     exchange(const exchange &) = delete;
     exchange &operator=(const exchange &) = delete;
     void run(phase p);
-    // Style integrated with overlap, in three calls: start posts the phase's receives and
-    // sends, poll lets them progress (called between planes of the interior update), finish
-    // waits for them. run(p) is start(p) then finish().
+    // Styles integrated and pipelined with overlap, in three calls: start posts the phase's
+    // receives and sends (pipelined: its receives and the first face copies), poll lets them
+    // progress (called between planes of the interior update; pipelined: sends the pieces whose
+    // copies are done, copies back those that arrived), finish waits for them. run(p) is
+    // start(p) then finish(); basic has no start: run(p) only.
     void start(phase p);
     void poll();
     void finish();
@@ -41,7 +43,9 @@ public:
 
 private:
     void basic(std::vector<message> &ms);
-    void pipelined(std::vector<message> &ms);
+    void pipelined_start(std::vector<message> &ms);
+    bool pipelined_step();  // false: nothing moved
+    void pipelined_finish();
     void integrated_post(std::vector<message> &ms);
     int stream_of(int peer) const;
 
@@ -50,6 +54,15 @@ private:
     std::vector<message> phase_[2];
     size_t bytes_ = 0;
     std::vector<hgas_handle_t> hs_;
+    // The pipelined phase in flight: its pieces (rows of a face), handles and what is done.
+    struct piece { message *m; size_t row0, rows; int ev; };
+    struct pipe {
+        std::vector<piece> sends, recvs;
+        std::vector<hgas_handle_t> rh, sh;
+        std::vector<char> unpacked;
+        size_t sent = 0, received = 0;
+        bool active = false;
+    } pipe_;
 };
 
 }  // namespace seismic

@@ -88,10 +88,11 @@ int run(int argc, char **argv) {
         const double rho_src = s.layer_at(op.sk).rho;
         check(hgas_barrier(), "hgas_barrier");
         const double t_start = now();
-        // Style integrated (unless --overlap 0) overlaps each exchange with the update that
-        // follows it: post the messages, update the interior cells (which read no halo), wait
-        // for the messages, update the rim cells. The other styles exchange, then update all.
-        const bool overlap = op.sty == style::integrated && op.overlap;
+        // Styles integrated and pipelined (unless --overlap 0) overlap each exchange with the
+        // update that follows it: post the messages (pipelined: and the face copies), update
+        // the interior cells (which read no halo), wait for the messages, update the rim
+        // cells. Basic exchanges, then updates all.
+        const bool overlap = op.sty != style::basic && op.overlap;
         const poll_fn poll = [&ex] { ex.poll(); };
         for (int it = 0; it < steps; ++it) {
             double t0 = now(), t1;

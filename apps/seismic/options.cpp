@@ -37,8 +37,9 @@ const char k_usage[] = R"(usage: hgasrun -n N seismic [options]
                          copied back), pipelined (by hand, in chunks, per-peer buffers and
                          streams), integrated (hgas typed send/recv on the fields) (default)
   --chunks C             pipelined: chunks per face (default 4)
-  --overlap 0|1          integrated: update the interior cells while the halo messages are in
-                         flight, then the rim cells that read the halos (default 1)
+  --overlap 0|1          integrated, pipelined: update the interior cells while the halo
+                         messages (and pipelined's copies) are in flight, then the rim cells
+                         that read the halos (default 1)
   --energy-every K       total energy every K steps (default 1; 0: never)
   --seismograms FILE     write the receivers' seismograms (text, README.md "Output")
   --energy FILE          write energy and max |v| per step

@@ -267,7 +267,8 @@ hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out) {
                              v.unexpected, v.unexpected_bytes_peak, v.flow_stalls,
                              v.rndv_pool, v.pool_chunks, v.pool_send_peak, v.pool_bytes, v.ring_bytes,
                              v.rndv_ipc, v.ipc_opens, v.ipc_hits, v.ipc_invalidated,
-                             v.tag_sent, v.tag_received, v.pack_steps, v.unpack_steps};
+                             v.tag_sent, v.tag_received, v.pack_steps, v.unpack_steps,
+                             v.typed_plain, v.typed_packed, v.typed_unpacked};
     return HGAS_OK;
 }
 

@@ -17,6 +17,26 @@ bool mul_ok(uint64_t a, uint64_t b, uint64_t &out) {
     out = a * b;
     return true;
 }
+
+// Sets l.contig_at when the layout's blocks, in packing order, follow each other in memory.
+// Strided shapes: each dimension with more than one step must step by exactly what the
+// dimensions inside it cover; indexed: block i+1 starts where block i ends.
+void find_contiguous(layout &l) {
+    l.contig_at = -1;
+    if (!l.blocks.empty()) {
+        for (size_t i = 1; i < l.blocks.size(); ++i)
+            if (l.blocks[i].first != l.blocks[i - 1].first + l.blocks[i - 1].second) return;
+        l.contig_at = static_cast<int64_t>(l.blocks.front().first);
+        return;
+    }
+    uint64_t covered = l.block;  // bytes the inner dimensions span, contiguously so far
+    for (int d = 0; d < 3; ++d) {
+        if (l.n[d] <= 1) continue;
+        if (l.s[d] != covered) return;
+        covered *= l.n[d];
+    }
+    l.contig_at = static_cast<int64_t>(l.base);
+}
 }  // namespace
 
 result<layout> make_vector(size_t count, size_t block, size_t stride) {
@@ -34,6 +54,7 @@ result<layout> make_vector(size_t count, size_t block, size_t stride) {
     if (!mul_ok(count - 1, stride, span) || !mul_ok(count, block, l.packed) || span + block > max_bytes)
         return fail(status::invalid_arg, "%s: %zu blocks of stride %zu bytes is not a plausible size", op, count, stride);
     l.extent = span + block;
+    find_contiguous(l);
     return l;
 }
 
@@ -53,6 +74,7 @@ result<layout> make_indexed(size_t count, const size_t *len, const size_t *displ
         l.extent = std::max<uint64_t>(l.extent, displ[i] + len[i]);
     }
     if (l.blocks.empty()) return fail(status::invalid_arg, "%s: every block has length 0", op);
+    find_contiguous(l);
     sorted = l.blocks;
     std::sort(sorted.begin(), sorted.end());
     for (size_t i = 1; i < sorted.size(); ++i)
@@ -89,6 +111,7 @@ result<layout> make_subarray3d(const size_t sizes[3], const size_t sub[3], const
     l.block = sub[2] * elem;
     l.packed = sub[0] * sub[1] * l.block;
     l.extent = total;
+    find_contiguous(l);
     return l;
 }
 
@@ -340,6 +363,11 @@ status isend_layout(core::rank &r, const char *op, const layout &l, const void *
                     hgas_handle_t *h, uint32_t ctx) {
     if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
     HGAS_TRY(check_buf(op, buf, l));
+    if (l.contig_at >= 0) {  // one block: the message layer moves it from the buffer itself
+        note_typed(r, typed_path::plain);
+        return isend(r, op, send_args{ctx, static_cast<const char *>(buf) + l.contig_at, l.packed, dest, tag}, h);
+    }
+    note_typed(r, typed_path::packed);
     auto t = std::make_unique<typed>();
     t->kind = r.kind_of(buf, l.extent);
     if (t->kind != mem::kind::host) t->sc = take_scratch(r, t->kind, l);
@@ -373,6 +401,11 @@ status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, i
                     hgas_msg_info_t *info, hgas_handle_t *h, uint32_t ctx) {
     if (!h) return fail(status::invalid_arg, "%s: the handle pointer is NULL", op);
     HGAS_TRY(check_buf(op, buf, l));
+    if (l.contig_at >= 0) {  // one block: received straight into the buffer, nothing to unpack
+        note_typed(r, typed_path::plain);
+        return irecv(r, op, recv_args{ctx, static_cast<char *>(buf) + l.contig_at, l.packed, src, tag, info}, h);
+    }
+    note_typed(r, typed_path::unpacked);
     auto t = std::make_unique<typed>();
     t->recv = true;
     t->l = l;

@@ -21,6 +21,11 @@ struct layout {
     std::vector<std::pair<uint64_t, uint64_t>> blocks;  // indexed: (offset, length)
     uint64_t packed = 0;  // bytes of the message
     uint64_t extent = 0;  // bytes of the buffer the layout spans from its start
+    // The layout's bytes are one contiguous block at this offset (vector with stride == block or
+    // count 1, a subarray whose rows and planes abut, indexed blocks that follow each other in
+    // order): typed messages then send and receive [buf + contig_at, + packed) as plain bytes,
+    // nothing packed on any kind. -1: not contiguous.
+    int64_t contig_at = -1;
 
     template <class F>
     void each(F f) const {  // f(offset in buffer, length)

@@ -249,6 +249,7 @@ public:
 
     core::rank &rank() { return r_; }
     const stats &counters() const { return stats_; }
+    stats &counters() { return stats_; }
 
     // --- checks ---
     status check_ctx(const char *op, uint32_t ctx) const {
@@ -1875,6 +1876,13 @@ result<stats> get_stats(core::rank &r) {
     state *st = state_of(r, "hgasi_msg_stats");
     if (!st) return status::internal;
     return st->counters();
+}
+
+void note_typed(core::rank &r, typed_path p) {
+    auto *st = static_cast<state *>(r.msg_extension().get());
+    if (!st) return;
+    stats &c = st->counters();
+    ++(p == typed_path::plain ? c.typed_plain : p == typed_path::packed ? c.typed_packed : c.typed_unpacked);
 }
 
 }  // namespace hgas::msg

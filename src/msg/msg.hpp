@@ -99,7 +99,12 @@ struct stats {
     uint64_t ipc_invalidated = 0;       // cached mappings dropped: the peer freed and reallocated there
     uint64_t tag_sent = 0, tag_received = 0;  // messages by UCX tag matching (HGAS_MSG_UCX_TAG)
     uint64_t pack_steps = 0, unpack_steps = 0;  // typed messages: pieces packed / unpacked while others travelled
+    // typed messages sent or received as plain bytes (a one-block layout); sent packed; received unpacked
+    uint64_t typed_plain = 0, typed_packed = 0, typed_unpacked = 0;
 };
 result<stats> get_stats(core::rank &r);
+// Counts a typed message by the way it takes (layout.cpp).
+enum class typed_path { plain, packed, unpacked };
+void note_typed(core::rank &r, typed_path p);
 
 }  // namespace hgas::msg

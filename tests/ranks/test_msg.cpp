@@ -715,6 +715,69 @@ TEST(Msg, TypedLayoutsEveryKindPair) {
     for (hgas_layout_t l : {ls, lr, lv, li}) HGAS_OK_OR_FAIL(hgas_layout_free(l));
 }
 
+// A layout whose bytes are one block (a subarray of whole rows of adjacent planes, a vector
+// whose stride is its block, indexed blocks that follow each other) travels as plain bytes of
+// the buffer: the counters show no pack and no unpack, on every kind pair, with different
+// layouts on the two sides; blocks that abut only out of order are packed as before.
+TEST(Msg, OneBlockLayoutsTravelAsPlainBytes) {
+    const size_t dims[3] = {4, 3, 8}, sub[3] = {2, 3, 8}, at[3] = {1, 0, 0}, total = 4 * 3 * 8;
+    const size_t ilen[2] = {16, 32}, idis[2] = {10, 26}, rlen[2] = {16, 8}, rdis[2] = {8, 0};
+    hgas_layout_t lsub, lind, lvec, lrev, lstrided;
+    HGAS_OK_OR_FAIL(hgas_layout_subarray3d(dims, sub, at, 1, &lsub));   // bytes [24, 72)
+    HGAS_OK_OR_FAIL(hgas_layout_indexed(2, ilen, idis, &lind));         // bytes [10, 58)
+    HGAS_OK_OR_FAIL(hgas_layout_vector(3, 16, 16, &lvec));              // bytes [0, 48)
+    HGAS_OK_OR_FAIL(hgas_layout_indexed(2, rlen, rdis, &lrev));         // [8, 24) then [0, 8)
+    HGAS_OK_OR_FAIL(hgas_layout_vector(6, 4, 8, &lstrided));
+    for (where sw : kinds()) {
+        for (where rw : kinds()) {
+            buffer sb(sw, total), rb(rw, total);
+            sb.fill(me(), right(), 9);
+            for (hgas_layout_t lr : {lind, lvec}) {
+                const size_t dst = lr == lind ? 10 : 0;
+                rb.write(std::vector<unsigned char>(total, 0xee));
+                hgasi_msg_stats_t a, b;
+                HGAS_OK_OR_FAIL(hgasi_msg_stats(&a));
+                hgas_msg_info_t info{};
+                hgas_handle_t h[2];
+                HGAS_OK_OR_FAIL(hgas_irecv_typed(rb.p, lr, left(), 67, &info, &h[0]));
+                HGAS_OK_OR_FAIL(hgas_isend_typed(sb.p, lsub, right(), 67, &h[1]));
+                HGAS_OK_OR_FAIL(hgas_wait_all(h, 2));
+                HGAS_OK_OR_FAIL(hgasi_msg_stats(&b));
+                EXPECT_EQ(info.bytes, 48u);
+                auto got = rb.read(total);
+                size_t bad = 0;
+                for (size_t i = 0; i < total; ++i)
+                    bad += got[i] != (i >= dst && i < dst + 48 ? pat(left(), me(), 24 + i - dst, 9) : 0xee);
+                EXPECT_EQ(bad, 0u) << where_name(sw) << " -> " << where_name(rw) << ", receive at " << dst;
+                EXPECT_EQ(b.typed_plain - a.typed_plain, 2u) << "the send and the receive went as plain bytes";
+                EXPECT_EQ(b.typed_packed - a.typed_packed, 0u) << "a one-block layout was packed";
+                EXPECT_EQ(b.typed_unpacked - a.typed_unpacked, 0u) << "a one-block layout was unpacked";
+                EXPECT_EQ(b.pack_steps - a.pack_steps, 0u);
+                EXPECT_EQ(b.unpack_steps - a.unpack_steps, 0u);
+            }
+            // not one block in packing order: packed (and the bytes still right)
+            for (hgas_layout_t ls : {lrev, lstrided}) {
+                hgasi_msg_stats_t a, b;
+                HGAS_OK_OR_FAIL(hgasi_msg_stats(&a));
+                std::vector<unsigned char> flat(24, 0);
+                hgas_handle_t h[2];
+                HGAS_OK_OR_FAIL(hgas_irecv(flat.data(), flat.size(), left(), 68, nullptr, &h[0]));
+                HGAS_OK_OR_FAIL(hgas_isend_typed(sb.p, ls, right(), 68, &h[1]));
+                HGAS_OK_OR_FAIL(hgas_wait_all(h, 2));
+                HGAS_OK_OR_FAIL(hgasi_msg_stats(&b));
+                EXPECT_EQ(b.typed_packed - a.typed_packed, 1u) << where_name(sw);
+                EXPECT_EQ(b.typed_plain - a.typed_plain, 0u) << where_name(sw);
+                for (size_t i = 0; i < 24; ++i) {
+                    const size_t from = ls == lrev ? (i < 16 ? 8 + i : i - 16) : (i / 4) * 8 + i % 4;
+                    ASSERT_EQ(flat[i], pat(left(), me(), from, 9)) << where_name(sw) << " byte " << i;
+                }
+            }
+            HGAS_OK_OR_FAIL(hgas_barrier());
+        }
+    }
+    for (hgas_layout_t l : {lsub, lind, lvec, lrev, lstrided}) HGAS_OK_OR_FAIL(hgas_layout_free(l));
+}
+
 // The C++ API: typed counts, RAII scope and persistent requests.
 TEST(Msg, CxxApi) {
     std::vector<double> out(3000), in(3000, -1.0);

@@ -36,11 +36,14 @@ for n in $RANKS; do
         else echo "FAIL: $n rank(s), $KIND, $style differs from the reference:"; diff "$WORK/ref" "$WORK/$name" | head -20; FAILED=1; fi
     done
 done
-# Style integrated sorts each visit fragment as it arrives and merges the runs (the reference
-# too); with one sort after the last fragment instead, the same table.
+# Styles integrated and pipelined sort each visit fragment as it arrives and merge the runs
+# (the reference too); with one sort after the last fragment instead, the same table.
 run nopipe 2 --kind "$KIND" --style integrated --sort-on-arrival 0 && if cmp -s "$WORK/ref" "$WORK/nopipe"; then
     echo "ok: 2 ranks, $KIND, integrated --sort-on-arrival 0: identical"
 else echo "FAIL: 2 ranks, $KIND, integrated --sort-on-arrival 0 differs from the reference"; diff "$WORK/ref" "$WORK/nopipe" | head -20; FAILED=1; fi
+run nopipe_p 2 --kind "$KIND" --style pipelined --sort-on-arrival 0 && if cmp -s "$WORK/ref" "$WORK/nopipe_p"; then
+    echo "ok: 2 ranks, $KIND, pipelined --sort-on-arrival 0: identical"
+else echo "FAIL: 2 ranks, $KIND, pipelined --sort-on-arrival 0 differs from the reference"; diff "$WORK/ref" "$WORK/nopipe_p" | head -20; FAILED=1; fi
 # Another seed gives another curve (the comparison can fail).
 run other 2 --kind "$KIND" --seed 2 && if cmp -s "$WORK/ref" "$WORK/other"; then
     echo "FAIL: seed 2 gives the same table as seed 1"; FAILED=1

@@ -35,8 +35,8 @@ b, p, i = recs
 assert b["pinned_bytes_max"] == 0 and i["pinned_bytes_max"] == 0, (b["pinned_bytes_max"], i["pinned_bytes_max"])
 assert p["pinned_bytes_max"] == 8192 + 6 * 4096, p["pinned_bytes_max"]
 assert i["device_fragment_bytes"] == 3 * 2 * 800 and b["device_fragment_bytes"] == 0
-# the sort on arrival is the integrated style's (on by default)
-assert [r["sort_on_arrival"] for r in recs] == [False, False, True], [r["sort_on_arrival"] for r in recs]
+# the sort on arrival is the integrated and pipelined styles' (on by default)
+assert [r["sort_on_arrival"] for r in recs] == [False, True, True], [r["sort_on_arrival"] for r in recs]
 print("ok: records", [(r["style"], r["time_per_day_s"], r["pinned_bytes_max"]) for r in recs])
 PY
 exit $FAILED
