@@ -80,7 +80,9 @@ std::vector<team_case> teams() {
 }
 void destroy(std::vector<team_case> &v) {
     for (auto &c : v)
-        if (c.owned && c.t != HGAS_TEAM_INVALID) HGAS_EXPECT_OK(hgas_team_destroy(c.t));
+        if (c.owned && c.t != HGAS_TEAM_INVALID) {
+            HGAS_EXPECT_OK(hgas_team_destroy(c.t));
+        }
 }
 
 // Sizes on both sides of each cut-over.
@@ -222,7 +224,9 @@ TEST(CollChoice, DeviceVectorsCrossTheDeviceScratch) {
         EXPECT_EQ(s.device_scratch_allocs, 0u);
         EXPECT_EQ(s.dev_bytes_device_scratch, 0u);
         EXPECT_EQ(s.dev_reductions_host_scratch, pair != HGAS_TEAM_INVALID ? 1u : 0u);
-        if (pair != HGAS_TEAM_INVALID) EXPECT_EQ(s.dev_bytes_host_scratch, count * 8);
+        if (pair != HGAS_TEAM_INVALID) {
+            EXPECT_EQ(s.dev_bytes_host_scratch, count * 8);
+        }
     }
 
     // The world: the device scratch is taken (if enabled) and every byte crosses it.
@@ -275,7 +279,9 @@ TEST(CollChoice, DeviceVectorsCrossTheDeviceScratch) {
         EXPECT_GT(s.host_bytes_host_scratch, 0u);
         EXPECT_EQ(s.dev_bytes_device_scratch + s.dev_bytes_host_scratch, 0u);
     }
-    if (pair != HGAS_TEAM_INVALID) HGAS_EXPECT_OK(hgas_team_destroy(pair));
+    if (pair != HGAS_TEAM_INVALID) {
+        HGAS_EXPECT_OK(hgas_team_destroy(pair));
+    }
     HGAS_OK_OR_FAIL(hgas_free(src));
     HGAS_OK_OR_FAIL(hgas_free(dst));
 }
