@@ -39,6 +39,9 @@
 #                 GPU 0 (GFLOP/s, single-GPU cuBLAS's own GFLOP/s, the ratio per GPU)
 #   matmul.jsonl  matmul: one JSON record per run (apps/matmul/README.md, "Output");
 #                 matmul-tests.log, matmul-n1.log, matmul-n2.log
+#   coll-scratch.txt  which scratch device vectors' reductions crossed, per rank (device ->
+#                 device through the device scratch, or through the host heap): the counters
+#                 test_coll_devscratch_cuda prints (docs/collectives.md "Device-memory scratch")
 #
 #
 # usage: tools/gpu-check.sh [--quick] [--no-build] [--only STEP] [-h]   (STEP: see ONLY_STEPS)
@@ -224,7 +227,7 @@ if [ $DO_BUILD = 1 ]; then
         [ "$ONLY" = sharing ] && targets=(--target hgasrun hgas-bench hgas-bench-busy himeno nas-ft nas-mg) \
             && grep -q '^build bin/matmul:' "$BUILD/build.ninja" 2>/dev/null && targets+=(matmul)
         [ "$ONLY" = matmul ] && targets=(--target matmul hgasrun)
-        [ "$ONLY" = coll ] && targets=(--target hgas hgasrun test_coll_gpu test_coll_kinds) \
+        [ "$ONLY" = coll ] && targets=(--target hgas hgasrun test_coll_gpu test_coll_kinds test_coll_choice test_device_coll test_device_coll_threads) \
             && grep -q 'hgas-bench-coll-gpu' "$BUILD/build.ninja" 2>/dev/null && targets+=(hgas-bench-coll-gpu)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
@@ -419,7 +422,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = coll ]; then
     touch "$OUT/bench.txt" "$OUT/bench.jsonl"
     if [ "$ONLY" = coll ]; then
         t=$SECONDS
-        timeout "$(limit 240)" ctest --test-dir "$BUILD" -L gpu -R 'test_coll_gpu|test_coll_kinds_cuda' \
+        timeout "$(limit 240)" ctest --test-dir "$BUILD" -L gpu -R 'test_coll_gpu|test_coll_kinds_cuda|test_coll_devscratch_cuda|test_device_coll' \
             --output-on-failure >"$OUT/coll-tests.log" 2>&1
         rc=$?
         say "coll tests: status $rc, $(grep -c ' Passed ' "$OUT/coll-tests.log") passed, $((SECONDS - t)) s (coll-tests.log)"
@@ -432,6 +435,13 @@ if [ "$ONLY" = all ] || [ "$ONLY" = coll ]; then
             "$B/hgas-bench-coll-gpu" --max 64M
         grep -E '^# (ratio|NCCL)' "$OUT/bench.txt" >"$OUT/coll.txt"; sed 's/^/  /' "$OUT/coll.txt" | tee -a "$SUMMARY"
     else say "bench: hgas-bench-coll-gpu not built (it needs NCCL's headers at configure: build.log)"; fi
+    # Which scratch device vectors' reductions crossed (the device scratch: device -> device,
+    # nothing through the host heap), per rank, from the counters test_coll_devscratch_cuda prints.
+    timeout "$(limit 120)" ctest --test-dir "$BUILD" -L gpu -R '^test_coll_devscratch_cuda\.shm\.n2$' -V \
+        >"$OUT/coll-scratch.log" 2>&1
+    grep -o 'devscratch: .*' "$OUT/coll-scratch.log" | sort -u >"$OUT/coll-scratch.txt"
+    if [ -s "$OUT/coll-scratch.txt" ]; then sed 's/^/  /' "$OUT/coll-scratch.txt" | tee -a "$SUMMARY"
+    else say "coll: no device-scratch figures (test_coll_devscratch_cuda not built or failed: coll-scratch.log)"; fi
 fi
 
 # ---- himeno -----------------------------------------------------------------------------

@@ -64,6 +64,7 @@
 #include <cuda_runtime.h>
 
 #include <hgas/hgas_device.h>
+#include <hgas/impl/device_coll_plan.h>
 
 namespace hgas {
 namespace device {
@@ -152,6 +153,48 @@ __device__ void quiet(const ctx &c);
 template <scope S = scope::thread>
 __device__ void barrier(const ctx &c);
 
+// ---- collectives from kernels (NVSHMEM's nvshmem_barrier_all, nvshmemx_barrier_all_block,
+// nvshmem_<type>_sum_reduce / nvshmemx_..._reduce_block, nvshmem_broadcast, nvshmem_fcollect) --
+//
+// A team is (start, stride, size) over job ranks (world_team(c) is every rank); each member's
+// calling group (one thread, warp or block per rank, the scope as above) calls the same
+// collectives in the same order with the same arguments. They synchronize the team: each starts
+// with a team barrier, so destinations may be reused as soon as a call returns. The team's
+// collectives need a workspace: symmetric memory, the same on every member (hgas_malloc_kind,
+// then zeroed, e.g. by cudaMemset, before any member's first call), of
+// coll_plan::workspace_bytes(team size, chunk) bytes (impl/device_coll_plan.h); one per team
+// whose collectives may run at the same time. A rank outside the team, a bad root or a workspace too small records
+// HGAS_DEVICE_ERR_BAD_COLL and returns; waits give up after HGAS_TIMEOUT as every device wait.
+
+/// barrier<S>(c) under NVSHMEM's name: every rank of the job (needs the cuda heap).
+template <scope S = scope::thread>
+__device__ void barrier_all(const ctx &c);
+/// Barrier over the team's members (after a quiet: earlier puts are complete at their targets).
+template <scope S = scope::thread>
+__device__ void team_barrier(const ctx &c, team t, coll_workspace w);
+/// `bytes` from member `root`'s src (local memory) into every member's symmetric `dst`.
+template <scope S = scope::thread>
+__device__ void broadcast(const ctx &c, team t, coll_workspace w, void *dst, const void *src, size_t bytes, int root);
+/// Every member's `bytes` from src land at dst + member * bytes on every member (`dst` symmetric).
+template <scope S = scope::thread>
+__device__ void fcollect(const ctx &c, team t, coll_workspace w, void *dst, const void *src, size_t bytes);
+/// dst[i] = src[i] of member 0 op ... op src[i] of member size - 1 on every member (an all-reduce,
+/// as NVSHMEM's reduce on a team), combined in member order: bit-identical on every member. T:
+/// 4- or 8-byte integers and floats; src and dst local memory, may be the same; vectors larger
+/// than the workspace's slot run in chunks.
+template <scope S = scope::thread, class T>
+__device__ void reduce(const ctx &c, team t, coll_workspace w, T *dst, const T *src, size_t count, reduce_op op);
+template <scope S = scope::thread, class T>
+__device__ void sum_reduce(const ctx &c, team t, coll_workspace w, T *dst, const T *src, size_t count);
+template <scope S = scope::thread, class T>
+__device__ void prod_reduce(const ctx &c, team t, coll_workspace w, T *dst, const T *src, size_t count);
+template <scope S = scope::thread, class T>
+__device__ void min_reduce(const ctx &c, team t, coll_workspace w, T *dst, const T *src, size_t count);
+template <scope S = scope::thread, class T>
+__device__ void max_reduce(const ctx &c, team t, coll_workspace w, T *dst, const T *src, size_t count);
+/// The team of every rank: {0, 1, c.n}.
+__device__ inline team world_team(const ctx &c);
+
 // ---- seed 003's building blocks --------------------------------------------------------------
 
 /// Called by every thread of every block at the end of its work: true (in all threads of that
@@ -195,3 +238,4 @@ inline hgas_status_t check_resident(Kernel *kernel, int grid_blocks, int block_t
 
 #include <hgas/impl/device_rma.cuh>
 #include <hgas/impl/device_sync.cuh>
+#include <hgas/impl/device_coll.cuh>

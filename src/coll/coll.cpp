@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coll/devmem.hpp"
+#include "coll/stats.hpp"
 #include "gpu/reduce_cpu.hpp"
 #include "rma/rma.hpp"
 
@@ -326,7 +327,11 @@ status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
     if (local != status::ok) return fail_entered(t, local);
     char *d = static_cast<char *>(dst);
     if (n == 1) return local_copy(r, op, d, src, bytes);
-    if (bcast_scatter(t, bytes)) return broadcast_scatter(t, d, src, bytes, root);
+    if (bcast_scatter(t, bytes)) {
+        ++stats(r).bcast_scatter;
+        return broadcast_scatter(t, d, src, bytes, root);
+    }
+    ++stats(r).bcast_tree;
 
     session s(t, fingerprint(c_broadcast, static_cast<uint64_t>(root), bytes), "root %llu, %llu bytes", bit(w_bcast),
               {static_cast<uint64_t>(root), bytes});
@@ -414,7 +419,9 @@ status fcollect(team &t, void *dst, const void *src, size_t bytes) {
         // Every peer first: if any passed other arguments, every rank finds a mismatch (it
         // differs from one of the two) before it writes anywhere.
         for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, op));
-        if (fcollect_ring(t, bytes)) {
+        const bool ring = fcollect_ring(t, bytes);
+        ++(ring ? stats(r).fcollect_ring : stats(r).fcollect_direct);
+        if (ring) {
             // Step k (1 .. n-1): pass block (me - k + 1) mod n, our own first, to the right
             // neighbour at its offset, then wait for block (me - k) from the left one, which
             // the next step forwards. Only the left neighbour adds to our w_fcollect, one per

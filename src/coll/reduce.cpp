@@ -12,6 +12,7 @@
 
 #include "coll/coll.hpp"
 #include "coll/devmem.hpp"
+#include "coll/stats.hpp"
 #include "gpu/reduce_cpu.hpp"
 #include "rma/rma.hpp"
 
@@ -42,36 +43,89 @@ namespace {
 
 // The scratch cut into `nslots` equal slots, each two chunk buffers (64-byte multiples):
 // chunk `seq` of a channel uses buffer seq % 2, so the sender may put chunk seq + 1 while the
-// receiver still combines chunk seq.
+// receiver still combines chunk seq. The scratch is the host one (HGAS_COLL_SCRATCH) or, for
+// device vectors, the device scratch of their kind (HGAS_COLL_DEVICE_SCRATCH), so that they
+// move device to device and the device combines them.
 struct scratch_plan {
+    uint16_t seg = mem::seg_symmetric;  // the symmetric segment the scratch lies in
     uint64_t off = 0;         // symmetric offset of the scratch
     char *local = nullptr;    // its local address
     size_t slot_bytes = 0;    // bytes of one slot (two chunk buffers)
     size_t chunk_bytes = 0;   // bytes of one full chunk
     size_t chunk_elems = 0;
+    bool dev_vec = false;     // the vectors are device memory (counters only)
 
     uint64_t buf_off(int s, uint64_t seq) const { return slot_bytes * s + chunk_bytes * (seq & 1); }
     char *slot(int s, uint64_t seq) const { return local + buf_off(s, seq); }
     // `peer` is a job rank.
     hgas_gptr_t peer_slot(int peer, int s, uint64_t seq) const {
-        return mem::make_gptr(peer, mem::seg_symmetric, off + buf_off(s, seq));
+        return mem::make_gptr(peer, seg, off + buf_off(s, seq));
     }
+    bool on_device() const { return seg != mem::seg_symmetric; }
 };
 
-status plan_scratch(const team &t, const char *op, int nslots, size_t esize, scratch_plan &p) {
+// This rank's device scratch blocks, by kind (offset in the kind's symmetric heap; size 0:
+// none yet).
+struct device_scratch {
+    uint64_t off[3] = {}, size[3] = {};
+};
+const char k_devscratch_key = 0;
+device_scratch &dev_scratch(core::rank &r) {
+    auto &att = r.attachments();
+    auto it = att.find(&k_devscratch_key);
+    if (it != att.end()) return *static_cast<device_scratch *>(it->second.value);
+    auto *d = new device_scratch;
+    att[&k_devscratch_key] = {d, [](void *p) { delete static_cast<device_scratch *>(p); }};
+    return *d;
+}
+
+// The kind of scratch a reduction of vectors of kind `k` on `t` passes through: `k` where the
+// device scratch of kind `k` exists or can be taken now, host otherwise. The block is taken
+// lazily, at the first reduction on the world team of a vector of kind `k`: every rank makes
+// it at the same point of its sequence of world collectives, so the symmetric heaps of the
+// kind stay identical (the same offset everywhere, like hgas_malloc_kind); a heap too full
+// fails on every rank alike and the reduction uses the host scratch. On other teams the block
+// is used once it exists. Every member computes the same answer from the same history; the
+// answer is part of the reduction's fingerprint, so a member that differs is reported.
+mem::kind scratch_kind(team &t, mem::kind k) {
+    core::rank &r = *t.r;
+    if (k == mem::kind::host) return k;
+    device_scratch &ds = dev_scratch(r);
+    const int ki = static_cast<int>(k);
+    if (ds.size[ki]) return k;
+    const uint64_t want = r.cfg().bytes(setting::coll_device_scratch);
+    if (!want || !t.world || !r.device(k)) return mem::kind::host;
+    const uint64_t bytes = want < 4096 ? 4096 : want;
+    auto off = r.heap(mem::symmetric_segment(k)).allocate(bytes, 256);
+    if (!off.ok()) return mem::kind::host;
+    ds.off[ki] = *off;
+    ds.size[ki] = bytes;
+    ++stats(r).device_scratch_allocs;
+    return k;
+}
+
+status plan_scratch(const team &t, const char *op, int nslots, size_t esize, mem::kind sk, scratch_plan &p) {
     core::rank &r = *t.r;
     auto &in = r.internal();
     if (nslots > max_slots)
         return fail(status::unsupported, "%s: %d ranks need %d scratch slots, more than the %d this build has", op,
                     t.n(), nslots, static_cast<int>(max_slots));
+    uint64_t size = in.coll_scratch_size;
+    p.seg = mem::symmetric_segment(sk);
     p.off = in.coll_scratch;
-    p.local = r.own_base(mem::seg_symmetric) + in.coll_scratch;
-    p.slot_bytes = (in.coll_scratch_size / nslots) & ~size_t{127};
+    if (sk != mem::kind::host) {
+        const device_scratch &ds = dev_scratch(r);
+        p.off = ds.off[static_cast<int>(sk)];
+        size = ds.size[static_cast<int>(sk)];
+    }
+    p.local = r.own_base(p.seg) + p.off;
+    p.slot_bytes = (size / nslots) & ~size_t{127};
     p.chunk_bytes = p.slot_bytes / 2;
     p.chunk_elems = p.chunk_bytes / esize;
     if (p.chunk_elems == 0)
-        return fail(status::internal, "%s: HGAS_COLL_SCRATCH=%llu is too small for %d slots", op,
-                    static_cast<unsigned long long>(in.coll_scratch_size), nslots);
+        return fail(status::internal, "%s: %s=%llu is too small for %d slots", op,
+                    sk == mem::kind::host ? "HGAS_COLL_SCRATCH" : "HGAS_COLL_DEVICE_SCRATCH",
+                    static_cast<unsigned long long>(size), nslots);
     return status::ok;
 }
 
@@ -85,6 +139,9 @@ status send_chunk(const session &ss, const scratch_plan &p, const char *op, int 
     // Chunks seq and seq + 1 may be in flight together: the receiver counts them, so chunk
     // seq + 1's signal must not overtake chunk seq's data.
     if (seq >= 1) HGAS_TRY(rma::fence(ss.r));
+    hgasi_coll_stats_t &st = stats(ss.r);
+    (!p.dev_vec ? st.host_bytes_host_scratch : p.on_device() ? st.dev_bytes_device_scratch : st.dev_bytes_host_scratch) +=
+        len;
     return rma::put_signal(ss.r, p.peer_slot(ss.t.rank_of(peer), s, seq), data, len, ss.peer_word(peer, w_data + s), 1,
                            HGAS_SIGNAL_ADD, false, rma::issuer::runtime);
 }
@@ -156,9 +213,14 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
     // (n, root, algorithm), and every rank picks the same algorithm (same n, size, setting).
     const int v = (me - root + n) % n;
     const bool chain = reduce_chain(t, bytes);
+    ++(chain ? stats(r).reduce_chain : stats(r).reduce_tree);
     const int nslots = chain ? 1 : log2_floor(n - 1) + 1;
+    // Device vectors (by src, the vector every rank sends) go through the device scratch.
+    const mem::kind sk = scratch_kind(t, ks);
     scratch_plan p;
-    HGAS_TRY(plan_scratch(t, name, nslots, esize, p));
+    HGAS_TRY(plan_scratch(t, name, nslots, esize, sk, p));
+    p.dev_vec = ks != mem::kind::host;
+    if (p.dev_vec) ++(p.on_device() ? stats(r).dev_reductions_device_scratch : stats(r).dev_reductions_host_scratch);
     int parent = -1, myslot = -1, nchildren = 0;
     int child_rank[32], child_slot[32];
     if (chain) {
@@ -179,23 +241,27 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
     }
 
     session ss(t, fingerprint(c_reduce, static_cast<uint64_t>(root), count,
-                              static_cast<uint64_t>(chain) << 16 | static_cast<uint64_t>(type) << 8 | op),
+                              static_cast<uint64_t>(sk) << 24 | static_cast<uint64_t>(chain) << 16 |
+                                  static_cast<uint64_t>(type) << 8 | op),
                "root %llu, %llu elements of type %llu, op %llu", slot_words(nslots),
                {static_cast<uint64_t>(root), count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     const char *s = static_cast<const char *>(src);
     char *d = static_cast<char *>(dst);
     // The accumulator: the root's dst; an inner node's private buffer of its src's kind, so
-    // that device vectors are combined where they live.
+    // that device vectors are combined where they live. A root whose dst is of another kind
+    // than the device scratch combines in a buffer of the scratch's kind and copies each
+    // chunk out (the combine reads the scratch where it lives).
+    const bool root_tmp = me == root && nchildren && p.on_device() && kd != sk;
     scratch_buf acc_buf;
-    if (me != root && nchildren) HGAS_TRY(acc_buf.allocate(r, name, ks, p.chunk_bytes));
-    const mem::kind kacc = me == root ? kd : ks;
+    if ((me != root || root_tmp) && nchildren) HGAS_TRY(acc_buf.allocate(r, name, root_tmp ? sk : ks, p.chunk_bytes));
+    const mem::kind kacc = me == root && !root_tmp ? kd : root_tmp ? sk : ks;
     const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
     for (uint64_t c = 0; c < nchunks; ++c) {
         const size_t at = c * p.chunk_bytes;
         const size_t elems = std::min<size_t>(p.chunk_elems, count - c * p.chunk_elems), len = elems * esize;
         const char *out;
         char *acc = nullptr;
-        if (me == root) {
+        if (me == root && !root_tmp) {
             acc = d + at;
             HGAS_TRY(local_copy(r, name, acc, s + at, len));
         } else if (nchildren) {
@@ -207,6 +273,7 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
             HGAS_TRY(combine(r, name, kacc, acc, p.slot(child_slot[i], c), elems, type, op, false));
             HGAS_TRY(release_chunk(ss, child_rank[i], child_slot[i], c, nchunks));
         }
+        if (root_tmp) HGAS_TRY(local_copy(r, name, d + at, acc, len));
         out = acc ? acc : s + at;  // a leaf sends its src as it is
         if (parent >= 0) HGAS_TRY(send_chunk(ss, p, name, parent, myslot, out, len, c));
     }
@@ -234,6 +301,7 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     const int n = t.n(), me = t.me;
     HGAS_TRY(local_copy(r, name, dst, src, bytes));
     if (n == 1) return status::ok;
+    ++stats(r).allreduce_doubling;
 
     // p2 = largest power of two <= n. Rank p2 + i (an "extra") first folds its vector into
     // rank i (slot fold_in) and at the end receives the result from it (slot fold_out);
@@ -241,12 +309,16 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     // lower rank's operand is always the left one, so all ranks compute bit-identical results.
     const int rounds = log2_floor(n), p2 = 1 << rounds;
     const int fold_in = rounds, fold_out = rounds + 1;
+    // Device vectors (by dst, where the vector is combined) go through the device scratch.
+    const mem::kind sk = scratch_kind(t, kd);
     scratch_plan p;
-    HGAS_TRY(plan_scratch(t, name, rounds + 2, esize, p));
+    HGAS_TRY(plan_scratch(t, name, rounds + 2, esize, sk, p));
+    p.dev_vec = kd != mem::kind::host;
+    if (p.dev_vec) ++(p.on_device() ? stats(r).dev_reductions_device_scratch : stats(r).dev_reductions_host_scratch);
     const bool extra = me >= p2;
     const int partner_extra = me < n - p2 ? me + p2 : -1;
 
-    session ss(t, fingerprint(c_allreduce, count, static_cast<uint64_t>(type) << 8 | op),
+    session ss(t, fingerprint(c_allreduce, count, static_cast<uint64_t>(sk) << 24 | static_cast<uint64_t>(type) << 8 | op),
                "%llu elements of type %llu, op %llu", slot_words(rounds + 2),
                {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     char *d = static_cast<char *>(dst);

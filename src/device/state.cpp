@@ -343,6 +343,13 @@ status state::check() {
     case HGAS_DEVICE_ERR_MISALIGNED:
         return fail(status::misaligned, "device: a kernel on rank %d used a signal or atomic word at offset %llu on "
                     "rank %lld that is not aligned to its width", r_.me(), arg, rank);
+    case HGAS_DEVICE_ERR_BAD_COLL:
+        return fail(status::invalid_arg, "device: a kernel collective on rank %lld was called with %s; nothing was "
+                    "sent", rank, arg == HGASI_COLL_BAD_TEAM ? "a team that is outside the job or does not hold this rank "
+                    "(members start + i * stride, i < size, must be ranks of the job)"
+                    : arg == HGASI_COLL_BAD_ROOT ? "a root that is not a member index of the team (0 .. size - 1)"
+                    : "a workspace too small for the team (see coll_plan::workspace_bytes) or outside this rank's "
+                      "symmetric heaps");
     case HGAS_DEVICE_ERR_PROXY_FAILED: {
         std::string why = proxy_->failure();
         proxy_->clear_failure();

@@ -128,8 +128,15 @@ enum hgas_device_error {
     HGAS_DEVICE_ERR_BAD_ADDRESS = 5,      /* address outside the symmetric heaps, or bad rank */
     HGAS_DEVICE_ERR_PROXY_FAILED = 6,     /* the host path of a proxied request failed */
     HGAS_DEVICE_ERR_TIMEOUT_GRID = 7,     /* a grid barrier or grid-wide wait passed HGAS_TIMEOUT */
-    HGAS_DEVICE_ERR_MISALIGNED = 8        /* a signal or atomic word is not aligned to its width */
+    HGAS_DEVICE_ERR_MISALIGNED = 8,       /* a signal or atomic word is not aligned to its width */
+    HGAS_DEVICE_ERR_BAD_COLL = 9          /* a kernel collective's team, root or workspace is bad (arg: which,
+                                             HGASI_COLL_BAD_*) */
 };
+
+/* What HGAS_DEVICE_ERR_BAD_COLL found bad (its argument). */
+#define HGASI_COLL_BAD_TEAM 1      /* the team is outside the job, or this rank is not a member */
+#define HGASI_COLL_BAD_ROOT 2      /* the root is not a member index of the team */
+#define HGASI_COLL_BAD_WORKSPACE 3 /* the workspace is too small for the team, or not memory the GPU reaches */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,39 @@
+/* Internal counters of the collectives for hgas's own tests (tests/ranks/test_coll_choice.cpp):
+ * not part of the public API (not installed, no compatibility promise). Exported by libhgas
+ * like every symbol. Every counter is this rank's, since its init (or the last reset). */
+#ifndef HGAS_COLL_TESTING_COLL_H
+#define HGAS_COLL_TESTING_COLL_H
+#include <stdint.h>
+
+#include <hgas/hgas.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    /* Calls that ran each algorithm (on any team, with more than one member). */
+    uint64_t bcast_tree, bcast_scatter;
+    uint64_t reduce_tree, reduce_chain;
+    uint64_t fcollect_direct, fcollect_ring;
+    uint64_t allreduce_doubling;
+    /* Reductions (reduce, allreduce) of device vectors, by the scratch they crossed. */
+    uint64_t dev_reductions_host_scratch, dev_reductions_device_scratch;
+    /* Bytes this rank put into its peers' scratch in reductions: of host memory, and of
+     * device vectors into host scratch (device -> host heap) or device scratch (device ->
+     * device). */
+    uint64_t host_bytes_host_scratch, dev_bytes_host_scratch, dev_bytes_device_scratch;
+    /* Device scratch blocks taken from the symmetric device heaps (at most one per kind). */
+    uint64_t device_scratch_allocs;
+} hgasi_coll_stats_t;
+
+/* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED
+ * before init). */
+hgas_status_t hgasi_coll_stats(hgasi_coll_stats_t *out);
+/* Sets the calling rank's counters to zero. */
+hgas_status_t hgasi_coll_stats_reset(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

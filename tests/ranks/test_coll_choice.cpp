@@ -1,0 +1,289 @@
+// Which algorithm each collective ran, read from the collectives' counters (coll/testing_coll.h):
+// HGAS_COLL_BCAST / HGAS_COLL_REDUCE / HGAS_COLL_FCOLLECT = auto picks what docs/collectives.md
+// says at every (team size, message size) class on both sides of each cut-over, and a forced
+// value is obeyed at every size (the same test runs under auto and under each forced value:
+// the expectation follows the environment). Every result is checked too.
+//
+// Then the device scratch (HGAS_TEST_KIND=sim, or cuda on a GPU): reductions of device vectors cross the
+// device scratch (device -> device, no byte through the host heap) once it has been taken at
+// the first world reduction of a device vector, and the host scratch before that, on other
+// teams, and with HGAS_COLL_DEVICE_SCRATCH=0.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "coll/testing_coll.h"
+#include "rank_test.hpp"
+
+namespace {
+
+int me() { return hgas_rank_me(); }
+int n() { return hgas_rank_n(); }
+
+std::string env(const char *name, const char *dflt) {
+    const char *e = std::getenv(name);
+    return e && *e ? e : dflt;
+}
+
+hgasi_coll_stats_t stats() {
+    hgasi_coll_stats_t s{};
+    EXPECT_EQ(hgasi_coll_stats(&s), HGAS_OK) << hgas_last_error();
+    return s;
+}
+
+// What docs/collectives.md says each setting picks.
+bool expect_bcast_scatter(int members, size_t bytes) {
+    const std::string c = env("HGAS_COLL_BCAST", "auto");
+    if (c == "scatter") return true;
+    if (c == "tree") return false;
+    return members >= 8 && bytes >= (size_t{16} << 20);
+}
+bool expect_reduce_chain(int members, size_t bytes) {
+    const std::string c = env("HGAS_COLL_REDUCE", "auto");
+    if (c == "chain") return true;
+    if (c == "tree") return false;
+    return members >= 4 && bytes >= (size_t{512} << 10);
+}
+bool expect_fcollect_ring(bool spans_nodes, size_t bytes) {
+    const std::string c = env("HGAS_COLL_FCOLLECT", "auto");
+    if (c == "ring") return true;
+    if (c == "direct") return false;
+    return spans_nodes && bytes >= 32 * 1024;
+}
+
+// Whether some member of `team` is on another node than this rank (reached over the network).
+bool spans_nodes(hgas_team_t team) {
+    for (int i = 0; i < hgas_team_n(team); ++i)
+        if (hgas_team_translate(team, i, HGAS_TEAM_NODE) < 0) return true;
+    return false;
+}
+
+// The teams to try: the world, and strided splits of 2, 4 and 8 members (every other rank
+// where there are enough, so that the team is not the world's prefix).
+struct team_case {
+    hgas_team_t t;
+    bool owned;
+};
+std::vector<team_case> teams() {
+    std::vector<team_case> v{{HGAS_TEAM_WORLD, false}};
+    for (int size : {2, 4, 8}) {
+        if (size >= n()) continue;
+        const int stride = size * 2 <= n() ? 2 : 1;
+        hgas_team_t t = HGAS_TEAM_INVALID;
+        EXPECT_EQ(hgas_team_split_strided(HGAS_TEAM_WORLD, 0, stride, size, &t), HGAS_OK) << hgas_last_error();
+        v.push_back({t, true});
+    }
+    return v;
+}
+void destroy(std::vector<team_case> &v) {
+    for (auto &c : v)
+        if (c.owned && c.t != HGAS_TEAM_INVALID) {
+            HGAS_EXPECT_OK(hgas_team_destroy(c.t));
+        }
+}
+
+// Sizes on both sides of each cut-over.
+const size_t kBcastSizes[] = {8, size_t{1} << 20, (size_t{16} << 20) - 64, size_t{16} << 20};
+const size_t kReduceSizes[] = {8, (size_t{512} << 10) - 8, size_t{512} << 10, size_t{1} << 20};
+const size_t kFcollectSizes[] = {8, 32 * 1024 - 8, 32 * 1024};
+
+TEST(CollChoice, BroadcastPicksTheDocumentedAlgorithm) {
+    const size_t maxb = size_t{16} << 20;
+    unsigned char *dst = nullptr;
+    HGAS_OK_OR_FAIL(hgas_malloc(maxb, reinterpret_cast<void **>(&dst)));
+    std::vector<unsigned char> src(maxb);
+    auto tv = teams();
+    for (auto &tc : tv) {
+        if (tc.t == HGAS_TEAM_INVALID) continue;
+        const int tn = hgas_team_n(tc.t), tme = hgas_team_my_rank(tc.t);
+        if (tn < 2) continue;
+        for (size_t bytes : kBcastSizes) {
+            const int root = tn - 1;
+            for (size_t i = 0; i < bytes; i += 4093) src[i] = static_cast<unsigned char>(i * 7 + bytes + tn);
+            const hgasi_coll_stats_t a = stats();
+            HGAS_OK_OR_FAIL(hgas_team_broadcast(tc.t, dst, src.data(), bytes, root));
+            const hgasi_coll_stats_t b = stats();
+            const bool scatter = expect_bcast_scatter(tn, bytes);
+            EXPECT_EQ(b.bcast_scatter - a.bcast_scatter, scatter ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.bcast_tree - a.bcast_tree, scatter ? 0u : 1u) << tn << " members, " << bytes << " B";
+            bool ok = true;
+            for (size_t i = 0; i < bytes; i += 4093)
+                ok = ok && dst[i] == static_cast<unsigned char>(i * 7 + bytes + tn);
+            EXPECT_TRUE(ok) << "wrong broadcast data at member " << tme << ", " << bytes << " B";
+        }
+    }
+    destroy(tv);
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+TEST(CollChoice, ReducePicksTheDocumentedAlgorithm) {
+    const size_t maxb = size_t{1} << 20, maxc = maxb / 8;
+    std::vector<int64_t> src(maxc), dst(maxc);
+    auto tv = teams();
+    for (auto &tc : tv) {
+        if (tc.t == HGAS_TEAM_INVALID) continue;
+        const int tn = hgas_team_n(tc.t), tme = hgas_team_my_rank(tc.t);
+        if (tn < 2) continue;
+        for (size_t bytes : kReduceSizes) {
+            const size_t count = bytes / 8;
+            for (size_t i = 0; i < count; ++i) src[i] = static_cast<int64_t>(i % 1000) * (tme + 1);
+            const hgasi_coll_stats_t a = stats();
+            HGAS_OK_OR_FAIL(hgas_team_reduce(tc.t, dst.data(), src.data(), count, HGAS_INT64, HGAS_OP_SUM, 0));
+            const hgasi_coll_stats_t b = stats();
+            const bool chain = expect_reduce_chain(tn, bytes);
+            EXPECT_EQ(b.reduce_chain - a.reduce_chain, chain ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.reduce_tree - a.reduce_tree, chain ? 0u : 1u) << tn << " members, " << bytes << " B";
+            if (tme == 0) {
+                const int64_t k = static_cast<int64_t>(tn) * (tn + 1) / 2;
+                size_t bad = 0;
+                for (size_t i = 0; i < count; ++i) bad += dst[i] != static_cast<int64_t>(i % 1000) * k;
+                EXPECT_EQ(bad, 0u) << "wrong reduce result, " << tn << " members, " << bytes << " B";
+            }
+        }
+        // Allreduce has one algorithm (recursive doubling): counted at every size.
+        const hgasi_coll_stats_t a = stats();
+        HGAS_OK_OR_FAIL(hgas_team_allreduce(tc.t, dst.data(), src.data(), 1, HGAS_INT64, HGAS_OP_SUM));
+        EXPECT_EQ(stats().allreduce_doubling - a.allreduce_doubling, 1u);
+    }
+    destroy(tv);
+}
+
+TEST(CollChoice, FcollectPicksTheDocumentedAlgorithm) {
+    const size_t maxb = 32 * 1024;
+    unsigned char *dst = nullptr;
+    HGAS_OK_OR_FAIL(hgas_malloc(maxb * static_cast<size_t>(n()), reinterpret_cast<void **>(&dst)));
+    std::vector<unsigned char> src(maxb);
+    auto tv = teams();
+    for (auto &tc : tv) {
+        if (tc.t == HGAS_TEAM_INVALID) continue;
+        const int tn = hgas_team_n(tc.t), tme = hgas_team_my_rank(tc.t);
+        if (tn < 2) continue;
+        for (size_t bytes : kFcollectSizes) {
+            for (size_t i = 0; i < bytes; ++i) src[i] = pattern(tme, 0, i);
+            const hgasi_coll_stats_t a = stats();
+            HGAS_OK_OR_FAIL(hgas_team_fcollect(tc.t, dst, src.data(), bytes));
+            const hgasi_coll_stats_t b = stats();
+            const bool ring = expect_fcollect_ring(spans_nodes(tc.t), bytes);
+            EXPECT_EQ(b.fcollect_ring - a.fcollect_ring, ring ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.fcollect_direct - a.fcollect_direct, ring ? 0u : 1u) << tn << " members, " << bytes << " B";
+            size_t bad = 0;
+            for (int j = 0; j < tn; ++j)
+                for (size_t i = 0; i < bytes; ++i) bad += dst[static_cast<size_t>(j) * bytes + i] != pattern(j, 0, i);
+            EXPECT_EQ(bad, 0u) << "wrong fcollect data, " << tn << " members, " << bytes << " B";
+        }
+    }
+    destroy(tv);
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+// --- the device scratch (sim or cuda memory; the CPU never touches it: hgas_put / hgas_get) --
+
+void put_own(void *sym, const void *src, size_t bytes) { HGAS_OK_OR_FAIL(hgas_put(gp(sym, me()), src, bytes)); }
+std::vector<int64_t> get_own(const void *sym, size_t count) {
+    std::vector<int64_t> v(count);
+    EXPECT_EQ(hgas_get(v.data(), gp(sym, me()), count * 8), HGAS_OK) << hgas_last_error();
+    return v;
+}
+
+// Allreduce of `count` int64 (value i % 997 + member) on `team` in sim memory; checks the sum.
+void sim_allreduce(hgas_team_t team, size_t count, void *src, void *dst) {
+    const int tn = hgas_team_n(team), tme = hgas_team_my_rank(team);
+    std::vector<int64_t> v(count);
+    for (size_t i = 0; i < count; ++i) v[i] = static_cast<int64_t>(i % 997) + tme;
+    put_own(src, v.data(), count * 8);
+    HGAS_OK_OR_FAIL(hgas_team_allreduce(team, dst, src, count, HGAS_INT64, HGAS_OP_SUM));
+    const auto got = get_own(dst, count);
+    size_t bad = 0;
+    for (size_t i = 0; i < count; ++i)
+        bad += got[i] != static_cast<int64_t>(i % 997) * tn + static_cast<int64_t>(tn) * (tn - 1) / 2;
+    EXPECT_EQ(bad, 0u) << "wrong allreduce result on " << tn << " members";
+}
+
+TEST(CollChoice, DeviceVectorsCrossTheDeviceScratch) {
+    // Run with HGAS_TEST_KIND=sim (CI) or cuda (label gpu) and that kind's heap
+    // (tests/ranks/CMakeLists.txt); the host runs filter this test out.
+    const std::string kname = env("HGAS_TEST_KIND", "");
+    ASSERT_TRUE(kname == "sim" || kname == "cuda") << "this test needs device memory: HGAS_TEST_KIND=sim or cuda";
+    const hgas_kind_t kind = kname == "cuda" ? HGAS_KIND_CUDA : HGAS_KIND_SIM;
+    const bool enabled = env("HGAS_COLL_DEVICE_SCRATCH", "1M") != "0";
+    const size_t count = 100000;  // 800 KB: several chunks of a 64 KiB scratch
+    void *src = nullptr, *dst = nullptr;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(count * 8, kind, &src));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(count * 8, kind, &dst));
+    HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+
+    // A team (not the world) first: no device scratch exists yet, so the host scratch.
+    hgas_team_t pair = HGAS_TEAM_INVALID;
+    if (n() >= 2) {
+        HGAS_OK_OR_FAIL(hgas_team_split_strided(HGAS_TEAM_WORLD, 0, 1, 2, &pair));
+        if (pair != HGAS_TEAM_INVALID) sim_allreduce(pair, count, src, dst);
+        const hgasi_coll_stats_t s = stats();
+        EXPECT_EQ(s.device_scratch_allocs, 0u);
+        EXPECT_EQ(s.dev_bytes_device_scratch, 0u);
+        EXPECT_EQ(s.dev_reductions_host_scratch, pair != HGAS_TEAM_INVALID ? 1u : 0u);
+        if (pair != HGAS_TEAM_INVALID) {
+            EXPECT_EQ(s.dev_bytes_host_scratch, count * 8);
+        }
+    }
+
+    // The world: the device scratch is taken (if enabled) and every byte crosses it.
+    HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+    sim_allreduce(HGAS_TEAM_WORLD, count, src, dst);
+    HGAS_OK_OR_FAIL(hgas_team_reduce(HGAS_TEAM_WORLD, dst, src, count, HGAS_INT64, HGAS_OP_SUM, n() - 1));
+    hgasi_coll_stats_t s = stats();
+    // The figures (tools/gpu-check.sh's coll step collects these lines).
+    std::printf("devscratch: kind %s, rank %d of %d, world allreduce + reduce of %zu B: %llu B device->device "
+                "scratch, %llu B device->host scratch, %llu device scratch blocks\n",
+                kname.c_str(), me(), n(), count * 8, static_cast<unsigned long long>(s.dev_bytes_device_scratch),
+                static_cast<unsigned long long>(s.dev_bytes_host_scratch),
+                static_cast<unsigned long long>(s.device_scratch_allocs));
+    if (n() >= 2) {
+        // Allreduce: each of ranks 0 .. p2-1 sends the vector once per round (and to its fold
+        // partner); reduce: every rank but the root sends it once.
+        const uint64_t reductions = 2;
+        EXPECT_EQ(enabled ? s.dev_reductions_device_scratch : s.dev_reductions_host_scratch, reductions);
+        EXPECT_EQ(enabled ? s.dev_reductions_host_scratch : s.dev_reductions_device_scratch, 0u);
+        EXPECT_EQ(s.device_scratch_allocs, enabled ? 1u : 0u);
+        EXPECT_GE(enabled ? s.dev_bytes_device_scratch : s.dev_bytes_host_scratch, count * 8);
+        EXPECT_EQ(enabled ? s.dev_bytes_host_scratch : s.dev_bytes_device_scratch, 0u);
+        EXPECT_EQ(s.host_bytes_host_scratch, 0u);
+    }
+    if (me() == n() - 1) {
+        const auto got = get_own(dst, count);
+        size_t bad = 0;
+        // src holds i % 997 + world rank (from the world allreduce above).
+        for (size_t i = 0; i < count; ++i)
+            bad += got[i] != static_cast<int64_t>(i % 997) * n() + static_cast<int64_t>(n()) * (n() - 1) / 2;
+        EXPECT_EQ(bad, 0u) << "wrong reduce result";
+    }
+
+    // The team again: now the device scratch exists, so it uses it too (no second block).
+    if (pair != HGAS_TEAM_INVALID) {
+        HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+        sim_allreduce(pair, count, src, dst);
+        s = stats();
+        EXPECT_EQ(s.device_scratch_allocs, 0u);
+        EXPECT_EQ(enabled ? s.dev_bytes_device_scratch : s.dev_bytes_host_scratch, count * 8);
+        EXPECT_EQ(enabled ? s.dev_bytes_host_scratch : s.dev_bytes_device_scratch, 0u);
+    }
+    // Host vectors still use the host scratch.
+    if (n() >= 2) {
+        HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+        int64_t one = 1, sum = 0;
+        HGAS_OK_OR_FAIL(hgas_allreduce(&sum, &one, 1, HGAS_INT64, HGAS_OP_SUM));
+        EXPECT_EQ(sum, n());
+        s = stats();
+        EXPECT_GT(s.host_bytes_host_scratch, 0u);
+        EXPECT_EQ(s.dev_bytes_device_scratch + s.dev_bytes_host_scratch, 0u);
+    }
+    if (pair != HGAS_TEAM_INVALID) {
+        HGAS_EXPECT_OK(hgas_team_destroy(pair));
+    }
+    HGAS_OK_OR_FAIL(hgas_free(src));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+}  // namespace
