@@ -56,7 +56,7 @@
 #               three styles), or only matmul (its GPU tests and n = 16384 on 1 and 2 ranks)
 #               three styles), or only the collectives on GPU memory (coll: their GPU tests and
 #               hgas-bench-coll-gpu, hgas against NCCL, 2 ranks), or only the build (no step runs:
-#               for measurements by hand in the same call)
+#               for measurements by hand in the same call; TARGETS="a b" builds only those)
 # Environment: OUT (output folder), BUILD (build folder, default build-gpu), JOBS (default 16),
 #   SIZES (benchmark sizes, default 8:256M:4), CUDA_ARCH (default 90), DEADLINE (seconds for
 #   the whole script, default 470: steps that would pass it are cut short or skipped),
@@ -227,6 +227,7 @@ if [ $DO_BUILD = 1 ]; then
         [ "$ONLY" = sharing ] && targets=(--target hgasrun hgas-bench hgas-bench-busy himeno nas-ft nas-mg) \
             && grep -q '^build bin/matmul:' "$BUILD/build.ninja" 2>/dev/null && targets+=(matmul)
         [ "$ONLY" = matmul ] && targets=(--target matmul hgasrun)
+        [ "$ONLY" = build ] && [ -n "${TARGETS:-}" ] && read -r -a targets <<<"--target $TARGETS"  # TARGETS: a subset
         [ "$ONLY" = coll ] && targets=(--target hgas hgasrun test_coll_gpu test_coll_kinds test_coll_choice test_device_coll test_device_coll_threads) \
             && grep -q 'hgas-bench-coll-gpu' "$BUILD/build.ninja" 2>/dev/null && targets+=(hgas-bench-coll-gpu)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "msg/msg.hpp"
 #include "rma/rma.hpp"
@@ -116,27 +117,36 @@ result<layout> make_subarray3d(const size_t sizes[3], const size_t sub[3], const
 }
 
 // Device buffers: every block is one copy on the device's stream 0, all submitted before one
-// wait, so the copy engine gathers (scatters) the whole layout in one go.
+// wait, so the copy engine gathers (scatters) the whole layout in one go. A block the device
+// serves off the stream (its copy agent) returns a ticket of its own, waited for too: the
+// stream's mark does not cover it.
 static status device_gather(core::rank &r, gpu::device *d, const layout &l, char *dst, const char *src, bool pack) {
     uint64_t packed_off = 0;
     status err = status::ok;
+    std::vector<gpu::ticket> own;
     l.each([&](uint64_t off, uint64_t len) {
         if (err != status::ok) return;
         auto t = pack ? d->copy_async(dst + packed_off, src + off, len, 0, false)
                       : d->copy_async(dst + off, src + packed_off, len, 0, false);
         if (!t.ok()) err = t.error();
+        else if (t->seq) own.push_back(*t);
         packed_off += len;
     });
     HGAS_TRY(err);
     HGAS_TRY_ASSIGN(gpu::ticket t, d->mark(0));
+    own.push_back(t);
     status terr = status::ok;
+    size_t next = 0;  // tickets before it have completed
     HGAS_TRY(r.wait(pack ? "packing a device layout" : "unpacking a device layout", [&] {
-        auto done = d->test(t);
-        if (!done.ok()) {
-            terr = done.error();
-            return true;
+        for (; next < own.size(); ++next) {
+            auto done = d->test(own[next]);
+            if (!done.ok()) {
+                terr = done.error();
+                return true;
+            }
+            if (!*done) return false;
         }
-        return *done;
+        return true;
     }));
     return terr;
 }
