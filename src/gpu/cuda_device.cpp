@@ -574,23 +574,20 @@ public:
             (shared_ ? on_this_gpu(dst, n) && on_this_gpu(src, n) : agent_reaches(dst, n) && agent_reaches(src, n)))
             return agent_copy(dst, src, n);
         // Within this GPU's memory the agent's block beats a copy-engine submission for larger
-        // copies too (H100: 128 KiB in 7.2 us against 13.0; 512 KiB 15.2 against 14.3). Not on a
-        // GPU other processes share: an agent kept busy there holds a kernel in this process's
-        // context, and the processes' contexts then take turns (tagged messages of 128 KiB-256 MiB
-        // between two ranks on an H100 fell to about 8 GB/s in the run that had it; docs/paths.md).
-        if (!shared_ && n > agent_max_ && n <= agent_gpu_max_ && ring_ && on_this_gpu(dst, n) && on_this_gpu(src, n))
+        // copies too (H100, 2 ranks: 128 KiB in 7.2 us against 13.0; 512 KiB 15.2 against 14.3).
+        if (n > agent_max_ && n <= agent_gpu_max_ && ring_ && on_this_gpu(dst, n) && on_this_gpu(src, n))
             return agent_copy(dst, src, n);
         // A small copy from pageable memory into GPU memory the agent serves: the bytes go into
-        // the agent's ring (this thread copies them), so the driver stages nothing (H100, 8 B to
-        // 2 KiB: 6.4-7.0 us against 6.7-9.7 for cudaMemcpyAsync from pinned memory and 8.9-10.2
-        // through the copy engines before, measured with 2 ranks on the GPU). Not on a GPU other
-        // processes share, for the reason above. Only pageable sources: this thread reads
+        // the agent's ring (this thread copies them), so the driver stages nothing and a shared
+        // GPU's copy costs about what one within its memory does (H100, 2 ranks on the GPU, 8 B
+        // to 2 KiB: 6.4-6.6 us against 6.7-9.7 for cudaMemcpyAsync from pinned memory and
+        // 8.9-10.2 through the copy engines before). Only pageable sources: this thread reads
         // the bytes now, and pinned ones may still be written by work queued on a stream (a
         // pool chunk a kernel packs), which the copy engines would wait for. Only tracked
         // copies: an untracked one is followed by work on its stream that reads what it wrote
         // (a layout's block table, then the gather kernel), and the agent is on no such stream.
-        if (!shared_ && track && n <= agent::inline_max && n <= agent_max_ && ring_ && agent_reaches(dst, n) &&
-            classify(src, n) == mem_class::pageable)
+        if (track && n <= agent::inline_max && n <= agent_max_ && ring_ &&
+            (shared_ ? on_this_gpu(dst, n) : agent_reaches(dst, n)) && classify(src, n) == mem_class::pageable)
             return agent_copy(dst, src, n, true);
         std::lock_guard<std::mutex> g(stream_mu_);  // the rank's thread and its helper share streams
         stream_state &st = streams_[stream];
