@@ -94,6 +94,11 @@ def line_label(r):
         who = "hgas"
     what = r.get("path") or r.get("transport", "")
     label = f"{who}: {what}" if what else who
+    # A run of the same program over another path (--transport staged, say) is a line of its own:
+    # its records must not replace the default run's in the ratio table.
+    t = r.get("transport")
+    if r.get("path") and t and t not in ("gpu", r.get("path")):
+        label += f" [{t}]"
     if r.get("host_mem"):
         label += f" [{r['host_mem']}]"
     return label
