@@ -55,9 +55,17 @@ status reg_policy::release(const std::vector<reg_cache::entry> &gone, uint64_t *
 }
 
 bool reg_policy::reused(uintptr_t lo, uintptr_t size) {
-    seen &e = seen_[((lo >> 12) ^ (size >> 12) * 0x9e3779b97f4a7c15ull) % seen_slots];
-    if (e.lo != lo || e.size != size) e = seen{lo, size, 0};
-    return ++e.uses >= cfg_.reuse;
+    ++tick_;
+    seen *oldest = &seen_[0];
+    for (seen &e : seen_) {
+        if (e.lo == lo && e.size == size && e.uses) {
+            e.last = tick_;
+            return ++e.uses >= cfg_.reuse;
+        }
+        if (e.last < oldest->last) oldest = &e;
+    }
+    *oldest = seen{lo, size, 1, tick_};
+    return 1 >= cfg_.reuse;
 }
 
 status reg_policy::prepare(const void *p, size_t n, bool cacheable) {

@@ -6,8 +6,8 @@
 //  - A smaller buffer, of at least HGAS_REG_CACHE_REUSE_MIN bytes, is registered at its
 //    HGAS_REG_CACHE_REUSE-th use: registering costs tens of microseconds, more than one
 //    pageable copy of it loses, so only a buffer that comes back (a halo, a message buffer)
-//    is worth it. Recent uses are counted in a small table of page ranges, forgotten when
-//    another range takes their place.
+//    is worth it. Recent uses are counted in a small table of page ranges (16, the least
+//    recently used one forgotten for a new range).
 //
 //  - Cached entries that overlap or touch the new range are merged into one registration
 //    (the old ones unregistered, the union registered); an explicit entry (hgas_register) in
@@ -81,10 +81,13 @@ private:
     bool reused(uintptr_t lo, uintptr_t size);
     struct seen {
         uintptr_t lo = 0, size = 0;
-        uint64_t uses = 0;
+        uint64_t uses = 0, last = 0;  // last: when it was last used (tick_)
     };
-    static constexpr size_t seen_slots = 64;  // direct-mapped by range
+    // The recent ranges, least recently used replaced: a direct-mapped table let two buffers
+    // used in turn (a put's source and a get's destination) evict each other for ever.
+    static constexpr size_t seen_slots = 16;
     seen seen_[seen_slots];
+    uint64_t tick_ = 0;
     reg_cache &c_;
     device *pin_ = nullptr;
     std::function<status()> quiet_;

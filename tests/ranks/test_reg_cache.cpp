@@ -172,6 +172,10 @@ TEST_F(RegCache, SmallerBufferCachedWhenReused) {
             EXPECT_EQ(i.size, (n + page - 1) / page * page);
             EXPECT_EQ(i.pinned, device_kind() == HGAS_KIND_CUDA ? 1 : 0);
             EXPECT_GE(i.added, before.added + 1);
+            // The gets' destination, the first n bytes of `back`, was used in turn with `buf`
+            // as often: counted apart, it is registered too (a direct-mapped table of recent
+            // ranges once let two such buffers evict each other's count at every use).
+            EXPECT_TRUE(query(back, n).found) << "the get destination, used " << use << " times, is not registered";
         }
     }
     // One below HGAS_REG_CACHE_REUSE_MIN is never registered, however often it is used.
