@@ -57,7 +57,11 @@ def _load() -> tuple[ctypes.CDLL, str]:
             tried.append(f"{path} (no such file)")
             continue
         try:
-            return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL), path
+            # RTLD_LOCAL: libhgas's symbols stay out of the process's global scope, so modules
+            # loaded later (CuPy, torch, ml_dtypes) never bind to them. Where a toolchain links
+            # the C++ runtime into libhgas statically, RTLD_GLOBAL had libhgas's copy of
+            # libstdc++ answer ml_dtypes' calls, and importing CuPy after hgas.init() crashed.
+            return ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL), path
         except OSError as e:
             tried.append(f"{path} ({e})")
     raise ImportError("hgas: cannot load the C library libhgas; tried: " + "; ".join(tried) +

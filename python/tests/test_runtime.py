@@ -20,3 +20,12 @@ def test_before_during_and_after():
     with pytest.raises(hgas.UnsupportedError, match="hgas_init"):
         hgas.init()  # a process joins its job once
     assert a.shape == (2,)
+
+
+def test_library_stays_out_of_the_global_scope():
+    """Modules loaded after hgas must not bind to libhgas's symbols (loaded RTLD_LOCAL)."""
+    import ctypes
+    from hgas._lib import lib
+    assert lib.hgas_rank_me  # the package itself finds the calls through its own handle
+    with pytest.raises(AttributeError):
+        ctypes.CDLL(None).hgas_rank_me  # the process's global scope does not have them
