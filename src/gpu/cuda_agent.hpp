@@ -17,7 +17,8 @@
 // Small sources in host memory that the GPU cannot read (pageable), and any host source when
 // other processes share the GPU, travel in the ring: the host copies up to inline_max bytes
 // into payload[s % ring_slots] before it writes the descriptor, whose source then points there
-// (the agent's fence after it sees the tags orders the payload before its reads).
+// (the agent's fence after it sees the tags orders the payload before its reads). Up to
+// desc_inline_max bytes go in the descriptor itself (op_copy_inline), not in the payload slot.
 // Only one warp polls: hgas-gpu-limits flag_poll measured 3.2 us for a round trip with one
 // polling warp, 3.9 with two and 9.7 with eight (more reads of the line the host writes slow
 // the host's store down).
@@ -37,7 +38,11 @@ namespace hgas::gpu::agent {
 inline constexpr int ring_slots = 64;
 inline constexpr uint32_t inline_max = 2048;  // bytes a descriptor's payload slot holds
 
-enum op : uint32_t { op_copy = 1, op_amo = 2 };
+inline constexpr uint32_t desc_inline_max = 16;  // bytes a descriptor carries in its words 2-3
+
+// op_copy_inline: the bytes themselves are in words 2 and 3 (their 8-byte fields), so the agent
+// writes them without reading host memory again (one PCIe round trip fewer than a payload slot).
+enum op : uint32_t { op_copy = 1, op_amo = 2, op_copy_inline = 3 };
 
 struct alignas(16) word {  // one 16-byte store; the tag first
     uint32_t tag;

@@ -865,6 +865,19 @@ private:
             }
         }
         agent::desc &d = ring_->d[s % agent::ring_slots];
+        const auto tag = static_cast<uint32_t>(s);
+        if (carry && op == agent::op_copy && len <= agent::desc_inline_max) {
+            // The bytes in the descriptor's words 2 and 3 (little-endian, as the agent reads them).
+            uint64_t lo = 0, hi = 0;
+            std::memcpy(&lo, src, std::min<uint32_t>(len, 8));
+            if (len > 8) std::memcpy(&hi, static_cast<const char *>(src) + 8, len - 8);
+            agent::word_store(&d.w[0], {tag, len, reinterpret_cast<uint64_t>(dst)});
+            agent::word_store(&d.w[1], {tag, agent::op_copy_inline, 0});
+            agent::word_store(&d.w[2], {tag, 0, lo});
+            agent::word_store(&d.w[3], {tag, 0, hi});
+            HGAS_TRY(agent_alive_check(s));
+            return s;
+        }
         if (carry) {
             unsigned char *slot = ring_->payload[s % agent::ring_slots];
             std::memcpy(slot, src, len);
@@ -873,7 +886,6 @@ private:
             // the compiler from moving them past the word stores below.
             std::atomic_signal_fence(std::memory_order_release);
         }
-        const auto tag = static_cast<uint32_t>(s);
         agent::word_store(&d.w[0], {tag, len, reinterpret_cast<uint64_t>(dst)});
         agent::word_store(&d.w[1], {tag, op | aop << 16, reinterpret_cast<uint64_t>(src)});
         agent::word_store(&d.w[2], {tag, 0, operand});

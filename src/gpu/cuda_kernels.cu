@@ -122,7 +122,14 @@ __global__ void agent_kernel(agent::ring *ring, uint64_t next, uint64_t idle_ns)
         __syncthreads();
         if (!go) break;
         const uint32_t op = hdr[1].a & 0xffffu, aop = hdr[1].a >> 16;
-        if (op == agent::op_copy) {
+        if (op == agent::op_copy_inline) {
+            // Up to 16 bytes from words 2 and 3, one byte per thread (dst may be unaligned).
+            const unsigned t = threadIdx.x;
+            if (t < hdr[0].a) {
+                const uint64_t w = t < 8 ? hdr[2].b : hdr[3].b;
+                reinterpret_cast<unsigned char *>(hdr[0].b)[t] = static_cast<unsigned char>(w >> (8 * (t & 7)));
+            }
+        } else if (op == agent::op_copy) {
             // The device API's block copy: widest words the ends' alignment allows, four loads in
             // flight per thread (a host or peer end is a round trip away), fresh loads (__ldcv:
             // the agent lives long, and host or copy-engine writes since its last read must show).
