@@ -12,6 +12,7 @@
 #   hgas-bench-gpu.json   hgas-bench --gpu --json, when hgas-bench has --gpu
 #   plots.tar     PNG plots from tools/bench-plot.py, when matplotlib is importable
 #   python-overhead.jsonl  Python call overhead vs C (python/bench/overhead.py)
+#   python-vs-torch.txt    hgas vs torch.distributed on GPU tensors (python/bench/vs_torch.py)
 #   himeno.txt    himeno: its GPU tests' summary and the L runs' result lines
 #   himeno.jsonl  himeno: one JSON record per L run (apps/himeno/README.md, "Output")
 #   himeno-tests.log  ctest -R '^himeno\.gpu\.'
@@ -282,6 +283,14 @@ if [ "$ONLY" = all ] || [ "$ONLY" = tests ] || [ "$ONLY" = device ]; then
           PYTHONPATH=$BUILD/python timeout 60 "$BUILD/bin/hgasrun" -n 2 python3 python/bench/overhead.py 20000
         } >"$OUT/python-overhead.jsonl" 2>&1
         say "python overhead: $(grep -c us_per_call "$OUT/python-overhead.jsonl") figures in python-overhead.jsonl"
+    fi
+    # hgas against torch.distributed on the same GPU tensors (python/bench/vs_torch.py)
+    if [ "$ONLY" = all ] && python3 -c 'import numpy, torch' 2>/dev/null; then
+        for n in 1 2; do
+            PYTHONPATH=$BUILD/python timeout 120 "$BUILD/bin/hgasrun" -n $n python3 python/bench/vs_torch.py 2000
+        done >"$OUT/python-vs-torch.txt" 2>&1
+        say "python vs torch.distributed: $(grep -c us_per_call "$OUT/python-vs-torch.txt") figures in python-vs-torch.txt"
+        grep '^#' "$OUT/python-vs-torch.txt" | tee -a "$SUMMARY"
     fi
 fi
 

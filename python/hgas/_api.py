@@ -574,8 +574,8 @@ def allreduce(array: Any, op: str = "sum", out: Any = None, dtype: Any = None) -
     float64, bfloat16; `dtype` ("bfloat16", "float16", "int8", ... or a NumPy dtype) combines
     the array's bytes as that type instead of its own (bfloat16 bits in a uint16 array). 16-bit
     floats are combined in float32 and rounded to nearest even after every step. Host memory,
-    symmetric or not (the C library refuses device memory in collectives: copy it out with
-    .numpy(), or cupy.asnumpy / tensor.cpu())."""
+    symmetric or not, and hgas's symmetric arrays of any kind (hgas.zeros(..., kind="cuda"), or a
+    CuPy/torch view of one)."""
     if out is None and dtype is None and type(op) is str and op in _OP:
         st = _fast_allreduce(array, _OP[op])
         if st >= 0:
