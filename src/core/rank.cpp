@@ -262,7 +262,7 @@ void rank::phase(const char *name) {
 }
 
 status rank::open_devices() {
-    gpu::open_args a{&cfg_, job_.job_id, job_.rank, topo_.local_rank, topo_.local_n, &regs_};
+    gpu::open_args a{&cfg_, job_.job_id, job_.rank, topo_.local_rank, topo_.local_n, ranks_per_process_, &regs_};
     if (cfg_.bytes(setting::cuda_heap_size) == 0) {
         kind_off_[1] = "kind cuda is off: HGAS_CUDA_HEAP_SIZE=0";
     } else {

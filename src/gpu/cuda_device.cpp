@@ -40,6 +40,7 @@
 #include "gpu/cuda_kernels.hpp"
 #include "gpu/cuda_reduce.hpp"
 #include "gpu/reduce_cpu.hpp"
+#include "gpu/sharing.hpp"
 #include "gpu/cuda_vmm.hpp"
 #include "gpu/fd_pass.hpp"
 #include "gpu/gpu.hpp"
@@ -260,7 +261,20 @@ public:
         // Ranks round-robin over the GPUs: with more local ranks than GPUs, some share one.
         d->shared_ = a.local_n > count;
         d->sm_copy_max_ = a.cfg->bytes(setting::sm_copy_max);
-        if (a.cfg->flag(setting::gpu_agent)) {
+        // On a GPU that time-slices between processes the agent, a kernel that keeps running,
+        // costs the other processes far more than it saves (sharing.hpp): off there unless the
+        // environment asks for it.
+        const char *pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+        const gpu_share share{a.local_n, a.ranks_per_process, count,
+                              a.cfg->text(setting::gpu_sharing) == "mps" || (pipe && *pipe)};
+        const bool agent_asked = std::string(a.cfg->source(setting::gpu_agent)) == "environment";
+        const bool agent_on = a.cfg->flag(setting::gpu_agent) && (agent_asked || !time_sliced(share));
+        if (a.cfg->flag(setting::gpu_agent) && !agent_on) {
+            d->desc_ += ", copy agent off (GPU time-sliced between processes; HGAS_GPU_AGENT=1 forces it)";
+            HGASI_DEBUG("device", "GPU %d: no copy agent: %d ranks in processes of %d share %d GPU(s) without MPS",
+                        d->dev_, a.local_n, a.ranks_per_process, count);
+        }
+        if (agent_on) {
             d->agent_max_ = a.cfg->bytes(setting::gpu_agent_max);
             d->agent_gpu_max_ = a.cfg->bytes(setting::gpu_agent_gpu_max);
             d->agent_peers_ = a.cfg->flag(setting::gpu_agent_peers);

@@ -161,6 +161,7 @@ struct open_args {
     int rank = 0;
     int local_rank = 0;
     int local_n = 1;  // ranks on this node: with more than GPUs, ranks share a GPU
+    int ranks_per_process = 1;  // ranks as threads of one process (one CUDA context)
     // The rank's registrations of user host memory (hgas_register), consulted by copies;
     // outlives the device.
     reg_cache *regs = nullptr;

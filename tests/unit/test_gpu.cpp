@@ -18,6 +18,7 @@
 #include "gpu/fd_pass.hpp"
 #include "gpu/ipc_cache.hpp"
 #include "gpu/reg_cache.hpp"
+#include "gpu/sharing.hpp"
 
 using namespace hgas;
 using gpu::reg_cache;
@@ -477,4 +478,20 @@ TEST(ReduceCpu, EveryTypeAndOp) {
     EXPECT_EQ(hgas::gpu::reduce_dtype_size(HGAS_BFLOAT16), 2u);
     EXPECT_EQ(hgas::gpu::reduce_dtype_size(HGAS_INT8), 1u);
     EXPECT_EQ(hgas::gpu::reduce_dtype_size(99), 0u);
+}
+
+// When the copy agent stays off by default: only where rank processes time-slice a GPU.
+TEST(GpuSharing, TimeSlicedOnlyWhereProcessesOutnumberGpusWithoutMps) {
+    using hgas::gpu::gpu_share;
+    using hgas::gpu::time_sliced;
+    EXPECT_FALSE(time_sliced(gpu_share{1, 1, 1, false}));  // one rank, one GPU
+    EXPECT_FALSE(time_sliced(gpu_share{2, 1, 2, false}));  // a GPU per rank
+    EXPECT_TRUE(time_sliced(gpu_share{2, 1, 1, false}));   // two processes on one GPU
+    EXPECT_FALSE(time_sliced(gpu_share{2, 1, 1, true}));   // ... under MPS
+    EXPECT_FALSE(time_sliced(gpu_share{2, 2, 1, false}));  // two ranks as threads of one process
+    EXPECT_TRUE(time_sliced(gpu_share{4, 2, 1, false}));   // two processes of two threads each
+    EXPECT_FALSE(time_sliced(gpu_share{4, 2, 2, false}));  // ... with a GPU per process
+    EXPECT_TRUE(time_sliced(gpu_share{3, 2, 1, false}));   // 3 ranks in 2 processes
+    EXPECT_TRUE(time_sliced(gpu_share{16, 1, 8, false}));  // two processes per GPU of eight
+    EXPECT_TRUE(time_sliced(gpu_share{4, 0, 1, false}));  // ranks_per_process 0 reads as 1
 }
