@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "rank_launch.hpp"
+
 namespace himeno {
 
 void check(hgas_status_t s, const char *what) {
@@ -22,16 +24,11 @@ void die(const std::string &msg) {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-int ranks_per_process() {
-    const char *t = std::getenv("HGAS_THREADS");  // set by hgasrun --threads T
-    return t && std::atoi(t) > 1 ? std::atoi(t) : 1;
-}
-
 double cpu_seconds() {
     rusage ru{};
     // One rank per process: every thread of the process is the rank's. Ranks as threads: the
     // process is shared, so only the calling thread (the rank's own, or one of its team's).
-    getrusage(ranks_per_process() > 1 ? RUSAGE_THREAD : RUSAGE_SELF, &ru);
+    getrusage(apps::ranks_per_process() > 1 ? RUSAGE_THREAD : RUSAGE_SELF, &ru);
     return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 

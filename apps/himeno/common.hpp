@@ -23,7 +23,6 @@ void check(hgas_status_t s, const char *what);
 
 double now();          // steady clock, seconds
 double cpu_seconds();  // user + system time of this process (all its threads); of the calling thread with rank threads
-int ranks_per_process();  // HGAS_THREADS: ranks that are threads of one process (1: ranks are processes)
 /// Whether every rank has hgas memory of kind `k` for its halo buffers; rank 0 says what is
 /// missing otherwise. Collective, so that no rank goes on into a collective the others left.
 bool all_ranks_have(kind k);

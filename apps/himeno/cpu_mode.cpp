@@ -10,6 +10,7 @@
 
 #include "halo.hpp"
 #include "modes.hpp"
+#include "rank_launch.hpp"
 #include "slab.hpp"
 
 namespace himeno {
@@ -31,7 +32,7 @@ struct progress_poller final : poller {
 // CPU time of this rank: its process's (cpu_seconds) with one rank per process; with rank
 // threads the process is shared, so the sum of the rank's team members' own times.
 double rank_cpu_seconds(team &t) {
-    if (ranks_per_process() <= 1) return cpu_seconds();
+    if (apps::ranks_per_process() <= 1) return cpu_seconds();
     std::vector<double> each(static_cast<size_t>(t.size()), 0.0);
     t.run([&each](int m) { each[static_cast<size_t>(m)] = cpu_seconds(); });
     double sum = 0;

@@ -12,12 +12,12 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common.hpp"
 #include "modes.hpp"
 #include "options.hpp"
+#include "rank_launch.hpp"
 #include "slab.hpp"
 
 namespace himeno {
@@ -229,21 +229,6 @@ int main_ranked(options o) {
     return report(o, out);
 }
 
-// One rank: init, the program, finalize.
-int run_rank(const options &o) {
-    if (hgas_init() != HGAS_OK) {
-        std::fprintf(stderr, "himeno: hgas_init: %s\n", hgas_last_error());
-        return 1;
-    }
-    const int rc = main_ranked(o);
-    std::fflush(stdout);
-    if (hgas_finalize() != HGAS_OK && rc == 0) {
-        std::fprintf(stderr, "himeno: hgas_finalize: %s\n", hgas_last_error());
-        return 1;
-    }
-    return rc;
-}
-
 }  // namespace
 }  // namespace himeno
 
@@ -265,15 +250,8 @@ int main(int argc, char **argv) {
         if (loud) std::fprintf(stderr, "himeno: mode %s runs on a GPU, but %s\n", mode_name(o->mode), why.c_str());
         return 1;
     }
-    // Ranks as threads (hgasrun --threads T sets HGAS_THREADS=T; docs/threads.md): each of T
-    // threads of the process calls hgas_init and runs the program as its own rank. Everything a
-    // rank keeps is on its thread's stack or in hgas_malloc'd memory, so rank threads share
-    // nothing but the options parsed above.
-    const int threads = ranks_per_process();
-    if (threads <= 1) return run_rank(*o);
-    std::vector<int> rc(static_cast<size_t>(threads), 0);
-    std::vector<std::thread> ranks;
-    for (int i = 0; i < threads; ++i) ranks.emplace_back([&rc, &o, i] { rc[i] = run_rank(*o); });
-    for (std::thread &r : ranks) r.join();
-    return *std::max_element(rc.begin(), rc.end());
+    // Ranks as threads (hgasrun --threads T): every thread runs the program as its own rank.
+    // Everything a rank keeps is on its thread's stack or in hgas_malloc'd memory, so rank
+    // threads share nothing but the options parsed above.
+    return apps::run_ranks("himeno", [&o] { return main_ranked(*o); });
 }

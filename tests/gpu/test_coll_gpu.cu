@@ -14,18 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "rank_test.hpp"
+#include "gpu_test.hpp"
 
 namespace {
 
-#define CK(call)                                                                                     \
-    do {                                                                                             \
-        cudaError_t ck_ = (call);                                                                    \
-        ASSERT_EQ(ck_, cudaSuccess) << #call << ": " << cudaGetErrorName(ck_) << " " << cudaGetErrorString(ck_); \
-    } while (0)
-
-int me() { return hgas_rank_me(); }
-int n() { return hgas_rank_n(); }
+using namespace gpu_test;
 
 // Rank r's element i: a small integer, exact in every float type and in int8 sums of 8 ranks.
 __host__ __device__ int val(int r, size_t i) { return static_cast<int>((r * 5 + i * 3 + (i >> 7)) % 7) - 3; }
@@ -66,30 +59,8 @@ __global__ void k_check_bytes(const unsigned char *p, size_t n, int salt, unsign
         if (p[i] != static_cast<unsigned char>((i * 7 + salt * 131 + (i >> 9)) & 0xff)) atomicAdd(bad, 1ull);
 }
 
-struct fixture {
-    cudaStream_t s = nullptr;
-    unsigned long long *bad = nullptr;
-    void open() {
-        ASSERT_TRUE(hgas_kind_available(HGAS_KIND_CUDA)) << "kind cuda is not available on rank " << me();
-        CK(cudaSetDevice(hgas_device_gpu()));
-        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-        CK(cudaMalloc(&bad, sizeof *bad));
-        CK(cudaMemset(bad, 0, sizeof *bad));
-    }
-    unsigned long long take_bad() {
-        unsigned long long v = 0;
-        cudaMemcpy(&v, bad, sizeof v, cudaMemcpyDeviceToHost);
-        cudaMemset(bad, 0, sizeof *bad);
-        return v;
-    }
-    ~fixture() {
-        if (bad) cudaFree(bad);
-        if (s) cudaStreamDestroy(s);
-    }
-};
-
 template <class T>
-void allreduce_on_stream(fixture &f, hgas_team_t team, int first, int members, hgas_dtype_t type, size_t count,
+void allreduce_on_stream(rank_gpu &f, hgas_team_t team, int first, int members, hgas_dtype_t type, size_t count,
                          void *src, void *dst) {
     T *sp = static_cast<T *>(src), *dp = static_cast<T *>(dst);
     k_fill<T><<<64, 256, 0, f.s>>>(sp, count, me());
@@ -101,7 +72,7 @@ void allreduce_on_stream(fixture &f, hgas_team_t team, int first, int members, h
 }
 
 TEST(CollStream, AllreduceEveryFloatTypeInStreamOrder) {
-    fixture f;
+    rank_gpu f;
     f.open();
     const size_t count = (1 << 20) + 333;  // chunks of the scratch, pipelined
     void *src, *dst;
@@ -131,7 +102,7 @@ TEST(CollStream, AllreduceEveryFloatTypeInStreamOrder) {
 }
 
 TEST(CollStream, DataMovementInStreamOrder) {
-    fixture f;
+    rank_gpu f;
     f.open();
     const size_t bytes = 200003;
     unsigned char *src, *dst;
@@ -178,7 +149,7 @@ TEST(CollStream, DataMovementInStreamOrder) {
 }
 
 TEST(CollStream, BadArgumentsFailAtTheCall) {
-    fixture f;
+    rank_gpu f;
     f.open();
     void *buf;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(64, HGAS_KIND_CUDA, &buf));

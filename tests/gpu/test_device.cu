@@ -15,57 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "rank_test.hpp"
+#include "gpu_test.hpp"
 
 namespace {
 
 namespace hd = hgas::device;
 using hd::scope;
 
-#define CK(call)                                                                                     \
-    do {                                                                                             \
-        cudaError_t ck_ = (call);                                                                    \
-        ASSERT_EQ(ck_, cudaSuccess) << #call << ": " << cudaGetErrorName(ck_) << " " << cudaGetErrorString(ck_); \
-    } while (0)
-
-int me() { return hgas_rank_me(); }
-int n() { return hgas_rank_n(); }
-
-// Per test: the rank's GPU selected in this program's CUDA runtime, a stream, the context, an
-// error counter in device memory.
-struct gpu {
-    cudaStream_t s = nullptr;
-    hgas_device_ctx_t c{};
-    unsigned long long *bad = nullptr;
-
-    void open() {
-        ASSERT_TRUE(hgas_kind_available(HGAS_KIND_CUDA)) << "kind cuda is not available on rank " << me();
-        ASSERT_GE(hgas_device_gpu(), 0);
-        CK(cudaSetDevice(hgas_device_gpu()));
-        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-        HGAS_OK_OR_FAIL(hgas_device_ctx_get(&c));
-        CK(cudaMalloc(&bad, sizeof *bad));
-        CK(cudaMemset(bad, 0, sizeof *bad));
-    }
-    void close() {
-        if (bad) cudaFree(bad);
-        if (s) cudaStreamDestroy(s);
-    }
-    // Waits (bounded) for the stream, then reports device-side errors.
-    void sync() { HGAS_OK_OR_FAIL(hgas_stream_sync(s)); }
-    unsigned long long errors() {
-        unsigned long long v = ~0ull;
-        EXPECT_EQ(cudaMemcpy(&v, bad, sizeof v, cudaMemcpyDeviceToHost), cudaSuccess);
-        EXPECT_EQ(cudaMemset(bad, 0, sizeof *bad), cudaSuccess);
-        return v;
-    }
-};
-
-template <scope S>
-unsigned threads_of() {
-    return S == scope::thread ? 1 : S == scope::warp ? 32 : 256;
-}
-const char *name_of(scope S) { return S == scope::thread ? "thread" : S == scope::warp ? "warp" : "block"; }
+using namespace gpu_test;
 
 template <scope S>
 __device__ unsigned grank() {
@@ -109,8 +66,8 @@ __global__ void k_get_all(hd::ctx c, char *local, const char *sym, size_t bytes,
 
 template <scope S>
 void put_get_scope() {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     const size_t sizes[] = {1, 8, 13, 4096 + 3, (1u << 20) + 5};
     const size_t stride = (1u << 20) + 128;
     char *sym, *src, *local;
@@ -156,12 +113,11 @@ void put_get_scope() {
     CK(cudaFree(src));
     CK(cudaFree(local));
     HGAS_OK_OR_FAIL(hgas_free(sym));
-    g.close();
 }
 
 TEST(Device, ContextMapsTheHeaps) {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     EXPECT_EQ(g.c.me, me());
     EXPECT_EQ(g.c.n, n());
     EXPECT_GT(g.c.win[0].size, 0u) << "the cuda heap";
@@ -169,7 +125,6 @@ TEST(Device, ContextMapsTheHeaps) {
     EXPECT_GT(g.c.win[1].size, 0u) << "the host heap";
     EXPECT_NE(g.c.ring, nullptr);
     EXPECT_EQ(hgas_device_status(), HGAS_OK) << hgas_last_error();
-    g.close();
 }
 
 TEST(Device, PutGetThread) { put_get_scope<scope::thread>(); }
@@ -178,8 +133,8 @@ TEST(Device, PutGetBlock) { put_get_scope<scope::block>(); }
 
 // Host-heap targets: registered host memory is stored to directly (or through the proxy).
 TEST(Device, PutIntoTheHostHeap) {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     const size_t bytes = 5000;
     char *hsym, *src;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(bytes * n(), HGAS_KIND_HOST, reinterpret_cast<void **>(&hsym)));
@@ -200,7 +155,6 @@ TEST(Device, PutIntoTheHostHeap) {
     HGAS_OK_OR_FAIL(hgas_barrier());
     CK(cudaFree(src));
     HGAS_OK_OR_FAIL(hgas_free(hsym));
-    g.close();
 }
 
 // ---- p / g ----------------------------------------------------------------------------------
@@ -229,8 +183,8 @@ __global__ void k_g(hd::ctx c, const double *d, const int32_t *i32, const uint64
 
 template <scope S>
 void p_g_scope() {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     char *sym;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(64 * 3 * n(), HGAS_KIND_CUDA, reinterpret_cast<void **>(&sym)));
     double *d = reinterpret_cast<double *>(sym);
@@ -244,11 +198,10 @@ void p_g_scope() {
         k_g<S><<<1, threads_of<S>(), 0, g.s>>>(g.c, d, i32, u, salt, g.bad);
         CK(cudaGetLastError());
         g.sync();
-        EXPECT_EQ(g.errors(), 0u) << name_of(S) << " g of values p put, salt " << salt;
+        EXPECT_EQ(g.take_bad(), 0u) << name_of(S) << " g of values p put, salt " << salt;
         HGAS_OK_OR_FAIL(hgas_barrier());
     }
     HGAS_OK_OR_FAIL(hgas_free(sym));
-    g.close();
 }
 
 TEST(Device, PGThread) { p_g_scope<scope::thread>(); }
@@ -283,8 +236,8 @@ __global__ void k_signal_ring(hd::ctx c, unsigned char *buf, unsigned char *src,
 
 template <scope S>
 void signal_ring_scope() {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     const size_t bytes = 300000;
     unsigned char *buf, *src;
     uint64_t *words;
@@ -300,14 +253,13 @@ void signal_ring_scope() {
                                                               g.bad);
             CK(cudaGetLastError());
             g.sync();
-            EXPECT_EQ(g.errors(), 0u) << name_of(S) << " put_signal" << (nbi ? "_nbi" : "") << (add ? " ADD" : " SET")
+            EXPECT_EQ(g.take_bad(), 0u) << name_of(S) << " put_signal" << (nbi ? "_nbi" : "") << (add ? " ADD" : " SET")
                                       << ": bytes read after the signal were not the data put before it";
             HGAS_OK_OR_FAIL(hgas_barrier());
         }
     HGAS_OK_OR_FAIL(hgas_free(words));
     HGAS_OK_OR_FAIL(hgas_free(src));
     HGAS_OK_OR_FAIL(hgas_free(buf));
-    g.close();
 }
 
 TEST(Device, PutSignalThread) { signal_ring_scope<scope::thread>(); }
@@ -338,8 +290,8 @@ void zero_sym(void *p, size_t bytes) {
 
 template <scope S>
 void fadd_scope() {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     unsigned long long *ctr, *olds;
     const int blocks = 16, per = 8;
     const unsigned threads = 128, groups = blocks * threads / (S == scope::thread ? 1 : S == scope::warp ? 32 : threads);
@@ -362,7 +314,6 @@ void fadd_scope() {
     HGAS_OK_OR_FAIL(hgas_barrier());
     CK(cudaFree(olds));
     HGAS_OK_OR_FAIL(hgas_free(ctr));
-    g.close();
 }
 
 TEST(Device, FetchAddManyBlocksThread) { fadd_scope<scope::thread>(); }
@@ -398,18 +349,17 @@ __global__ void k_amo_seq(hd::ctx c, long long *w64, int *w32, unsigned long lon
 
 template <scope S>
 void amo_seq_scope() {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     char *sym;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(16 * n(), HGAS_KIND_CUDA, reinterpret_cast<void **>(&sym)));
     k_amo_seq<S><<<1, threads_of<S>(), 0, g.s>>>(g.c, reinterpret_cast<long long *>(sym),
                                                    reinterpret_cast<int *>(sym + 8 * n()), g.bad);
     CK(cudaGetLastError());
     g.sync();
-    EXPECT_EQ(g.errors(), 0u) << name_of(S) << " atomics returned wrong old values";
+    EXPECT_EQ(g.take_bad(), 0u) << name_of(S) << " atomics returned wrong old values";
     HGAS_OK_OR_FAIL(hgas_barrier());
     HGAS_OK_OR_FAIL(hgas_free(sym));
-    g.close();
 }
 
 TEST(Device, AtomicsThread) { amo_seq_scope<scope::thread>(); }
@@ -432,17 +382,16 @@ __global__ void k_barrier(hd::ctx c, uint64_t *slots, int rounds, unsigned long 
 
 template <scope S>
 void barrier_scope() {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     uint64_t *slots;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(8 * n(), HGAS_KIND_CUDA, reinterpret_cast<void **>(&slots)));
     k_barrier<S><<<1, threads_of<S>(), 0, g.s>>>(g.c, slots, 20, g.bad);
     CK(cudaGetLastError());
     g.sync();
-    EXPECT_EQ(g.errors(), 0u) << name_of(S) << " barrier: a value put before the barrier was missing after it";
+    EXPECT_EQ(g.take_bad(), 0u) << name_of(S) << " barrier: a value put before the barrier was missing after it";
     HGAS_OK_OR_FAIL(hgas_barrier());
     HGAS_OK_OR_FAIL(hgas_free(slots));
-    g.close();
 }
 
 TEST(Device, BarrierThread) { barrier_scope<scope::thread>(); }
@@ -461,8 +410,8 @@ __global__ void k_many(hd::ctx c, char *bufs, uint64_t *words, unsigned long lon
 }
 
 TEST(Device, ManyBlocksAtOnce) {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     // Through the proxy on a GPU that several ranks share, each request waits for this process's
     // time slice (the agent executing it is a kernel, and the other rank's kernel holds the GPU
     // between slices): about 0.3-0.6 ms a request on an H100 without MPS, so 64 blocks' 16000
@@ -514,7 +463,6 @@ TEST(Device, ManyBlocksAtOnce) {
     HGAS_OK_OR_FAIL(hgas_free(ctr));
     HGAS_OK_OR_FAIL(hgas_free(words));
     HGAS_OK_OR_FAIL(hgas_free(bufs));
-    g.close();
 }
 
 // ---- stream-ordered operations ----------------------------------------------------------------
@@ -532,8 +480,8 @@ __global__ void k_fill(unsigned char *buf, size_t bytes, int writer, int round) 
 }
 
 TEST(Device, StreamOrderedOperations) {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     const size_t bytes = 1u << 20;
     const int rounds = 6;
     unsigned char *bufs, *src;
@@ -551,7 +499,7 @@ TEST(Device, StreamOrderedOperations) {
     k_check<<<64, 256, 0, g.s>>>(bufs, bytes, left, 0, g.bad);
     CK(cudaGetLastError());
     g.sync();
-    EXPECT_EQ(g.errors(), 0u) << "hgas_put_on_stream + quiet + barrier on the stream";
+    EXPECT_EQ(g.take_bad(), 0u) << "hgas_put_on_stream + quiet + barrier on the stream";
     // put_signal_on_stream (SET, ADD) and signal_wait_on_stream (EQ and GE: stream memory
     // operations; GT: a kernel), each round into its own buffer: compute, send, wait, check.
     uint64_t expect[3] = {0, 0, 0};  // what each signal word holds after the round that last updated it
@@ -572,7 +520,7 @@ TEST(Device, StreamOrderedOperations) {
         // src is refilled next round: the put must have read it (stream order does that).
     }
     g.sync();
-    EXPECT_EQ(g.errors(), 0u) << "hgas_put_signal_on_stream / hgas_signal_wait_on_stream";
+    EXPECT_EQ(g.take_bad(), 0u) << "hgas_put_signal_on_stream / hgas_signal_wait_on_stream";
     HGAS_OK_OR_FAIL(hgas_barrier());
     // Bad input is refused before anything is enqueued.
     EXPECT_EQ(hgas_put_on_stream(src, src, 8, right, g.s), HGAS_ERR_INVALID_POINTER) << "not symmetric";
@@ -582,7 +530,6 @@ TEST(Device, StreamOrderedOperations) {
     CK(cudaFree(src));
     HGAS_OK_OR_FAIL(hgas_free(sig));
     HGAS_OK_OR_FAIL(hgas_free(bufs));
-    g.close();
 }
 
 // ---- seed 003's building blocks -------------------------------------------------------------
@@ -613,8 +560,8 @@ __global__ void k_modes(hd::ctx c, unsigned long long *partial, unsigned int *co
 }
 
 TEST(Device, LastBlockGridWaitGridSync) {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     const int blocks = 8;
     char *sym;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(256, HGAS_KIND_CUDA, reinterpret_cast<void **>(&sym)));
@@ -630,11 +577,10 @@ TEST(Device, LastBlockGridWaitGridSync) {
                                      g.bad);
     CK(cudaGetLastError());
     g.sync();
-    EXPECT_EQ(g.errors(), 0u);
+    EXPECT_EQ(g.take_bad(), 0u);
     HGAS_OK_OR_FAIL(hgas_barrier());
     CK(cudaFree(scratch));
     HGAS_OK_OR_FAIL(hgas_free(sym));
-    g.close();
 }
 
 // ---- errors and deadlines ---------------------------------------------------------------------
@@ -645,8 +591,8 @@ __global__ void k_wait_forever(hd::ctx c, const uint64_t *w) { (void)hd::signal_
 __global__ void k_big(int *) {}
 
 TEST(Device, ErrorsAreReportedAndWaitsEnd) {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     uint64_t *w;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(64, HGAS_KIND_CUDA, reinterpret_cast<void **>(&w)));
     k_bad_rank<<<1, 1, 0, g.s>>>(g.c, w);
@@ -670,7 +616,6 @@ TEST(Device, ErrorsAreReportedAndWaitsEnd) {
     EXPECT_EQ(hd::check_resident(k_big, 1, 32), HGAS_OK) << hgas_last_error();
     HGAS_OK_OR_FAIL(hgas_barrier());
     HGAS_OK_OR_FAIL(hgas_free(w));
-    g.close();
 }
 
 }  // namespace

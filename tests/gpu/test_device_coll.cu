@@ -13,27 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "rank_test.hpp"
+#include "gpu_test.hpp"
 
 namespace {
 
 namespace hd = hgas::device;
 using hd::scope;
 
-#define CK(call)                                                                                     \
-    do {                                                                                             \
-        cudaError_t ck_ = (call);                                                                    \
-        ASSERT_EQ(ck_, cudaSuccess) << #call << ": " << cudaGetErrorName(ck_) << " " << cudaGetErrorString(ck_); \
-    } while (0)
-
-int me() { return hgas_rank_me(); }
-int n() { return hgas_rank_n(); }
-
-template <scope S>
-unsigned threads_of() {
-    return S == scope::thread ? 1 : S == scope::warp ? 32 : 256;
-}
-const char *name_of(scope S) { return S == scope::thread ? "thread" : S == scope::warp ? "warp" : "block"; }
+using namespace gpu_test;
 
 // Member i's element e: signs and sizes vary, small enough that sums and products are exact.
 __host__ __device__ inline long long val(int i, size_t e) {
@@ -68,20 +55,6 @@ __global__ void k_bad(hd::ctx c, hd::team t, hd::coll_workspace w, long long *bu
     if (which == 2) hd::sum_reduce<S>(c, t, w, buf, buf, 1);
 }
 
-struct gpu {
-    cudaStream_t s = nullptr;
-    hgas_device_ctx_t c{};
-    void open() {
-        ASSERT_TRUE(hgas_kind_available(HGAS_KIND_CUDA)) << "kind cuda is not available on rank " << me();
-        CK(cudaSetDevice(hgas_device_gpu()));
-        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-        HGAS_OK_OR_FAIL(hgas_device_ctx_get(&c));
-    }
-    void close() {
-        if (s) cudaStreamDestroy(s);
-    }
-};
-
 // A zeroed workspace of `bytes` in the cuda heap (symmetric: every rank calls).
 void *workspace(size_t bytes) {
     void *w = nullptr;
@@ -94,8 +67,8 @@ void *workspace(size_t bytes) {
 
 template <scope S>
 void colls_on(hd::team t, size_t count, int root) {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     const int idx = hd::coll_plan::index_of(t, me());
     // Slots of 512 bytes: 64 elements a chunk, so count > 64 runs in chunks.
     const size_t wbytes = hd::coll_plan::workspace_bytes(t.size, 512);
@@ -162,7 +135,6 @@ void colls_on(hd::team t, size_t count, int root) {
     cudaFree(inplace);
     cudaFree(dsrc);
     cudaFree(ddst);
-    g.close();
 }
 
 template <scope S>
@@ -177,8 +149,8 @@ TEST(DeviceColl, Warp) { colls_scope<scope::warp>(); }
 TEST(DeviceColl, Block) { colls_scope<scope::block>(); }
 
 TEST(DeviceColl, BadArgumentsAreReported) {
-    gpu g;
-    g.open();
+    rank_gpu g;
+    g.open(true);
     const size_t wbytes = hd::coll_plan::workspace_bytes(n(), 256);
     void *wbase = workspace(wbytes);
     long long *buf;
@@ -201,7 +173,6 @@ TEST(DeviceColl, BadArgumentsAreReported) {
     HGAS_OK_OR_FAIL(hgas_barrier());
     HGAS_OK_OR_FAIL(hgas_free(buf));
     HGAS_OK_OR_FAIL(hgas_free(wbase));
-    g.close();
 }
 
 }  // namespace

@@ -13,18 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "rank_test.hpp"
+#include "gpu_test.hpp"
 
 namespace {
 
-#define CK(call)                                                                                     \
-    do {                                                                                             \
-        cudaError_t ck_ = (call);                                                                    \
-        ASSERT_EQ(ck_, cudaSuccess) << #call << ": " << cudaGetErrorName(ck_) << " " << cudaGetErrorString(ck_); \
-    } while (0)
+using namespace gpu_test;
 
-int me() { return hgas_rank_me(); }
-int n() { return hgas_rank_n(); }
 int right() { return (me() + 1) % n(); }
 int left() { return (me() + n() - 1) % n(); }
 
@@ -44,27 +38,15 @@ __global__ void k_check(const unsigned char *p, size_t n, int from, int to, int 
         if (p[i] != dpat(from, to, i, salt)) atomicAdd(bad, 1ull);
 }
 
-struct streams {
-    cudaStream_t snd = nullptr, rcv = nullptr;
-    unsigned long long *bad = nullptr;
+// The rank's GPU with a second stream: sends go on s, receives on rcv.
+struct streams : rank_gpu {
+    cudaStream_t rcv = nullptr;
     void open() {
-        ASSERT_TRUE(hgas_kind_available(HGAS_KIND_CUDA)) << "kind cuda is not available on rank " << me();
-        CK(cudaSetDevice(hgas_device_gpu()));
-        CK(cudaStreamCreateWithFlags(&snd, cudaStreamNonBlocking));
+        rank_gpu::open();
         CK(cudaStreamCreateWithFlags(&rcv, cudaStreamNonBlocking));
-        CK(cudaMalloc(&bad, sizeof *bad));
-        CK(cudaMemset(bad, 0, sizeof *bad));
     }
     ~streams() {
-        if (bad) cudaFree(bad);
-        if (snd) cudaStreamDestroy(snd);
         if (rcv) cudaStreamDestroy(rcv);
-    }
-    unsigned long long take_bad() {
-        unsigned long long v = ~0ull;
-        EXPECT_EQ(cudaMemcpy(&v, bad, sizeof v, cudaMemcpyDeviceToHost), cudaSuccess);
-        EXPECT_EQ(cudaMemset(bad, 0, sizeof *bad), cudaSuccess);
-        return v;
     }
 };
 
@@ -85,15 +67,15 @@ TEST(MsgStream, RingOnStreams) {
     int salt = 0;
     for (size_t sz : sizes) {
         ++salt;
-        k_fill<<<64, 256, 0, st.snd>>>(sb, sz, me(), right(), salt);
+        k_fill<<<64, 256, 0, st.s>>>(sb, sz, me(), right(), salt);
         CK(cudaMemsetAsync(rb, 0xee, maxsz, st.rcv));
         info[salt] = hgas_msg_info_t{-5, -5, 12345};
         HGAS_OK_OR_FAIL(hgas_recv_on_stream(rb, maxsz, left(), 60 + salt, &info[salt], st.rcv));
         k_check<<<64, 256, 0, st.rcv>>>(rb, sz, left(), me(), salt, st.bad);
-        HGAS_OK_OR_FAIL(hgas_send_on_stream(sb, sz, right(), 60 + salt, st.snd));
-        k_fill<<<64, 256, 0, st.snd>>>(sb, sz, 99, 99, 99);  // after the send is complete
+        HGAS_OK_OR_FAIL(hgas_send_on_stream(sb, sz, right(), 60 + salt, st.s));
+        k_fill<<<64, 256, 0, st.s>>>(sb, sz, 99, 99, 99);  // after the send is complete
         HGAS_OK_OR_FAIL(hgas_stream_sync(st.rcv));
-        HGAS_OK_OR_FAIL(hgas_stream_sync(st.snd));
+        HGAS_OK_OR_FAIL(hgas_stream_sync(st.s));
         EXPECT_EQ(st.take_bad(), 0u) << sz << " bytes";
         EXPECT_EQ(info[salt].source, left());
         EXPECT_EQ(info[salt].tag, 60 + salt);
@@ -107,13 +89,13 @@ TEST(MsgStream, RingOnStreams) {
     const int many = 40;
     const size_t msz = 3000;
     for (int i = 0; i < many; ++i) {
-        k_fill<<<8, 256, 0, st.snd>>>(sb + i * msz, msz, me(), right(), 100 + i);
-        HGAS_OK_OR_FAIL(hgas_send_on_stream(sb + i * msz, msz, right(), 5, st.snd));
+        k_fill<<<8, 256, 0, st.s>>>(sb + i * msz, msz, me(), right(), 100 + i);
+        HGAS_OK_OR_FAIL(hgas_send_on_stream(sb + i * msz, msz, right(), 5, st.s));
         HGAS_OK_OR_FAIL(hgas_recv_on_stream(rb + i * msz, msz, left(), 5, nullptr, st.rcv));
         k_check<<<8, 256, 0, st.rcv>>>(rb + i * msz, msz, left(), me(), 100 + i, st.bad);
     }
     HGAS_OK_OR_FAIL(hgas_stream_sync(st.rcv));
-    HGAS_OK_OR_FAIL(hgas_stream_sync(st.snd));
+    HGAS_OK_OR_FAIL(hgas_stream_sync(st.s));
     EXPECT_EQ(st.take_bad(), 0u) << "messages of one tag overtook each other";
     HGAS_OK_OR_FAIL(hgas_barrier());
     cudaFreeHost(info);
@@ -148,40 +130,40 @@ TEST(MsgStream, ScopedAndTypedOnStreams) {
     flags[0] = 11;
     flags[1] = 22;
     // scoped: the world receive takes the world message, the scoped one the library's
-    HGAS_OK_OR_FAIL(hgas_send_on_stream_ctx(lib, &flags[0], sizeof(int), right(), 3, st.snd));
-    HGAS_OK_OR_FAIL(hgas_send_on_stream(&flags[1], sizeof(int), right(), 3, st.snd));
+    HGAS_OK_OR_FAIL(hgas_send_on_stream_ctx(lib, &flags[0], sizeof(int), right(), 3, st.s));
+    HGAS_OK_OR_FAIL(hgas_send_on_stream(&flags[1], sizeof(int), right(), 3, st.s));
     int *got = nullptr;
     CK(cudaMallocHost(&got, 2 * sizeof(int)));
     got[0] = got[1] = 0;
     HGAS_OK_OR_FAIL(hgas_recv_on_stream(&got[0], sizeof(int), HGAS_ANY_RANK, HGAS_ANY_TAG, nullptr, st.rcv));
     HGAS_OK_OR_FAIL(hgas_recv_on_stream_ctx(lib, &got[1], sizeof(int), HGAS_ANY_RANK, HGAS_ANY_TAG, nullptr, st.rcv));
     HGAS_OK_OR_FAIL(hgas_stream_sync(st.rcv));
-    HGAS_OK_OR_FAIL(hgas_stream_sync(st.snd));
+    HGAS_OK_OR_FAIL(hgas_stream_sync(st.s));
     EXPECT_EQ(got[0], 22) << "the world receive matched the library's message";
     EXPECT_EQ(got[1], 11);
     // typed
     hgas_layout_t ls, lr;
     HGAS_OK_OR_FAIL(hgas_layout_vector(rows, 4, sstride, &ls));
     HGAS_OK_OR_FAIL(hgas_layout_vector(rows, 4, rstride, &lr));
-    k_fill_col<<<32, 256, 0, st.snd>>>(sb, rows, sstride, me(), right(), 3);
+    k_fill_col<<<32, 256, 0, st.s>>>(sb, rows, sstride, me(), right(), 3);
     CK(cudaMemsetAsync(rb, 0xee, rows * sstride, st.rcv));
     hgas_msg_info_t *info = nullptr;
     CK(cudaMallocHost(&info, sizeof *info));
     HGAS_OK_OR_FAIL(hgas_recv_typed_on_stream_ctx(lib, rb, lr, left(), 4, info, st.rcv));
     k_check_col<<<32, 256, 0, st.rcv>>>(rb, rows, rstride, left(), me(), 3, st.bad);
-    HGAS_OK_OR_FAIL(hgas_send_typed_on_stream_ctx(lib, sb, ls, right(), 4, st.snd));
+    HGAS_OK_OR_FAIL(hgas_send_typed_on_stream_ctx(lib, sb, ls, right(), 4, st.s));
     HGAS_OK_OR_FAIL(hgas_layout_free(ls));
     HGAS_OK_OR_FAIL(hgas_layout_free(lr));
-    k_fill_col<<<32, 256, 0, st.snd>>>(sb, rows, sstride, 99, 99, 99);  // after the send is complete
+    k_fill_col<<<32, 256, 0, st.s>>>(sb, rows, sstride, 99, 99, 99);  // after the send is complete
     HGAS_OK_OR_FAIL(hgas_stream_sync(st.rcv));
-    HGAS_OK_OR_FAIL(hgas_stream_sync(st.snd));
+    HGAS_OK_OR_FAIL(hgas_stream_sync(st.s));
     EXPECT_EQ(st.take_bad(), 0u);
     EXPECT_EQ(info->bytes, rows * 4);
     EXPECT_EQ(info->source, left());
     // bad arguments enqueue nothing
-    EXPECT_EQ(hgas_send_typed_on_stream(sb, nullptr, right(), 4, st.snd), HGAS_ERR_INVALID_ARG);
+    EXPECT_EQ(hgas_send_typed_on_stream(sb, nullptr, right(), 4, st.s), HGAS_ERR_INVALID_ARG);
     EXPECT_NE(std::string(hgas_last_error()).find("layout is NULL"), std::string::npos) << hgas_last_error();
-    EXPECT_EQ(hgas_send_on_stream_ctx(lib + 100, &flags[0], 4, right(), 3, st.snd), HGAS_ERR_INVALID_ARG);
+    EXPECT_EQ(hgas_send_on_stream_ctx(lib + 100, &flags[0], 4, right(), 3, st.s), HGAS_ERR_INVALID_ARG);
     EXPECT_NE(std::string(hgas_last_error()).find("scope"), std::string::npos) << hgas_last_error();
     HGAS_OK_OR_FAIL(hgas_barrier());
     HGAS_OK_OR_FAIL(hgas_msg_ctx_destroy(lib));
@@ -200,9 +182,9 @@ TEST(MsgStream, TruncationLetsTheStreamGoOn) {
     unsigned char *sb = nullptr, *rb = nullptr;
     CK(cudaMalloc(&sb, 4096));
     CK(cudaMalloc(&rb, 4096));
-    k_fill<<<4, 256, 0, st.snd>>>(sb, 4096, me(), right(), 7);
-    HGAS_OK_OR_FAIL(hgas_send_on_stream(sb, 4096, right(), 8, st.snd));
-    HGAS_OK_OR_FAIL(hgas_send_on_stream(sb, 100, right(), 9, st.snd));
+    k_fill<<<4, 256, 0, st.s>>>(sb, 4096, me(), right(), 7);
+    HGAS_OK_OR_FAIL(hgas_send_on_stream(sb, 4096, right(), 8, st.s));
+    HGAS_OK_OR_FAIL(hgas_send_on_stream(sb, 100, right(), 9, st.s));
     HGAS_OK_OR_FAIL(hgas_recv_on_stream(rb, 1000, left(), 8, nullptr, st.rcv));
     EXPECT_EQ(hgas_stream_sync(st.rcv), HGAS_ERR_TRUNCATED);
     EXPECT_NE(std::string(hgas_last_error()).find("4096 bytes but the receive buffer holds only 1000"), std::string::npos)
@@ -210,7 +192,7 @@ TEST(MsgStream, TruncationLetsTheStreamGoOn) {
     HGAS_OK_OR_FAIL(hgas_recv_on_stream(rb, 1000, left(), 9, nullptr, st.rcv));
     k_check<<<4, 256, 0, st.rcv>>>(rb, 100, left(), me(), 7, st.bad);
     HGAS_OK_OR_FAIL(hgas_stream_sync(st.rcv));
-    HGAS_OK_OR_FAIL(hgas_stream_sync(st.snd));
+    HGAS_OK_OR_FAIL(hgas_stream_sync(st.s));
     EXPECT_EQ(st.take_bad(), 0u);
     HGAS_OK_OR_FAIL(hgas_barrier());
     cudaFree(sb);
@@ -222,16 +204,16 @@ TEST(MsgStream, BadArgumentsEnqueueNothing) {
     streams st;
     st.open();
     int x = 0;
-    EXPECT_EQ(hgas_send_on_stream(&x, 4, n(), 1, st.snd), HGAS_ERR_INVALID_ARG);
+    EXPECT_EQ(hgas_send_on_stream(&x, 4, n(), 1, st.s), HGAS_ERR_INVALID_ARG);
     EXPECT_NE(std::string(hgas_last_error()).find("hgas_send_on_stream: destination rank"), std::string::npos)
         << hgas_last_error();
-    EXPECT_EQ(hgas_send_on_stream(&x, 4, 0, -3, st.snd), HGAS_ERR_INVALID_ARG);
+    EXPECT_EQ(hgas_send_on_stream(&x, 4, 0, -3, st.s), HGAS_ERR_INVALID_ARG);
     EXPECT_EQ(hgas_recv_on_stream(nullptr, 4, 0, 1, nullptr, st.rcv), HGAS_ERR_INVALID_ARG);
     EXPECT_NE(std::string(hgas_last_error()).find("hgas_recv_on_stream: the buffer is NULL"), std::string::npos)
         << hgas_last_error();
     EXPECT_EQ(hgas_recv_on_stream(&x, 4, n() + 2, 1, nullptr, st.rcv), HGAS_ERR_INVALID_ARG);
     // Nothing was enqueued: both streams are idle at once.
-    EXPECT_EQ(cudaStreamQuery(st.snd), cudaSuccess);
+    EXPECT_EQ(cudaStreamQuery(st.s), cudaSuccess);
     EXPECT_EQ(cudaStreamQuery(st.rcv), cudaSuccess);
     HGAS_OK_OR_FAIL(hgas_barrier());
 }

@@ -2,11 +2,8 @@
 
 #include <sys/resource.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <thread>
-#include <vector>
 
 namespace nas {
 namespace {
@@ -38,21 +35,6 @@ double wait_timeout_s() {
     const char *v = std::getenv("HGAS_TIMEOUT");  // hgas validated it at init
     const double t = v ? std::strtod(v, nullptr) : 0.0;
     return t > 0 ? t : 300.0;
-}
-
-int ranks_per_process() {
-    const char *t = std::getenv("HGAS_THREADS");
-    return t && std::atoi(t) > 1 ? std::atoi(t) : 1;
-}
-
-int run_ranks(const std::function<int()> &rank) {
-    const int t = ranks_per_process();
-    if (t <= 1) return rank();
-    std::vector<int> rc(static_cast<size_t>(t), 0);
-    std::vector<std::thread> ranks;
-    for (int i = 0; i < t; ++i) ranks.emplace_back([&rc, &rank, i] { rc[static_cast<size_t>(i)] = rank(); });
-    for (std::thread &r : ranks) r.join();
-    return *std::max_element(rc.begin(), rc.end());
 }
 
 }  // namespace nas

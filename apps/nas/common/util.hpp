@@ -3,7 +3,6 @@
 
 #include <hgas/hgas.h>
 
-#include <functional>
 #include <string>
 
 namespace nas {
@@ -19,13 +18,6 @@ const char *program();
 double now();          // wall clock (steady), seconds
 double cpu_seconds();  // user + system time of this process, all its threads (with rank threads: all its ranks')
 
-/// Ranks that are threads of one process: HGAS_THREADS (hgasrun --threads T), 1 when unset.
-int ranks_per_process();
-/// Runs `rank` (hgas_init, the program, hgas_finalize; returns an exit status) as each rank
-/// of this process: on the calling thread with one rank per process, on T threads with ranks as
-/// threads (docs/threads.md: each thread that calls hgas_init is a rank of its own). Returns the
-/// highest status.
-int run_ranks(const std::function<int()> &rank);
 /// Deadline for the programs' own waits: HGAS_TIMEOUT as hgas's waits use it (default 300 s).
 double wait_timeout_s();
 

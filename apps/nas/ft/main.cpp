@@ -20,6 +20,7 @@
 #include "json.hpp"
 #include "layout.hpp"
 #include "options.hpp"
+#include "rank_launch.hpp"
 #include "report.hpp"
 #include "util.hpp"
 
@@ -284,7 +285,7 @@ int main(int argc, char **argv) {
     if (!o) return code;
     const char *size_env = std::getenv("HGAS_SIZE");
     // HGAS_SIZE counts processes; with ranks as threads each has HGAS_THREADS ranks.
-    const int n = size_env ? std::atoi(size_env) * nas::ranks_per_process() : 1;
+    const int n = size_env ? std::atoi(size_env) * apps::ranks_per_process() : 1;
     const problem &p = o->prob;
     // The process grid: 1-D (slabs) while every rank can hold a z-plane and a y-row, else 2-D.
     options run = *o;
@@ -304,7 +305,7 @@ int main(int argc, char **argv) {
     if (n > 0) {
         // Every rank alike, before the job forms: this process's ranks' shares must fit this
         // node at least (one, or HGAS_THREADS with ranks as threads).
-        const std::string no = memory_refusal(run, n, nas::ranks_per_process());
+        const std::string no = memory_refusal(run, n, apps::ranks_per_process());
         if (!no.empty()) {
             if (loud) std::fprintf(stderr, "%s\n", no.c_str());
             return 1;
@@ -313,17 +314,5 @@ int main(int argc, char **argv) {
     }
     // Ranks as threads (hgasrun --threads T): every thread runs the program as its own rank;
     // the options above are read once and only read after (a rank keeps the rest to itself).
-    return nas::run_ranks([&]() {
-        if (hgas_init() != HGAS_OK) {
-            std::fprintf(stderr, "nas-ft: hgas_init: %s\n", hgas_last_error());
-            return 1;
-        }
-        const int rc = main_ranked(run);
-        std::fflush(stdout);
-        if (hgas_finalize() != HGAS_OK && rc == 0) {
-            std::fprintf(stderr, "nas-ft: hgas_finalize: %s\n", hgas_last_error());
-            return 1;
-        }
-        return rc;
-    });
+    return apps::run_ranks("nas-ft", [&] { return main_ranked(run); });
 }

@@ -20,6 +20,7 @@
 #include "comm.hpp"
 #include "energy.hpp"
 #include "json.hpp"
+#include "rank_launch.hpp"
 #include "report.hpp"
 #include "util.hpp"
 #include "vcycle.hpp"
@@ -306,24 +307,12 @@ int main(int argc, char **argv) {
     // Kind cuda: the grids live in the cuda heap; size it for them (class C on one rank: 3.6 GB)
     // unless the user set it.
     const char *size_env = std::getenv("HGAS_SIZE");
-    const size_t grids = mg::grid_bytes(*o, size_env ? std::max(1, std::atoi(size_env)) * nas::ranks_per_process() : 1);
+    const size_t grids = mg::grid_bytes(*o, size_env ? std::max(1, std::atoi(size_env)) * apps::ranks_per_process() : 1);
     if (o->kd == mg::kind::cuda && grids && !std::getenv("HGAS_CUDA_HEAP_SIZE")) {
         const std::string v = std::to_string((grids + (size_t(64) << 20) + (1u << 20) - 1) >> 20) + "M";
         setenv("HGAS_CUDA_HEAP_SIZE", v.c_str(), 0);
     }
     // Ranks as threads (hgasrun --threads T): every thread runs the program as its own rank;
     // the options above are read once and only read after (a rank keeps the rest to itself).
-    return nas::run_ranks([&]() {
-        if (hgas_init() != HGAS_OK) {
-            std::fprintf(stderr, "nas-mg: hgas_init: %s\n", hgas_last_error());
-            return 1;
-        }
-        const int rc = mg::run(*o);
-        std::fflush(stdout);
-        if (hgas_finalize() != HGAS_OK && rc == 0) {
-            std::fprintf(stderr, "nas-mg: hgas_finalize: %s\n", hgas_last_error());
-            return 1;
-        }
-        return rc;
-    });
+    return apps::run_ranks("nas-mg", [&] { return mg::run(*o); });
 }
