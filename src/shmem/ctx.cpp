@@ -111,6 +111,10 @@ namespace {
 // issued operations only it completes), for a fence the rank's ordering.
 void complete(const char *fn, shmem_ctx_t ctx, bool quiet) {
     std::lock_guard<std::mutex> g(ctx->mu);
+    // Operations that went straight to a mapped peer (handle DONE) were stores of this thread,
+    // possibly non-temporal ones in memcpy: a full fence makes them visible before the return,
+    // as the rank's quiet does with its store fence.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     if (!ctx->pending.empty()) {
         check(fn, hgas_wait_all(ctx->pending.data(), ctx->pending.size()));
         ctx->pending.clear();
