@@ -86,7 +86,7 @@ clean:
 # the library.
 tsan: deps
 	cmake -G Ninja -S . -B $(BUILD)-tsan -DHGAS_UCX_ROOT=$(UCX_PREFIX) -DHGAS_TSAN=ON -DHGAS_CUDA=OFF $(CMAKE_FLAGS)
-	cmake --build $(BUILD)-tsan -j $(JOBS) --target hgasrun test_thread_multiple shmem_thread_multiple
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target hgasrun test_thread_multiple shmem_thread_multiple shmem_ctx_private
 	UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir $(BUILD)-tsan --output-on-failure \
-	  -R '^(test_thread_multiple|shmem\.thread_multiple)\.shm\.'
+	  -R '^(test_thread_multiple|shmem\.thread_multiple|shmem\.ctx_private)\.shm\.'
 

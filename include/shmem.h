@@ -3,8 +3,7 @@
  * A thin front end: every call is a few lines over the C API in <hgas/hgas.h>. A PE is an
  * hgas rank; symmetric objects live in the hgas symmetric heap; `shmem_long_put(dest, src,
  * n, pe)` is hgas_ptr(dest, pe) + hgas_put. docs/shmem.md lists what of OpenSHMEM 1.5 is
- * covered and what is left out (contexts with a completion domain of their own, thread
- * levels above SERIALIZED, the profiling interface).
+ * covered and what is left out (the profiling interface, among others).
  *
  * Rules that hold for every routine below unless its group says otherwise:
  *  - Symmetric addresses (`dest` of a put, `source` of a get, atomic targets, wait/test
@@ -204,7 +203,7 @@ extern "C" {
  *  the program with the reason. A second call while initialized does nothing.
  *  shmem_init_thread: as shmem_init; *provided (may be NULL) is the level requested (under
  *  SHMEM_THREAD_MULTIPLE a thread waiting in a routine lets the PE's other threads' calls run;
- *  shmem_ctx_quiet completes every operation of the PE, which includes the context's). Returns
+ *  each thread's context is a completion domain of its own). Returns
  *  0, or nonzero with the reason on stderr if joining failed. shmem_query_thread: the level
  *  provided.
  *  shmem_finalize: completes outstanding operations, barriers, releases the heap; collective.
@@ -334,18 +333,23 @@ void *shmemalign(size_t alignment, size_t size);
 /* ------------------------------------------------------------------------------------------
  * Contexts. Every RMA, signal and atomic routine below also exists as shmem_ctx_NAME(ctx, ...)
  * (e.g. shmem_ctx_long_put(ctx, dest, source, nelems, pe)), as do shmem_ctx_fence and
- * shmem_ctx_quiet. In this version all contexts of a PE share one ordering and completion
- * domain: shmem_ctx_quiet(ctx) completes every operation of the PE and shmem_ctx_fence(ctx)
- * orders all of them, which OpenSHMEM allows (they do at least what is asked).
+ * shmem_ctx_quiet. Every context is a completion domain of its own: shmem_ctx_quiet(ctx)
+ * completes the context's operations and does not wait for other contexts' _nbi puts and gets
+ * (so threads with a context each do not wait for each other); shmem_ctx_fence(ctx) completes
+ * its pending _nbi operations, which orders them before later ones. shmem_quiet / shmem_fence
+ * (the default context) are the PE's quiet and fence: they complete or order the default
+ * context's operations and those that every context completes through the PE's quiet (blocking
+ * puts, put_signal, strided puts); another context's pending _nbi puts and gets may still be
+ * in flight after them.
  *  shmem_ctx_create(options, &ctx): options are SHMEM_CTX_SERIALIZED, _PRIVATE, _NOSTORE or
- *    0 (accepted; none changes behaviour here). Returns 0, or nonzero (ctx set to
+ *    0 (accepted; a context's completion does not depend on them). Returns 0, or nonzero (ctx set to
  *    SHMEM_CTX_INVALID) for unknown option bits. Not collective.
  *  shmem_team_create_ctx(team, options, &ctx): the same on a team; the `pe` of every RMA,
  *    signal and atomic routine given this context is a PE number in that team (a number
  *    outside it ends the job with an error). Nonzero (ctx SHMEM_CTX_INVALID) for an invalid
  *    team. shmem_ctx_get_team: the team of a context (0), or nonzero and SHMEM_TEAM_INVALID
  *    for SHMEM_CTX_INVALID. Destroying a team destroys the contexts still open on it.
- *  shmem_ctx_destroy: quiets, then releases the context (SHMEM_CTX_INVALID: nothing; the
+ *  shmem_ctx_destroy: quiets the context, then releases it (SHMEM_CTX_INVALID: nothing; the
  *    default context or an unknown handle ends the job with an error).
  *  shmem_ctx_fence / shmem_ctx_quiet on SHMEM_CTX_INVALID do nothing (OpenSHMEM 1.5). Any
  *  other routine given SHMEM_CTX_INVALID, a destroyed context or a foreign handle ends the

@@ -102,7 +102,7 @@ void report_environment() {
         show("HGAS_HEAP_SIZE", "symmetric heap in effect (OpenSHMEM default 256M)");
         static const char *const levels[] = {"SINGLE", "FUNNELED", "SERIALIZED", "MULTIPLE"};
         const int level = hgas_query_thread();
-        std::printf("  PEs %d, thread level SHMEM_THREAD_%s, contexts share the PE's ordering domain\n", hgas_rank_n(),
+        std::printf("  PEs %d, thread level SHMEM_THREAD_%s, each context a completion domain\n", hgas_rank_n(),
                     level >= 0 && level <= 3 ? levels[level] : "SERIALIZED");
     }
     std::fflush(stdout);

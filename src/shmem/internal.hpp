@@ -166,6 +166,14 @@ void check_ctx(const char *fn, shmem_ctx_t ctx);
 int ctx_pe(const char *fn, shmem_ctx_t ctx, int pe);
 /// Completes and destroys a context (shmem_ctx_destroy, and team destruction).
 void destroy_ctx(const char *fn, shmem_ctx_t ctx);
+/// A context other than the default one: `h` (from hgas_put_nb / hgas_get_nb) joins its
+/// pending operations, which its quiet completes (HGAS_HANDLE_DONE: nothing to track).
+void ctx_track(const char *fn, shmem_ctx_t ctx, hgas_handle_t h);
+/// `ctx` issued an operation that only the rank's quiet completes: its next quiet adds one
+/// (nothing for the default context, whose quiet is the rank's).
+void ctx_needs_rank_quiet(shmem_ctx_t ctx);
+/// shmem_finalize: completes and destroys every context still open on this PE's teams.
+void destroy_all_contexts(const char *fn);
 
 /// Ends the job naming `fn` if `cmp` is not a SHMEM_CMP_* value (checked before any wait).
 void check_cmp(const char *fn, int cmp);

@@ -1,6 +1,7 @@
 // OpenSHMEM RMA, put-with-signal and atomics: hgas_put_sym/get_sym/atomic_sym (hgas_ptr and the
 // operation in one call), hgas_ptr + hgas_put_signal.
 #include <cstring>
+#include <vector>
 
 #include "internal.hpp"
 
@@ -16,22 +17,38 @@ namespace {
 
 // One hgas call per operation (hgas_put_sym = hgas_ptr + hgas_put): the 8-byte put rate is
 // bounded by the calls' fixed cost.
-void put_bytes(const char *fn, void *dest, const void *src, size_t bytes, int pe, bool nbi) {
+// On a context of its own (ctx.cpp) an _nbi put or get is a handle operation that the context
+// tracks, and a blocking put (locally complete at return) marks it for the rank's quiet.
+void put_bytes(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, size_t bytes, int pe, bool nbi) {
     if (bytes == 0) return;
+    if (ctx != SHMEM_CTX_DEFAULT) {
+        if (nbi) {
+            hgas_handle_t h;
+            check(fn, hgas_put_nb(gptr(fn, dest, pe), src, bytes, &h));
+            return ctx_track(fn, ctx, h);
+        }
+        ctx_needs_rank_quiet(ctx);
+    }
     const hgas_status_t s = nbi ? hgas_put_sym_nbi(dest, src, bytes, pe) : hgas_put_sym(dest, src, bytes, pe);
     if (s != HGAS_OK) sym_failed(fn, dest, pe, s);
 }
 
-void get_bytes(const char *fn, void *dest, const void *src, size_t bytes, int pe, bool nbi) {
+void get_bytes(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, size_t bytes, int pe, bool nbi) {
     if (bytes == 0) return;
+    if (ctx != SHMEM_CTX_DEFAULT && nbi) {
+        hgas_handle_t h;
+        check(fn, hgas_get_nb(dest, gptr(fn, src, pe), bytes, &h));
+        return ctx_track(fn, ctx, h);
+    }
     const hgas_status_t s = nbi ? hgas_get_sym_nbi(dest, src, bytes, pe) : hgas_get_sym(dest, src, bytes, pe);
     if (s != HGAS_OK) sym_failed(fn, src, pe, s);
 }
 
 // Strided put: element i of src (stride sst) to element i * dst of dest, each `size` bytes.
-void iput_bytes(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                size_t size, int pe) {
+void iput_bytes(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+                size_t nelems, size_t size, int pe) {
     if (nelems == 0) return;
+    ctx_needs_rank_quiet(ctx);
     const hgas_gptr_t g = gptr(fn, dest, pe);
     const char *s = static_cast<const char *>(src);
     const auto step = static_cast<int64_t>(size);
@@ -41,23 +58,34 @@ void iput_bytes(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrd
     }
 }
 
-// Strided get: the gets are issued together and completed by one quiet (which may complete
-// other outstanding operations of this PE early; OpenSHMEM allows that).
-void iget_bytes(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                size_t size, int pe) {
+// Strided get: the gets are issued together, then completed: on the default context by one
+// quiet (which may complete other outstanding operations of this PE early; OpenSHMEM allows
+// that), on another context as handles, so that only these gets are waited for.
+void iget_bytes(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+                size_t nelems, size_t size, int pe) {
     if (nelems == 0) return;
     const hgas_gptr_t g = gptr(fn, src, pe);
     char *d = static_cast<char *>(dest);
     const auto step = static_cast<int64_t>(size);
+    std::vector<hgas_handle_t> hs;
     for (size_t i = 0; i < nelems; ++i) {
         const auto k = static_cast<int64_t>(i);
-        check(fn, hgas_get_nbi(d + k * dst * step, hgas_gptr_add(g, k * sst * step), size));
+        const hgas_gptr_t from = hgas_gptr_add(g, k * sst * step);
+        if (ctx == SHMEM_CTX_DEFAULT) {
+            check(fn, hgas_get_nbi(d + k * dst * step, from, size));
+            continue;
+        }
+        hgas_handle_t h;
+        check(fn, hgas_get_nb(d + k * dst * step, from, size, &h));
+        if (h != HGAS_HANDLE_DONE) hs.push_back(h);
     }
-    check(fn, hgas_quiet());
+    if (ctx == SHMEM_CTX_DEFAULT) return check(fn, hgas_quiet());
+    if (!hs.empty()) check(fn, hgas_wait_all(hs.data(), hs.size()));
 }
 
-void put_signal_bytes(const char *fn, void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t value,
-                      int sig_op, int pe, bool nbi) {
+void put_signal_bytes(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, size_t bytes, uint64_t *sig,
+                      uint64_t value, int sig_op, int pe, bool nbi) {
+    ctx_needs_rank_quiet(ctx);
     if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
         fatal(fn, "sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", sig_op);
     const hgas_gptr_t s = gptr(fn, sig, pe);
@@ -86,8 +114,9 @@ using namespace hgas::shmem;
 // Each routine is defined twice from one body: with prefix P = shmem_TYPENAME and no context
 // (K = 0), and as P = shmem_ctx_TYPENAME with the leading `shmem_ctx_t ctx` (K = 1), whose
 // handle is checked first and whose `pe` (a PE number in the context's team) becomes a world
-// PE number. All contexts share the PE's one ordering domain (docs/shmem.md).
-#define HGASI_SHMEM_CTX_CHECK_0(fn)
+// PE number; without one, `ctx` is SHMEM_CTX_DEFAULT. Each context is a completion domain
+// (ctx.cpp).
+#define HGASI_SHMEM_CTX_CHECK_0(fn) const shmem_ctx_t ctx = SHMEM_CTX_DEFAULT; (void)ctx;
 #define HGASI_SHMEM_CTX_CHECK_1(fn) pe = ctx_pe(fn, ctx, pe);
 #define HGASI_SHMEM_DEF_WITH_CTX(DEF, N, ...)                                                      \
     DEF(shmem_##N, (), 0, __VA_ARGS__) DEF(shmem_ctx_##N, (shmem_ctx_t ctx, ), 1, __VA_ARGS__)
@@ -106,32 +135,32 @@ extern "C" {
 // --- RMA --------------------------------------------------------------------------------------
 #define HGASI_SHMEM_DEF_RMA_P(P, C, K, T)                                                          \
     HGASI_SHMEM_DEF(void, P, C, K, _put, (T * dest, const T *source, size_t nelems, int pe),        \
-                    (put_bytes(fn, dest, source, nelems * sizeof(T), pe, false);))                  \
+                    (put_bytes(fn, ctx, dest, source, nelems * sizeof(T), pe, false);))                  \
     HGASI_SHMEM_DEF(void, P, C, K, _p, (T * dest, T value, int pe),                                 \
-                    (put_bytes(fn, dest, &value, sizeof(T), pe, false);))                           \
+                    (put_bytes(fn, ctx, dest, &value, sizeof(T), pe, false);))                           \
     HGASI_SHMEM_DEF(void, P, C, K, _iput,                                                           \
                     (T * dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
-                    (iput_bytes(fn, dest, source, dst, sst, nelems, sizeof(T), pe);))               \
+                    (iput_bytes(fn, ctx, dest, source, dst, sst, nelems, sizeof(T), pe);))               \
     HGASI_SHMEM_DEF(void, P, C, K, _get, (T * dest, const T *source, size_t nelems, int pe),        \
-                    (get_bytes(fn, dest, source, nelems * sizeof(T), pe, false);))                  \
+                    (get_bytes(fn, ctx, dest, source, nelems * sizeof(T), pe, false);))                  \
     HGASI_SHMEM_DEF(T, P, C, K, _g, (const T *source, int pe),                                      \
-                    (T v{}; get_bytes(fn, &v, source, sizeof(T), pe, false); return v;))            \
+                    (T v{}; get_bytes(fn, ctx, &v, source, sizeof(T), pe, false); return v;))            \
     HGASI_SHMEM_DEF(void, P, C, K, _iget,                                                           \
                     (T * dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
-                    (iget_bytes(fn, dest, source, dst, sst, nelems, sizeof(T), pe);))               \
+                    (iget_bytes(fn, ctx, dest, source, dst, sst, nelems, sizeof(T), pe);))               \
     HGASI_SHMEM_DEF(void, P, C, K, _put_nbi, (T * dest, const T *source, size_t nelems, int pe),    \
-                    (put_bytes(fn, dest, source, nelems * sizeof(T), pe, true);))                   \
+                    (put_bytes(fn, ctx, dest, source, nelems * sizeof(T), pe, true);))                   \
     HGASI_SHMEM_DEF(void, P, C, K, _get_nbi, (T * dest, const T *source, size_t nelems, int pe),    \
-                    (get_bytes(fn, dest, source, nelems * sizeof(T), pe, true);))                   \
+                    (get_bytes(fn, ctx, dest, source, nelems * sizeof(T), pe, true);))                   \
     HGASI_SHMEM_DEF(void, P, C, K, _put_signal,                                                     \
                     (T * dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, \
                      int sig_op, int pe),                                                           \
-                    (put_signal_bytes(fn, dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe, \
+                    (put_signal_bytes(fn, ctx, dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe, \
                                       false);))                                                     \
     HGASI_SHMEM_DEF(void, P, C, K, _put_signal_nbi,                                                 \
                     (T * dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, \
                      int sig_op, int pe),                                                           \
-                    (put_signal_bytes(fn, dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe, \
+                    (put_signal_bytes(fn, ctx, dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe, \
                                       true);))
 #define HGASI_SHMEM_DEF_RMA(T, N, G) HGASI_SHMEM_DEF_WITH_CTX(HGASI_SHMEM_DEF_RMA_P, N, T)
 HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DEF_RMA)
@@ -139,30 +168,30 @@ HGAS_SHMEM_TYPES_RMA(HGASI_SHMEM_DEF_RMA)
 // Sized (B bits per element, E bytes) and mem (E = 1) forms.
 #define HGASI_SHMEM_DEF_SIZED_P(P, C, K, B, E)                                                     \
     HGASI_SHMEM_DEF(void, P, C, K, _put##B, (void *dest, const void *source, size_t nelems, int pe), \
-                    (put_bytes(fn, dest, source, nelems * (E), pe, false);))                        \
+                    (put_bytes(fn, ctx, dest, source, nelems * (E), pe, false);))                        \
     HGASI_SHMEM_DEF(void, P, C, K, _get##B, (void *dest, const void *source, size_t nelems, int pe), \
-                    (get_bytes(fn, dest, source, nelems * (E), pe, false);))                        \
+                    (get_bytes(fn, ctx, dest, source, nelems * (E), pe, false);))                        \
     HGASI_SHMEM_DEF(void, P, C, K, _put##B##_nbi,                                                   \
                     (void *dest, const void *source, size_t nelems, int pe),                        \
-                    (put_bytes(fn, dest, source, nelems * (E), pe, true);))                         \
+                    (put_bytes(fn, ctx, dest, source, nelems * (E), pe, true);))                         \
     HGASI_SHMEM_DEF(void, P, C, K, _get##B##_nbi,                                                   \
                     (void *dest, const void *source, size_t nelems, int pe),                        \
-                    (get_bytes(fn, dest, source, nelems * (E), pe, true);))                         \
+                    (get_bytes(fn, ctx, dest, source, nelems * (E), pe, true);))                         \
     HGASI_SHMEM_DEF(void, P, C, K, _put##B##_signal,                                                \
                     (void *dest, const void *source, size_t nelems, uint64_t *sig_addr,             \
                      uint64_t signal, int sig_op, int pe),                                          \
-                    (put_signal_bytes(fn, dest, source, nelems * (E), sig_addr, signal, sig_op, pe, false);)) \
+                    (put_signal_bytes(fn, ctx, dest, source, nelems * (E), sig_addr, signal, sig_op, pe, false);)) \
     HGASI_SHMEM_DEF(void, P, C, K, _put##B##_signal_nbi,                                            \
                     (void *dest, const void *source, size_t nelems, uint64_t *sig_addr,             \
                      uint64_t signal, int sig_op, int pe),                                          \
-                    (put_signal_bytes(fn, dest, source, nelems * (E), sig_addr, signal, sig_op, pe, true);))
+                    (put_signal_bytes(fn, ctx, dest, source, nelems * (E), sig_addr, signal, sig_op, pe, true);))
 #define HGASI_SHMEM_DEF_STRIDED_P(P, C, K, B)                                                      \
     HGASI_SHMEM_DEF(void, P, C, K, _iput##B,                                                        \
                     (void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
-                    (iput_bytes(fn, dest, source, dst, sst, nelems, (B) / 8, pe);))                 \
+                    (iput_bytes(fn, ctx, dest, source, dst, sst, nelems, (B) / 8, pe);))                 \
     HGASI_SHMEM_DEF(void, P, C, K, _iget##B,                                                        \
                     (void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
-                    (iget_bytes(fn, dest, source, dst, sst, nelems, (B) / 8, pe);))
+                    (iget_bytes(fn, ctx, dest, source, dst, sst, nelems, (B) / 8, pe);))
 #define HGASI_SHMEM_DEF_SIZED(B)                                                                    \
     HGASI_SHMEM_DEF_WITH_CTX0(HGASI_SHMEM_DEF_SIZED_P, B, (B) / 8)                                  \
     HGASI_SHMEM_DEF_WITH_CTX0(HGASI_SHMEM_DEF_STRIDED_P, B)

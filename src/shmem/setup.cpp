@@ -236,7 +236,13 @@ int shmem_init_thread(int requested, int *provided) {
 void shmem_query_thread(int *provided) {
     if (provided) *provided = hgas_initialized() ? hgas_query_thread() : SHMEM_THREAD_SERIALIZED;
 }
-void shmem_finalize(void) { check("shmem_finalize", hgas_finalize()); }
+// OpenSHMEM 1.5: shmem_finalize destroys the shareable contexts (private ones are the program's
+// to destroy before; hgas destroys those too): each is completed first, since the rank's quiet
+// in hgas_finalize need not complete a context's handle operations.
+void shmem_finalize(void) {
+    if (hgas_initialized()) destroy_all_contexts("shmem_finalize");
+    check("shmem_finalize", hgas_finalize());
+}
 void shmem_global_exit(int status) {
     char msg[64];
     std::snprintf(msg, sizeof msg, "shmem_global_exit(%d)", status);

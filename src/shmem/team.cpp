@@ -197,6 +197,15 @@ bool setup_teams(const char *fn) {
     return true;
 }
 
+void destroy_all_contexts(const char *fn) {
+    pe_state *st = find_state();
+    if (!st) return;
+    std::vector<hgasi_shmem_team *> teams{&st->world, &st->shared};
+    teams.insert(teams.end(), st->live.begin(), st->live.end());
+    for (hgasi_shmem_team *t : teams)
+        while (!t->contexts.empty()) destroy_ctx(fn, t->contexts.back());
+}
+
 hgasi_shmem_team *team_of(const char *fn, shmem_team_t t) {
     if (t == SHMEM_TEAM_INVALID) return nullptr;
     (void)state(fn);  // the error for a call before shmem_init
