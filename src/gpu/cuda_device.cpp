@@ -261,23 +261,29 @@ public:
         // Ranks round-robin over the GPUs: with more local ranks than GPUs, some share one.
         d->shared_ = a.local_n > count;
         d->sm_copy_max_ = a.cfg->bytes(setting::sm_copy_max);
+        d->sm_copy_min_ = a.cfg->bytes(setting::gpu_agent_max);  // below it, the agent or the copy engines
         // On a GPU that time-slices between processes the agent, a kernel that keeps running,
-        // costs the other processes far more than it saves (sharing.hpp): off there unless the
-        // environment asks for it.
+        // holds the GPU for its process's whole slice (sharing.hpp): there it serves atomics
+        // only, unless the environment asks for it. Copies go to the copy engines, which
+        // switch apart from kernels; atomics stay, because without the agent each one is a
+        // kernel of its own, waiting for a slice (a kernel's 16,384 proxied fetch-adds then
+        // took longer than HGAS_TIMEOUT, test_device_staged on an H100).
         const char *pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
         const gpu_share share{a.local_n, a.ranks_per_process, count,
                               a.cfg->text(setting::gpu_sharing) == "mps" || (pipe && *pipe)};
         const bool agent_asked = std::string(a.cfg->source(setting::gpu_agent)) == "environment";
-        const bool agent_on = a.cfg->flag(setting::gpu_agent) && (agent_asked || !time_sliced(share));
-        if (a.cfg->flag(setting::gpu_agent) && !agent_on) {
-            d->desc_ += ", copy agent off (GPU time-sliced between processes; HGAS_GPU_AGENT=1 forces it)";
-            HGASI_DEBUG("device", "GPU %d: no copy agent: %d ranks in processes of %d share %d GPU(s) without MPS",
-                        d->dev_, a.local_n, a.ranks_per_process, count);
+        const bool copies = agent_asked || !time_sliced(share);
+        if (a.cfg->flag(setting::gpu_agent) && !copies) {
+            d->desc_ += ", copy agent for atomics only (GPU time-sliced between processes; HGAS_GPU_AGENT=1 for copies too)";
+            HGASI_DEBUG("device", "GPU %d: the copy agent serves atomics only: %d ranks in processes of %d share %d GPU(s) "
+                        "without MPS", d->dev_, a.local_n, a.ranks_per_process, count);
         }
-        if (agent_on) {
-            d->agent_max_ = a.cfg->bytes(setting::gpu_agent_max);
-            d->agent_gpu_max_ = a.cfg->bytes(setting::gpu_agent_gpu_max);
-            d->agent_peers_ = a.cfg->flag(setting::gpu_agent_peers);
+        if (a.cfg->flag(setting::gpu_agent)) {
+            if (copies) {
+                d->agent_max_ = a.cfg->bytes(setting::gpu_agent_max);
+                d->agent_gpu_max_ = a.cfg->bytes(setting::gpu_agent_gpu_max);
+            }
+            d->agent_peers_ = copies && a.cfg->flag(setting::gpu_agent_peers);
             d->agent_idle_ns_ = static_cast<uint64_t>(a.cfg->integer(setting::gpu_agent_idle_us)) * 1000;
             CU_TRY(cudaMallocHost(reinterpret_cast<void **>(&d->ring_), sizeof(agent::ring)));
             std::memset(static_cast<void *>(d->ring_), 0, sizeof(agent::ring));
@@ -605,7 +611,7 @@ public:
             return agent_copy(dst, src, n, true);
         std::lock_guard<std::mutex> g(stream_mu_);  // the rank's thread and its helper share streams
         stream_state &st = streams_[stream];
-        if (n > agent_max_ && n < sm_copy_max_ && classify(dst, n) == mem_class::device &&
+        if (n > sm_copy_min_ && n < sm_copy_max_ && classify(dst, n) == mem_class::device &&
             classify(src, n) == mem_class::device) {
             // One block per 64 KiB, at most two per SM: enough loads in flight for NVLink.
             const int blocks = static_cast<int>(std::min<size_t>((n + 65535) / 65536, 2 * static_cast<size_t>(sm_count_)));
@@ -1055,7 +1061,7 @@ private:
     std::vector<mem_range> own_, mapped_, pinned_;
     uint64_t *amo_result_ = nullptr;
     int sm_count_ = 1;
-    uint64_t sm_copy_max_ = 0, agent_max_ = 0, agent_gpu_max_ = 0, agent_idle_ns_ = 0;
+    uint64_t sm_copy_min_ = 0, sm_copy_max_ = 0, agent_max_ = 0, agent_gpu_max_ = 0, agent_idle_ns_ = 0;
     agent::ring *ring_ = nullptr;  // pinned; nullptr when the agent is off
     cudaStream_t agent_stream_ = nullptr;
     std::mutex agent_mu_;
