@@ -5,6 +5,7 @@
 // slot at the sender) once it has consumed it, so the next chunk may overwrite the slot.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -178,6 +179,53 @@ bool reduce_chain(team &t, size_t bytes) {
     return t.n() >= k_reduce_chain_min_ranks && bytes >= k_reduce_chain_min_bytes;
 }
 
+// The host accumulator of reduce's inner tree nodes, kept by the rank between calls and grown
+// as needed. A buffer taken per call cost more than the whole small reduce: a chunk of the
+// default scratch is 128-256 KiB, which malloc serves by mmap, so every call paid mmap, page
+// faults and munmap (about 5 us of a 7 us reduce at 8 B on 4 ranks). Collectives of a rank run
+// one at a time (stream-ordered ones too, from hgas_stream_sync), so one buffer serves all.
+struct host_acc {
+    char *p = nullptr;
+    size_t size = 0;
+};
+const char k_host_acc_key = 0;
+status host_accumulator(core::rank &r, const char *op, size_t bytes, char *&out) {
+    auto &att = r.attachments();
+    auto it = att.find(&k_host_acc_key);
+    host_acc *a;
+    if (it != att.end()) {
+        a = static_cast<host_acc *>(it->second.value);
+    } else {
+        a = new host_acc;
+        att[&k_host_acc_key] = {a, [](void *v) {
+                                    std::free(static_cast<host_acc *>(v)->p);
+                                    delete static_cast<host_acc *>(v);
+                                }};
+    }
+    if (a->size < bytes) {
+        char *np = static_cast<char *>(std::malloc(bytes));
+        if (!np) return fail(status::no_memory, "%s: no memory for %zu bytes of host scratch", op, bytes);
+        std::free(a->p);
+        a->p = np;
+        a->size = bytes;
+        ++stats(r).host_acc_allocs;
+    }
+    out = a->p;
+    return status::ok;
+}
+
+// Whether allreduce of `bytes` on `t` runs as reduce-scatter + allgather (HGAS_COLL_ALLREDUCE).
+// The auto cut-over is measured (docs/collectives.md, "Algorithm cut-overs"): from 16 KiB
+// recursive halving + doubling beat recursive doubling on 4 ranks; below it the extra rounds
+// cost more than the bytes they save.
+constexpr size_t k_allreduce_rsag_min_bytes = size_t{16} << 10;
+bool allreduce_rsag(team &t, size_t bytes) {
+    const std::string &choice = t.r->cfg().text(setting::coll_allreduce);
+    if (choice == "rsag") return true;
+    if (choice == "doubling") return false;
+    return t.n() >= 4 && bytes >= k_allreduce_rsag_min_bytes;
+}
+
 status check_count(const char *op, size_t count, size_t esize, size_t &bytes) {
     if (count > SIZE_MAX / esize) return fail(status::invalid_arg, "%s: count %zu overflows", op, count);
     bytes = count * esize;
@@ -251,9 +299,22 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
     // that device vectors are combined where they live. A root whose dst is of another kind
     // than the device scratch combines in a buffer of the scratch's kind and copies each
     // chunk out (the combine reads the scratch where it lives).
+    // A host accumulator is the rank's kept buffer (host_accumulator); one of device memory
+    // comes from the kind's local heap (no system call). Either holds one chunk, or the whole
+    // vector where that is smaller.
     const bool root_tmp = me == root && nchildren && p.on_device() && kd != sk;
     scratch_buf acc_buf;
-    if ((me != root || root_tmp) && nchildren) HGAS_TRY(acc_buf.allocate(r, name, root_tmp ? sk : ks, p.chunk_bytes));
+    char *acc_mem = nullptr;
+    if ((me != root || root_tmp) && nchildren) {
+        const mem::kind ka = root_tmp ? sk : ks;
+        const size_t acc_bytes = std::min(p.chunk_bytes, bytes);
+        if (ka == mem::kind::host) {
+            HGAS_TRY(host_accumulator(r, name, acc_bytes, acc_mem));
+        } else {
+            HGAS_TRY(acc_buf.allocate(r, name, ka, acc_bytes));
+            acc_mem = acc_buf.data();
+        }
+    }
     const mem::kind kacc = me == root && !root_tmp ? kd : root_tmp ? sk : ks;
     const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
     for (uint64_t c = 0; c < nchunks; ++c) {
@@ -265,7 +326,7 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
             acc = d + at;
             HGAS_TRY(local_copy(r, name, acc, s + at, len));
         } else if (nchildren) {
-            acc = acc_buf.data();
+            acc = acc_mem;
             HGAS_TRY(local_copy(r, name, acc, s + at, len));
         }
         for (int i = 0; i < nchildren; ++i) {
@@ -280,7 +341,7 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
     return status::ok;
 }
 
-// --- allreduce: recursive doubling ---------------------------------------------------------
+// --- allreduce: recursive doubling, or recursive halving + doubling -------------------------
 
 status allreduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op) {
     return allreduce(world(r), dst, src, count, type, op);
@@ -301,12 +362,22 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     const int n = t.n(), me = t.me;
     HGAS_TRY(local_copy(r, name, dst, src, bytes));
     if (n == 1) return status::ok;
-    ++stats(r).allreduce_doubling;
+    const bool rsag = allreduce_rsag(t, bytes);
+    ++(rsag ? stats(r).allreduce_rsag : stats(r).allreduce_doubling);
 
     // p2 = largest power of two <= n. Rank p2 + i (an "extra") first folds its vector into
     // rank i (slot fold_in) and at the end receives the result from it (slot fold_out);
-    // ranks 0..p2-1 run recursive doubling, round k with partner me ^ 2^k in slot k. The
-    // lower rank's operand is always the left one, so all ranks compute bit-identical results.
+    // ranks 0..p2-1 run the rounds, round k with partner me ^ 2^k in slot k. The lower rank's
+    // operand is always the left one, so all ranks compute bit-identical results.
+    // Doubling: each round exchanges the whole chunk and both partners combine it.
+    // Reduce-scatter + allgather (rsag): round k of the reduce-scatter halves the part of the
+    // chunk a rank holds -- it sends the half its partner keeps (the lower rank keeps the lower
+    // half) and combines the half it keeps -- so after log2 p rounds each rank holds 1/p of the
+    // chunk reduced; the allgather runs the rounds backwards, each rank sending all it holds and
+    // copying in its partner's part. Each element is combined in the same tree as by doubling
+    // (the same bits), in 2 log2 p rounds moving 2 (p - 1) / p of the chunk instead of log2 p
+    // chunks. Channel k carries two messages per chunk (seq 2c: reduce-scatter, 2c + 1:
+    // allgather), each at most half a vector chunk, so a vector chunk is two scratch chunks.
     const int rounds = log2_floor(n), p2 = 1 << rounds;
     const int fold_in = rounds, fold_out = rounds + 1;
     // Device vectors (by dst, where the vector is combined) go through the device scratch.
@@ -318,14 +389,19 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     const bool extra = me >= p2;
     const int partner_extra = me < n - p2 ? me + p2 : -1;
 
-    session ss(t, fingerprint(c_allreduce, count, static_cast<uint64_t>(sk) << 24 | static_cast<uint64_t>(type) << 8 | op),
+    session ss(t, fingerprint(c_allreduce, count, static_cast<uint64_t>(sk) << 24 | static_cast<uint64_t>(rsag) << 16 |
+                                                      static_cast<uint64_t>(type) << 8 | op),
                "%llu elements of type %llu, op %llu", slot_words(rounds + 2),
                {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     char *d = static_cast<char *>(dst);
-    const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
+    // Elements per vector chunk: a fold message carries a whole one, so rsag's larger chunks
+    // (2 scratch chunks) apply only where no rank folds.
+    const size_t vchunk = rsag && n == p2 ? 2 * p.chunk_elems : p.chunk_elems;
+    const uint64_t nchunks = (count + vchunk - 1) / vchunk;
+    const uint64_t round_msgs = rsag ? 2 * nchunks : nchunks;  // messages per channel k
     for (uint64_t c = 0; c < nchunks; ++c) {
-        char *acc = d + c * p.chunk_bytes;
-        const size_t elems = std::min<size_t>(p.chunk_elems, count - c * p.chunk_elems), len = elems * esize;
+        char *acc = d + c * vchunk * esize;
+        const size_t elems = std::min<size_t>(vchunk, count - c * vchunk), len = elems * esize;
         if (extra) {
             const int low = me - p2;
             HGAS_TRY(send_chunk(ss, p, name, low, fold_in, acc, len, c));
@@ -339,12 +415,40 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
             HGAS_TRY(combine(r, name, kd, acc, p.slot(fold_in, c), elems, type, op, false));
             HGAS_TRY(release_chunk(ss, partner_extra, fold_in, c, nchunks));
         }
-        for (int k = 0; k < rounds; ++k) {
-            const int partner = me ^ (1 << k);
-            HGAS_TRY(send_chunk(ss, p, name, partner, k, acc, len, c));
-            HGAS_TRY(recv_chunk(ss, name, k, c));
-            HGAS_TRY(combine(r, name, kd, acc, p.slot(k, c), elems, type, op, me > partner));
-            HGAS_TRY(release_chunk(ss, partner, k, c, nchunks));
+        if (!rsag) {
+            for (int k = 0; k < rounds; ++k) {
+                const int partner = me ^ (1 << k);
+                HGAS_TRY(send_chunk(ss, p, name, partner, k, acc, len, c));
+                HGAS_TRY(recv_chunk(ss, name, k, c));
+                HGAS_TRY(combine(r, name, kd, acc, p.slot(k, c), elems, type, op, me > partner));
+                HGAS_TRY(release_chunk(ss, partner, k, c, nchunks));
+            }
+        } else {
+            // [lo, hi): the elements of the chunk this rank holds; seg_*[k]: before round k.
+            size_t lo = 0, hi = elems, seg_lo[32], seg_hi[32];
+            for (int k = 0; k < rounds; ++k) {
+                const int partner = me ^ (1 << k);
+                const size_t mid = lo + (hi - lo) / 2;
+                const bool lower = !(me & (1 << k));
+                const size_t klo = lower ? lo : mid, khi = lower ? mid : hi;
+                const size_t slo = lower ? mid : lo, shi = lower ? hi : mid;
+                seg_lo[k] = lo, seg_hi[k] = hi;
+                HGAS_TRY(send_chunk(ss, p, name, partner, k, acc + slo * esize, (shi - slo) * esize, 2 * c));
+                HGAS_TRY(recv_chunk(ss, name, k, 2 * c));
+                HGAS_TRY(combine(r, name, kd, acc + klo * esize, p.slot(k, 2 * c), khi - klo, type, op, me > partner));
+                HGAS_TRY(release_chunk(ss, partner, k, 2 * c, round_msgs));
+                lo = klo, hi = khi;
+            }
+            for (int k = rounds - 1; k >= 0; --k) {
+                const int partner = me ^ (1 << k);
+                // The partner holds the other part of what both held before round k.
+                const size_t plo = lo == seg_lo[k] ? hi : seg_lo[k], phi = lo == seg_lo[k] ? seg_hi[k] : lo;
+                HGAS_TRY(send_chunk(ss, p, name, partner, k, acc + lo * esize, (hi - lo) * esize, 2 * c + 1));
+                HGAS_TRY(recv_chunk(ss, name, k, 2 * c + 1));
+                HGAS_TRY(local_copy(r, name, acc + plo * esize, p.slot(k, 2 * c + 1), (phi - plo) * esize));
+                HGAS_TRY(release_chunk(ss, partner, k, 2 * c + 1, round_msgs));
+                lo = seg_lo[k], hi = seg_hi[k];
+            }
         }
         if (partner_extra >= 0) HGAS_TRY(send_chunk(ss, p, name, partner_extra, fold_out, acc, len, c));
     }

@@ -47,6 +47,12 @@ bool expect_reduce_chain(int members, size_t bytes) {
     if (c == "tree") return false;
     return members >= 4 && bytes >= (size_t{512} << 10);
 }
+bool expect_allreduce_rsag(int members, size_t bytes) {
+    const std::string c = env("HGAS_COLL_ALLREDUCE", "auto");
+    if (c == "rsag") return true;
+    if (c == "doubling") return false;
+    return members >= 4 && bytes >= 16 * 1024;
+}
 bool expect_fcollect_ring(bool spans_nodes, size_t bytes) {
     const std::string c = env("HGAS_COLL_FCOLLECT", "auto");
     if (c == "ring") return true;
@@ -88,6 +94,7 @@ void destroy(std::vector<team_case> &v) {
 // Sizes on both sides of each cut-over.
 const size_t kBcastSizes[] = {8, size_t{1} << 20, (size_t{16} << 20) - 64, size_t{16} << 20};
 const size_t kReduceSizes[] = {8, (size_t{512} << 10) - 8, size_t{512} << 10, size_t{1} << 20};
+const size_t kAllreduceSizes[] = {8, 16 * 1024 - 8, 16 * 1024, size_t{1} << 20};
 const size_t kFcollectSizes[] = {8, 32 * 1024 - 8, 32 * 1024};
 
 TEST(CollChoice, BroadcastPicksTheDocumentedAlgorithm) {
@@ -143,10 +150,32 @@ TEST(CollChoice, ReducePicksTheDocumentedAlgorithm) {
                 EXPECT_EQ(bad, 0u) << "wrong reduce result, " << tn << " members, " << bytes << " B";
             }
         }
-        // Allreduce has one algorithm (recursive doubling): counted at every size.
-        const hgasi_coll_stats_t a = stats();
-        HGAS_OK_OR_FAIL(hgas_team_allreduce(tc.t, dst.data(), src.data(), 1, HGAS_INT64, HGAS_OP_SUM));
-        EXPECT_EQ(stats().allreduce_doubling - a.allreduce_doubling, 1u);
+    }
+    destroy(tv);
+}
+
+TEST(CollChoice, AllreducePicksTheDocumentedAlgorithm) {
+    const size_t maxc = kAllreduceSizes[sizeof kAllreduceSizes / sizeof kAllreduceSizes[0] - 1] / 8;
+    std::vector<int64_t> src(maxc), dst(maxc);
+    auto tv = teams();
+    for (auto &tc : tv) {
+        if (tc.t == HGAS_TEAM_INVALID) continue;
+        const int tn = hgas_team_n(tc.t), tme = hgas_team_my_rank(tc.t);
+        if (tn < 2) continue;
+        for (size_t bytes : kAllreduceSizes) {
+            const size_t count = bytes / 8;
+            for (size_t i = 0; i < count; ++i) src[i] = static_cast<int64_t>(i % 1000) * (tme + 1);
+            const hgasi_coll_stats_t a = stats();
+            HGAS_OK_OR_FAIL(hgas_team_allreduce(tc.t, dst.data(), src.data(), count, HGAS_INT64, HGAS_OP_SUM));
+            const hgasi_coll_stats_t b = stats();
+            const bool rsag = expect_allreduce_rsag(tn, bytes);
+            EXPECT_EQ(b.allreduce_rsag - a.allreduce_rsag, rsag ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.allreduce_doubling - a.allreduce_doubling, rsag ? 0u : 1u) << tn << " members, " << bytes << " B";
+            const int64_t k = static_cast<int64_t>(tn) * (tn + 1) / 2;
+            size_t bad = 0;
+            for (size_t i = 0; i < count; ++i) bad += dst[i] != static_cast<int64_t>(i % 1000) * k;
+            EXPECT_EQ(bad, 0u) << "wrong allreduce result, " << tn << " members, " << bytes << " B";
+        }
     }
     destroy(tv);
 }
@@ -177,6 +206,38 @@ TEST(CollChoice, FcollectPicksTheDocumentedAlgorithm) {
     }
     destroy(tv);
     HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+// Regression (reduce allocated its accumulator per call): an inner node of the reduce tree took
+// a chunk-sized buffer (128-256 KiB: malloc's mmap) at every call, so a reduce of 8 B cost five
+// times an allreduce of 8 B. The rank now keeps one: after the first call of the largest size,
+// reduces of any size and root allocate nothing, and the results stay right.
+TEST(CollChoice, ReduceAllocatedAnAccumulatorPerCall) {
+    const size_t maxc = 128;  // 512 B of int32
+    std::vector<int32_t> src(maxc), dst(maxc);
+    for (size_t i = 0; i < maxc; ++i) src[i] = static_cast<int32_t>(i % 13) + me();
+    // Warm-up at every root: which ranks are inner nodes depends on the root.
+    for (int root = 0; root < n(); ++root)
+        HGAS_OK_OR_FAIL(hgas_reduce(dst.data(), src.data(), maxc, HGAS_INT32, HGAS_OP_SUM, root));
+    const hgasi_coll_stats_t a = stats();
+    // Inner nodes exist from 4 ranks on (relative rank 2 combines rank 3's chunk); the warm-up
+    // made their buffers.
+    uint64_t allocs = a.host_acc_allocs, total = 0;
+    HGAS_OK_OR_FAIL(hgas_allreduce(&total, &allocs, 1, HGAS_UINT64, HGAS_OP_SUM));
+    if (n() >= 4) {
+        EXPECT_GE(total, 1u) << "no inner node counted an accumulator";
+    }
+    size_t bad = 0;
+    for (int it = 0; it < 200; ++it) {
+        const size_t count = size_t{1} << (it % 8);  // 1 .. 128 elements
+        const int root = it % n();
+        HGAS_OK_OR_FAIL(hgas_reduce(dst.data(), src.data(), count, HGAS_INT32, HGAS_OP_SUM, root));
+        if (me() == root)
+            for (size_t i = 0; i < count; ++i)
+                bad += dst[i] != static_cast<int32_t>(i % 13) * n() + n() * (n() - 1) / 2;
+    }
+    EXPECT_EQ(bad, 0u) << "wrong reduce results on rank " << me();
+    EXPECT_EQ(stats().host_acc_allocs - a.host_acc_allocs, 0u) << "rank " << me() << " allocated per reduce";
 }
 
 // --- the device scratch (sim or cuda memory; the CPU never touches it: hgas_put / hgas_get) --
