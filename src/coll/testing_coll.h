@@ -30,6 +30,8 @@ typedef struct {
     uint64_t host_acc_allocs;
     /* Allreduce calls that ran reduce-scatter + allgather (recursive halving, then doubling). */
     uint64_t allreduce_rsag;
+    /* Reduce calls that ran the allreduce's recursive doubling (small vectors). */
+    uint64_t reduce_doubling;
 } hgasi_coll_stats_t;
 
 /* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED

@@ -41,11 +41,13 @@ bool expect_bcast_scatter(int members, size_t bytes) {
     if (c == "tree") return false;
     return members >= 8 && bytes >= (size_t{16} << 20);
 }
-bool expect_reduce_chain(int members, size_t bytes) {
+// "tree", "chain" or "doubling".
+std::string expect_reduce(int members, size_t bytes) {
     const std::string c = env("HGAS_COLL_REDUCE", "auto");
-    if (c == "chain") return true;
-    if (c == "tree") return false;
-    return members >= 4 && bytes >= (size_t{512} << 10);
+    if (c != "auto") return c;
+    if (members >= 4 && bytes >= (size_t{512} << 10)) return "chain";
+    if (members >= 4 && bytes < 16 * 1024) return "doubling";
+    return "tree";
 }
 bool expect_allreduce_rsag(int members, size_t bytes) {
     const std::string c = env("HGAS_COLL_ALLREDUCE", "auto");
@@ -93,7 +95,7 @@ void destroy(std::vector<team_case> &v) {
 
 // Sizes on both sides of each cut-over.
 const size_t kBcastSizes[] = {8, size_t{1} << 20, (size_t{16} << 20) - 64, size_t{16} << 20};
-const size_t kReduceSizes[] = {8, (size_t{512} << 10) - 8, size_t{512} << 10, size_t{1} << 20};
+const size_t kReduceSizes[] = {8, 16 * 1024 - 8, 16 * 1024, (size_t{512} << 10) - 8, size_t{512} << 10, size_t{1} << 20};
 const size_t kAllreduceSizes[] = {8, 16 * 1024 - 8, 16 * 1024, size_t{1} << 20};
 const size_t kFcollectSizes[] = {8, 32 * 1024 - 8, 32 * 1024};
 
@@ -140,9 +142,11 @@ TEST(CollChoice, ReducePicksTheDocumentedAlgorithm) {
             const hgasi_coll_stats_t a = stats();
             HGAS_OK_OR_FAIL(hgas_team_reduce(tc.t, dst.data(), src.data(), count, HGAS_INT64, HGAS_OP_SUM, 0));
             const hgasi_coll_stats_t b = stats();
-            const bool chain = expect_reduce_chain(tn, bytes);
-            EXPECT_EQ(b.reduce_chain - a.reduce_chain, chain ? 1u : 0u) << tn << " members, " << bytes << " B";
-            EXPECT_EQ(b.reduce_tree - a.reduce_tree, chain ? 0u : 1u) << tn << " members, " << bytes << " B";
+            const std::string algo = expect_reduce(tn, bytes);
+            EXPECT_EQ(b.reduce_chain - a.reduce_chain, algo == "chain" ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.reduce_tree - a.reduce_tree, algo == "tree" ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.reduce_doubling - a.reduce_doubling, algo == "doubling" ? 1u : 0u)
+                << tn << " members, " << bytes << " B";
             if (tme == 0) {
                 const int64_t k = static_cast<int64_t>(tn) * (tn + 1) / 2;
                 size_t bad = 0;
@@ -209,9 +213,9 @@ TEST(CollChoice, FcollectPicksTheDocumentedAlgorithm) {
 }
 
 // Regression (reduce allocated its accumulator per call): an inner node of the reduce tree took
-// a chunk-sized buffer (128-256 KiB: malloc's mmap) at every call, so a reduce of 8 B cost five
-// times an allreduce of 8 B. The rank now keeps one: after the first call of the largest size,
-// reduces of any size and root allocate nothing, and the results stay right.
+// a chunk-sized buffer (128-256 KiB, at malloc's mmap threshold) at every call. The rank now
+// keeps one: after the first call of the largest size at every root, reduces of any size and
+// root allocate nothing, and the results stay right.
 TEST(CollChoice, ReduceAllocatedAnAccumulatorPerCall) {
     const size_t maxc = 128;  // 512 B of int32
     std::vector<int32_t> src(maxc), dst(maxc);
@@ -220,8 +224,9 @@ TEST(CollChoice, ReduceAllocatedAnAccumulatorPerCall) {
     for (int root = 0; root < n(); ++root)
         HGAS_OK_OR_FAIL(hgas_reduce(dst.data(), src.data(), maxc, HGAS_INT32, HGAS_OP_SUM, root));
     const hgasi_coll_stats_t a = stats();
-    // Inner nodes exist from 4 ranks on (relative rank 2 combines rank 3's chunk); the warm-up
-    // made their buffers.
+    // From 4 ranks on some rank keeps a buffer (auto: every non-root, the doubling reduce;
+    // forced tree: the inner nodes, relative rank 2 combining rank 3's chunk); the warm-up made
+    // them.
     uint64_t allocs = a.host_acc_allocs, total = 0;
     HGAS_OK_OR_FAIL(hgas_allreduce(&total, &allocs, 1, HGAS_UINT64, HGAS_OP_SUM));
     if (n() >= 4) {
