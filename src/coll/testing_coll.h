@@ -32,6 +32,8 @@ typedef struct {
     uint64_t allreduce_rsag;
     /* Reduce calls that ran the allreduce's recursive doubling (small vectors). */
     uint64_t reduce_doubling;
+    /* Broadcasts whose tree was flat (the root put to every member; small messages). */
+    uint64_t bcast_flat;
 } hgasi_coll_stats_t;
 
 /* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED

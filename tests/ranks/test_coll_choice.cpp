@@ -38,8 +38,15 @@ hgasi_coll_stats_t stats() {
 bool expect_bcast_scatter(int members, size_t bytes) {
     const std::string c = env("HGAS_COLL_BCAST", "auto");
     if (c == "scatter") return true;
-    if (c == "tree") return false;
+    if (c == "tree" || c == "flat") return false;
     return members >= 8 && bytes >= (size_t{16} << 20);
+}
+// Whether a non-scatter broadcast is flat (the root puts to every member).
+bool expect_bcast_flat(int members, size_t bytes, bool across_nodes) {
+    const std::string c = env("HGAS_COLL_BCAST", "auto");
+    if (c == "flat") return true;
+    if (c != "auto") return false;
+    return members <= 8 && bytes <= 1024 && !across_nodes;
 }
 // "tree", "chain" or "doubling".
 std::string expect_reduce(int members, size_t bytes) {
@@ -94,7 +101,7 @@ void destroy(std::vector<team_case> &v) {
 }
 
 // Sizes on both sides of each cut-over.
-const size_t kBcastSizes[] = {8, size_t{1} << 20, (size_t{16} << 20) - 64, size_t{16} << 20};
+const size_t kBcastSizes[] = {8, 1024, 1025, size_t{1} << 20, (size_t{16} << 20) - 64, size_t{16} << 20};
 const size_t kReduceSizes[] = {8, 16 * 1024 - 8, 16 * 1024, (size_t{512} << 10) - 8, size_t{512} << 10, size_t{1} << 20};
 const size_t kAllreduceSizes[] = {8, 16 * 1024 - 8, 16 * 1024, size_t{1} << 20};
 const size_t kFcollectSizes[] = {8, 32 * 1024 - 8, 32 * 1024};
@@ -116,8 +123,10 @@ TEST(CollChoice, BroadcastPicksTheDocumentedAlgorithm) {
             HGAS_OK_OR_FAIL(hgas_team_broadcast(tc.t, dst, src.data(), bytes, root));
             const hgasi_coll_stats_t b = stats();
             const bool scatter = expect_bcast_scatter(tn, bytes);
+            const bool flat = !scatter && expect_bcast_flat(tn, bytes, spans_nodes(tc.t));
             EXPECT_EQ(b.bcast_scatter - a.bcast_scatter, scatter ? 1u : 0u) << tn << " members, " << bytes << " B";
-            EXPECT_EQ(b.bcast_tree - a.bcast_tree, scatter ? 0u : 1u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.bcast_flat - a.bcast_flat, flat ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.bcast_tree - a.bcast_tree, scatter || flat ? 0u : 1u) << tn << " members, " << bytes << " B";
             bool ok = true;
             for (size_t i = 0; i < bytes; i += 4093)
                 ok = ok && dst[i] == static_cast<unsigned char>(i * 7 + bytes + tn);
