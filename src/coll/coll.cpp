@@ -272,8 +272,28 @@ constexpr size_t k_bcast_scatter_min_bytes = size_t{16} << 20;
 bool bcast_scatter(team &t, size_t bytes) {
     const std::string &choice = t.r->cfg().text(setting::coll_bcast);
     if (choice == "scatter") return t.n() > 1;
-    if (choice == "tree") return false;
+    if (choice == "tree" || choice == "flat") return false;
     return t.n() >= k_bcast_scatter_min_ranks && bytes >= k_bcast_scatter_min_bytes;
+}
+
+// Whether the (non-scatter) broadcast tree is flat: the root puts to every member itself, one
+// step deep. Auto: small messages on teams of up to 8 members whose heaps this rank maps (one
+// node), where a put is a store and the root's n - 1 of them cost less than the binomial
+// tree's log2 n hops, each a wait for the signal before the forward. Every member sees the
+// same: a team within one node maps every member on every member (or, with peer mapping off,
+// none), a team across nodes has an unmapped member everywhere.
+constexpr int k_bcast_flat_max_ranks = 8;
+constexpr size_t k_bcast_flat_max_bytes = 1024;
+bool bcast_flat(team &t, size_t bytes) {
+    core::rank &r = *t.r;
+    const std::string &choice = r.cfg().text(setting::coll_bcast);
+    if (choice == "flat") return true;
+    if (choice != "auto" || t.n() > k_bcast_flat_max_ranks || bytes > k_bcast_flat_max_bytes) return false;
+    for (int i = 0; i < t.n(); ++i) {
+        const core::peer_segment *ps = r.segment(static_cast<uint32_t>(t.rank_of(i)), mem::seg_symmetric);
+        if (!ps || !ps->direct) return false;
+    }
+    return true;
 }
 
 // Broadcast for large messages (van de Geijn): the root scatters block i (ceil(bytes / n)
@@ -331,25 +351,40 @@ status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
         ++stats(r).bcast_scatter;
         return broadcast_scatter(t, d, src, bytes, root);
     }
-    ++stats(r).bcast_tree;
+    const bool flat = bcast_flat(t, bytes);
+    ++(flat ? stats(r).bcast_flat : stats(r).bcast_tree);
 
-    session s(t, fingerprint(c_broadcast, static_cast<uint64_t>(root), bytes), "root %llu, %llu bytes", bit(w_bcast),
-              {static_cast<uint64_t>(root), bytes});
+    // The shape is in the fingerprint: members that disagree on it fail instead of waiting.
+    session s(t, fingerprint(c_broadcast, static_cast<uint64_t>(root), bytes, flat), "root %llu, %llu bytes",
+              bit(w_bcast), {static_cast<uint64_t>(root), bytes});
     const int v = (me - root + n) % n;  // rank relative to the root
     // Children in the binomial tree: v + mask for every mask below v's lowest set bit (below
-    // n for the root), the largest subtree first so that it starts forwarding earliest.
+    // n for the root), the largest subtree first so that it starts forwarding earliest. Flat:
+    // the root's children are all the others, in order, and nobody else has any.
     int lim = 1;
     if (v == 0) while (lim < n) lim <<= 1;
     else lim = v & -v;
     int children[32], nchildren = 0;
-    for (int mask = lim >> 1; mask >= 1; mask >>= 1)
-        if (v + mask < n) children[nchildren++] = (v + mask + root) % n;
+    std::vector<int> flat_children;
+    int *kids = children;
+    if (flat) {
+        if (v == 0) {
+            if (n - 1 > 32) {  // forced flat on a large team (auto takes it up to 8 members)
+                flat_children.resize(static_cast<size_t>(n - 1));
+                kids = flat_children.data();
+            }
+            for (int u = 1; u < n; ++u) kids[nchildren++] = (u + root) % n;
+        }
+    } else {
+        for (int mask = lim >> 1; mask >= 1; mask >>= 1)
+            if (v + mask < n) children[nchildren++] = (v + mask + root) % n;
+    }
     // The parent must be in this broadcast with our arguments, or nobody sends us anything.
-    const int parent = v == 0 ? -1 : (v - (v & -v) + root) % n;
+    const int parent = v == 0 ? -1 : flat ? root : (v - (v & -v) + root) % n;
     const size_t nchunks = (bytes + bcast_chunk - 1) / bcast_chunk;
     if (parent >= 0)
         if (status e = s.wait_entered(parent, op); e != status::ok)
-            return end_failed_broadcast(s, 0, children, nchildren, e);  // it sends us nothing
+            return end_failed_broadcast(s, 0, kids, nchildren, e);  // it sends us nothing
     const uint64_t drain = parent >= 0 ? nchunks : 0;
 
     const uint64_t off = dref.off;
@@ -359,17 +394,17 @@ status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
         if (me != root) {
             HGAS_TRY(s.wait_count(w_bcast, c + 1, op));
             if (s.load(w_bcast) - s.base[w_bcast] >= bcast_poison)
-                return end_failed_broadcast(s, 0, children, nchildren,
+                return end_failed_broadcast(s, 0, kids, nchildren,
                                        fail(status::invalid_arg, "%s: rank %d, this rank's parent in the broadcast tree "
                                             "(%s), failed it: some rank passed a bad argument or other arguments "
                                             "(hgas_last_error() on the ranks says which)", op, t.rank_of(parent),
                                             s.describe_args().c_str()));
         }
         for (int i = 0; i < nchildren; ++i) {
-            const int ch = children[i];
+            const int ch = kids[i];
             if (c == 0)  // its dst is free for this broadcast, and it expects our chunks
                 if (status e = s.wait_entered(ch, op); e != status::ok)
-                    return end_failed_broadcast(s, drain, children, nchildren, e);
+                    return end_failed_broadcast(s, drain, kids, nchildren, e);
             HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(ch), dref.seg, off + at), from + at, len,
                                      s.peer_word(ch, w_bcast), 1, HGAS_SIGNAL_ADD, false, rma::issuer::runtime));
         }

@@ -5,7 +5,9 @@
 // slot at the sender) once it has consumed it, so the next chunk may overwrite the slot.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -165,17 +167,73 @@ int log2_floor(int x) {
     return k;
 }
 
-// Whether reduce of `bytes` on `t` runs as a chain (HGAS_COLL_REDUCE). The auto cut-over is
+// The algorithm of reduce of `bytes` on `t` (HGAS_COLL_REDUCE). The auto cut-overs are
 // measured (docs/collectives.md, "Algorithm cut-overs"): at 4 and 8 ranks the chain won from
-// 512 KiB (1.2-1.8x), the tree below 128 KiB. At 2 ranks both are the same schedule (one slot,
-// rank 1 -> rank 0), so the tree's name stays.
+// 512 KiB (1.2-1.8x), the tree below 128 KiB; below 16 KiB on 4 ranks or more the allreduce's
+// recursive doubling (only the root keeps the result) took 1.2 us at 8 B where the tree took
+// 6.8 us (a 16-core machine, 4 ranks). At 2 and 3 ranks the tree has no inner node and is
+// as fast as doubling; at 2 ranks tree and chain are the same schedule (one slot, rank 1 ->
+// rank 0), so the tree's name stays.
+enum class reduce_algo { tree, chain, doubling };
 constexpr int k_reduce_chain_min_ranks = 4;
 constexpr size_t k_reduce_chain_min_bytes = size_t{512} << 10;
-bool reduce_chain(team &t, size_t bytes) {
+constexpr int k_reduce_doubling_min_ranks = 4;
+constexpr size_t k_reduce_doubling_max_bytes = size_t{16} << 10;  // exclusive
+reduce_algo reduce_choice(team &t, size_t bytes) {
     const std::string &choice = t.r->cfg().text(setting::coll_reduce);
-    if (choice == "chain") return true;
-    if (choice == "tree") return false;
-    return t.n() >= k_reduce_chain_min_ranks && bytes >= k_reduce_chain_min_bytes;
+    if (choice == "chain") return reduce_algo::chain;
+    if (choice == "tree") return reduce_algo::tree;
+    if (choice == "doubling") return reduce_algo::doubling;
+    if (t.n() >= k_reduce_chain_min_ranks && bytes >= k_reduce_chain_min_bytes) return reduce_algo::chain;
+    if (t.n() >= k_reduce_doubling_min_ranks && bytes < k_reduce_doubling_max_bytes) return reduce_algo::doubling;
+    return reduce_algo::tree;
+}
+
+// Whether allreduce of `bytes` on `t` runs as reduce-scatter + allgather (HGAS_COLL_ALLREDUCE).
+// The auto cut-over is measured (docs/collectives.md, "Algorithm cut-overs"): from 16 KiB
+// recursive halving + doubling beat recursive doubling on 4 ranks; below it the extra rounds
+// cost more than the bytes they save.
+constexpr size_t k_allreduce_rsag_min_bytes = size_t{16} << 10;
+bool allreduce_rsag(team &t, size_t bytes) {
+    const std::string &choice = t.r->cfg().text(setting::coll_allreduce);
+    if (choice == "rsag") return true;
+    if (choice == "doubling") return false;
+    return t.n() >= 4 && bytes >= k_allreduce_rsag_min_bytes;
+}
+
+// The host buffer of reduce's inner tree nodes and of the doubling reduce's non-roots, kept by
+// the rank between calls and grown as needed. Taken per call, it was a chunk (128-256 KiB with
+// the default scratch: at malloc's mmap threshold, so depending on the C library's state an
+// mmap, page faults and an munmap) at every small reduce. Collectives of a rank run one at a
+// time (stream-ordered ones too, from hgas_stream_sync), so one buffer serves them all.
+struct host_acc {
+    char *p = nullptr;
+    size_t size = 0;
+};
+const char k_host_acc_key = 0;
+status host_accumulator(core::rank &r, const char *op, size_t bytes, char *&out) {
+    auto &att = r.attachments();
+    auto it = att.find(&k_host_acc_key);
+    host_acc *a;
+    if (it != att.end()) {
+        a = static_cast<host_acc *>(it->second.value);
+    } else {
+        a = new host_acc;
+        att[&k_host_acc_key] = {a, [](void *v) {
+                                    std::free(static_cast<host_acc *>(v)->p);
+                                    delete static_cast<host_acc *>(v);
+                                }};
+    }
+    if (a->size < bytes) {
+        char *np = static_cast<char *>(std::malloc(bytes));
+        if (!np) return fail(status::no_memory, "%s: no memory for %zu bytes of host scratch", op, bytes);
+        std::free(a->p);
+        a->p = np;
+        a->size = bytes;
+        ++stats(r).host_acc_allocs;
+    }
+    out = a->p;
+    return status::ok;
 }
 
 status check_count(const char *op, size_t count, size_t esize, size_t &bytes) {
@@ -184,6 +242,104 @@ status check_count(const char *op, size_t count, size_t esize, size_t &bytes) {
     return status::ok;
 }
 
+}  // namespace
+
+// --- the rounds of allreduce (recursive doubling, or reduce-scatter + allgather) ----------
+
+namespace {
+// The rounds of allreduce over `d` (`count` elements of kind `kd`, this rank's vector on entry,
+// the result on return): recursive doubling, or reduce-scatter + allgather (`rsag`). `sk` is
+// the scratch kind (the same on every member), `fp` the collective's fingerprint and `args` its
+// arguments for messages. Reduce runs it too for small vectors, the root's dst as `d`.
+status reduce_rounds(team &t, const char *name, char *d, mem::kind kd, mem::kind sk, size_t count, hgas_dtype_t type,
+                     hgas_op_t op, bool rsag, uint32_t fp, const char *args_fmt,
+                     std::initializer_list<uint64_t> args) {
+    core::rank &r = *t.r;
+    const int n = t.n(), me = t.me;
+    const size_t esize = dtype_size(type);
+    // p2 = largest power of two <= n. Rank p2 + i (an "extra") first folds its vector into
+    // rank i (slot fold_in) and at the end receives the result from it (slot fold_out);
+    // ranks 0..p2-1 run the rounds, round k with partner me ^ 2^k in slot k. The lower rank's
+    // operand is always the left one, so all ranks compute bit-identical results.
+    // Doubling: each round exchanges the whole chunk and both partners combine it.
+    // Reduce-scatter + allgather (rsag): round k of the reduce-scatter halves the part of the
+    // chunk a rank holds -- it sends the half its partner keeps (the lower rank keeps the lower
+    // half) and combines the half it keeps -- so after log2 p rounds each rank holds 1/p of the
+    // chunk reduced; the allgather runs the rounds backwards, each rank sending all it holds and
+    // copying in its partner's part. Each element is combined in the same tree as by doubling
+    // (the same bits), in 2 log2 p rounds moving 2 (p - 1) / p of the chunk instead of log2 p
+    // chunks. Channel k carries two messages per chunk (seq 2c: reduce-scatter, 2c + 1:
+    // allgather), each at most half a vector chunk, so a vector chunk is two scratch chunks.
+    const int rounds = log2_floor(n), p2 = 1 << rounds;
+    const int fold_in = rounds, fold_out = rounds + 1;
+    scratch_plan p;
+    HGAS_TRY(plan_scratch(t, name, rounds + 2, esize, sk, p));
+    p.dev_vec = kd != mem::kind::host;
+    if (p.dev_vec) ++(p.on_device() ? stats(r).dev_reductions_device_scratch : stats(r).dev_reductions_host_scratch);
+    const bool extra = me >= p2;
+    const int partner_extra = me < n - p2 ? me + p2 : -1;
+
+    session ss(t, fp, args_fmt, slot_words(rounds + 2), args);
+    // Elements per vector chunk: a fold message carries a whole one, so rsag's larger chunks
+    // (2 scratch chunks) apply only where no rank folds.
+    const size_t vchunk = rsag && n == p2 ? 2 * p.chunk_elems : p.chunk_elems;
+    const uint64_t nchunks = (count + vchunk - 1) / vchunk;
+    const uint64_t round_msgs = rsag ? 2 * nchunks : nchunks;  // messages per channel k
+    for (uint64_t c = 0; c < nchunks; ++c) {
+        char *acc = d + c * vchunk * esize;
+        const size_t elems = std::min<size_t>(vchunk, count - c * vchunk), len = elems * esize;
+        if (extra) {
+            const int low = me - p2;
+            HGAS_TRY(send_chunk(ss, p, name, low, fold_in, acc, len, c));
+            HGAS_TRY(recv_chunk(ss, name, fold_out, c));
+            HGAS_TRY(local_copy(r, name, acc, p.slot(fold_out, c), len));
+            HGAS_TRY(release_chunk(ss, low, fold_out, c, nchunks));
+            continue;
+        }
+        if (partner_extra >= 0) {
+            HGAS_TRY(recv_chunk(ss, name, fold_in, c));
+            HGAS_TRY(combine(r, name, kd, acc, p.slot(fold_in, c), elems, type, op, false));
+            HGAS_TRY(release_chunk(ss, partner_extra, fold_in, c, nchunks));
+        }
+        if (!rsag) {
+            for (int k = 0; k < rounds; ++k) {
+                const int partner = me ^ (1 << k);
+                HGAS_TRY(send_chunk(ss, p, name, partner, k, acc, len, c));
+                HGAS_TRY(recv_chunk(ss, name, k, c));
+                HGAS_TRY(combine(r, name, kd, acc, p.slot(k, c), elems, type, op, me > partner));
+                HGAS_TRY(release_chunk(ss, partner, k, c, nchunks));
+            }
+        } else {
+            // [lo, hi): the elements of the chunk this rank holds; seg_*[k]: before round k.
+            size_t lo = 0, hi = elems, seg_lo[32], seg_hi[32];
+            for (int k = 0; k < rounds; ++k) {
+                const int partner = me ^ (1 << k);
+                const size_t mid = lo + (hi - lo) / 2;
+                const bool lower = !(me & (1 << k));
+                const size_t klo = lower ? lo : mid, khi = lower ? mid : hi;
+                const size_t slo = lower ? mid : lo, shi = lower ? hi : mid;
+                seg_lo[k] = lo, seg_hi[k] = hi;
+                HGAS_TRY(send_chunk(ss, p, name, partner, k, acc + slo * esize, (shi - slo) * esize, 2 * c));
+                HGAS_TRY(recv_chunk(ss, name, k, 2 * c));
+                HGAS_TRY(combine(r, name, kd, acc + klo * esize, p.slot(k, 2 * c), khi - klo, type, op, me > partner));
+                HGAS_TRY(release_chunk(ss, partner, k, 2 * c, round_msgs));
+                lo = klo, hi = khi;
+            }
+            for (int k = rounds - 1; k >= 0; --k) {
+                const int partner = me ^ (1 << k);
+                // The partner holds the other part of what both held before round k.
+                const size_t plo = lo == seg_lo[k] ? hi : seg_lo[k], phi = lo == seg_lo[k] ? seg_hi[k] : lo;
+                HGAS_TRY(send_chunk(ss, p, name, partner, k, acc + lo * esize, (hi - lo) * esize, 2 * c + 1));
+                HGAS_TRY(recv_chunk(ss, name, k, 2 * c + 1));
+                HGAS_TRY(local_copy(r, name, acc + plo * esize, p.slot(k, 2 * c + 1), (phi - plo) * esize));
+                HGAS_TRY(release_chunk(ss, partner, k, 2 * c + 1, round_msgs));
+                lo = seg_lo[k], hi = seg_hi[k];
+            }
+        }
+        if (partner_extra >= 0) HGAS_TRY(send_chunk(ss, p, name, partner_extra, fold_out, acc, len, c));
+    }
+    return status::ok;
+}
 }  // namespace
 
 // --- reduce: binomial tree -----------------------------------------------------------------
@@ -212,11 +368,38 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
     // Chain: parent v - 1, child v + 1, slot 0. Either way the order of combination is fixed by
     // (n, root, algorithm), and every rank picks the same algorithm (same n, size, setting).
     const int v = (me - root + n) % n;
-    const bool chain = reduce_chain(t, bytes);
-    ++(chain ? stats(r).reduce_chain : stats(r).reduce_tree);
-    const int nslots = chain ? 1 : log2_floor(n - 1) + 1;
+    const reduce_algo algo = reduce_choice(t, bytes);
+    const bool chain = algo == reduce_algo::chain;
+    ++(algo == reduce_algo::chain ? stats(r).reduce_chain
+       : algo == reduce_algo::tree ? stats(r).reduce_tree : stats(r).reduce_doubling);
     // Device vectors (by src, the vector every rank sends) go through the device scratch.
     const mem::kind sk = scratch_kind(t, ks);
+    const uint32_t fp = fingerprint(c_reduce, static_cast<uint64_t>(root), count,
+                                    static_cast<uint64_t>(sk) << 24 | static_cast<uint64_t>(algo) << 16 |
+                                        static_cast<uint64_t>(type) << 8 | op);
+    if (algo == reduce_algo::doubling) {
+        // The allreduce's rounds over a vector of src's kind: the root's dst where it is of
+        // that kind (else a buffer, copied out at the end), the kept host accumulator or a
+        // local-heap buffer elsewhere. No inner node waits for its children before it can
+        // send, and no member runs a collective ahead of the others.
+        scratch_buf buf;
+        char *w = nullptr;
+        if (me == root && kd == ks) {
+            w = static_cast<char *>(dst);
+        } else if (ks == mem::kind::host) {
+            HGAS_TRY(host_accumulator(r, name, bytes, w));
+        } else {
+            HGAS_TRY(buf.allocate(r, name, ks, bytes));
+            w = buf.data();
+        }
+        HGAS_TRY(local_copy(r, name, w, src, bytes));
+        HGAS_TRY(reduce_rounds(t, name, w, ks, sk, count, type, op, false, fp,
+                               "root %llu, %llu elements of type %llu, op %llu",
+                               {static_cast<uint64_t>(root), count, static_cast<uint64_t>(type),
+                                static_cast<uint64_t>(op)}));
+        return me == root && w != dst ? local_copy(r, name, dst, w, bytes) : status::ok;
+    }
+    const int nslots = chain ? 1 : log2_floor(n - 1) + 1;
     scratch_plan p;
     HGAS_TRY(plan_scratch(t, name, nslots, esize, sk, p));
     p.dev_vec = ks != mem::kind::host;
@@ -240,10 +423,7 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
         }
     }
 
-    session ss(t, fingerprint(c_reduce, static_cast<uint64_t>(root), count,
-                              static_cast<uint64_t>(sk) << 24 | static_cast<uint64_t>(chain) << 16 |
-                                  static_cast<uint64_t>(type) << 8 | op),
-               "root %llu, %llu elements of type %llu, op %llu", slot_words(nslots),
+    session ss(t, fp, "root %llu, %llu elements of type %llu, op %llu", slot_words(nslots),
                {static_cast<uint64_t>(root), count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     const char *s = static_cast<const char *>(src);
     char *d = static_cast<char *>(dst);
@@ -251,9 +431,22 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
     // that device vectors are combined where they live. A root whose dst is of another kind
     // than the device scratch combines in a buffer of the scratch's kind and copies each
     // chunk out (the combine reads the scratch where it lives).
+    // A host accumulator is the rank's kept buffer (host_accumulator); one of device memory
+    // comes from the kind's local heap (no system call). Either holds one chunk, or the whole
+    // vector where that is smaller.
     const bool root_tmp = me == root && nchildren && p.on_device() && kd != sk;
     scratch_buf acc_buf;
-    if ((me != root || root_tmp) && nchildren) HGAS_TRY(acc_buf.allocate(r, name, root_tmp ? sk : ks, p.chunk_bytes));
+    char *acc_mem = nullptr;
+    if ((me != root || root_tmp) && nchildren) {
+        const mem::kind ka = root_tmp ? sk : ks;
+        const size_t acc_bytes = std::min(p.chunk_bytes, bytes);
+        if (ka == mem::kind::host) {
+            HGAS_TRY(host_accumulator(r, name, acc_bytes, acc_mem));
+        } else {
+            HGAS_TRY(acc_buf.allocate(r, name, ka, acc_bytes));
+            acc_mem = acc_buf.data();
+        }
+    }
     const mem::kind kacc = me == root && !root_tmp ? kd : root_tmp ? sk : ks;
     const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
     for (uint64_t c = 0; c < nchunks; ++c) {
@@ -265,7 +458,7 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
             acc = d + at;
             HGAS_TRY(local_copy(r, name, acc, s + at, len));
         } else if (nchildren) {
-            acc = acc_buf.data();
+            acc = acc_mem;
             HGAS_TRY(local_copy(r, name, acc, s + at, len));
         }
         for (int i = 0; i < nchildren; ++i) {
@@ -280,7 +473,7 @@ status reduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t ty
     return status::ok;
 }
 
-// --- allreduce: recursive doubling ---------------------------------------------------------
+// --- allreduce: recursive doubling, or recursive halving + doubling -------------------------
 
 status allreduce(core::rank &r, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op) {
     return allreduce(world(r), dst, src, count, type, op);
@@ -298,57 +491,20 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     HGAS_TRY(check_any_buf(r, name, src, bytes, "src", &ks));
     HGAS_TRY(check_any_buf(r, name, dst, bytes, "dst", &kd));
     (void)ks;
-    const int n = t.n(), me = t.me;
+    const int n = t.n();
     HGAS_TRY(local_copy(r, name, dst, src, bytes));
     if (n == 1) return status::ok;
-    ++stats(r).allreduce_doubling;
+    const bool rsag = allreduce_rsag(t, bytes);
+    ++(rsag ? stats(r).allreduce_rsag : stats(r).allreduce_doubling);
 
-    // p2 = largest power of two <= n. Rank p2 + i (an "extra") first folds its vector into
-    // rank i (slot fold_in) and at the end receives the result from it (slot fold_out);
-    // ranks 0..p2-1 run recursive doubling, round k with partner me ^ 2^k in slot k. The
-    // lower rank's operand is always the left one, so all ranks compute bit-identical results.
-    const int rounds = log2_floor(n), p2 = 1 << rounds;
-    const int fold_in = rounds, fold_out = rounds + 1;
     // Device vectors (by dst, where the vector is combined) go through the device scratch.
     const mem::kind sk = scratch_kind(t, kd);
-    scratch_plan p;
-    HGAS_TRY(plan_scratch(t, name, rounds + 2, esize, sk, p));
-    p.dev_vec = kd != mem::kind::host;
-    if (p.dev_vec) ++(p.on_device() ? stats(r).dev_reductions_device_scratch : stats(r).dev_reductions_host_scratch);
-    const bool extra = me >= p2;
-    const int partner_extra = me < n - p2 ? me + p2 : -1;
-
-    session ss(t, fingerprint(c_allreduce, count, static_cast<uint64_t>(sk) << 24 | static_cast<uint64_t>(type) << 8 | op),
-               "%llu elements of type %llu, op %llu", slot_words(rounds + 2),
-               {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
-    char *d = static_cast<char *>(dst);
-    const uint64_t nchunks = (count + p.chunk_elems - 1) / p.chunk_elems;
-    for (uint64_t c = 0; c < nchunks; ++c) {
-        char *acc = d + c * p.chunk_bytes;
-        const size_t elems = std::min<size_t>(p.chunk_elems, count - c * p.chunk_elems), len = elems * esize;
-        if (extra) {
-            const int low = me - p2;
-            HGAS_TRY(send_chunk(ss, p, name, low, fold_in, acc, len, c));
-            HGAS_TRY(recv_chunk(ss, name, fold_out, c));
-            HGAS_TRY(local_copy(r, name, acc, p.slot(fold_out, c), len));
-            HGAS_TRY(release_chunk(ss, low, fold_out, c, nchunks));
-            continue;
-        }
-        if (partner_extra >= 0) {
-            HGAS_TRY(recv_chunk(ss, name, fold_in, c));
-            HGAS_TRY(combine(r, name, kd, acc, p.slot(fold_in, c), elems, type, op, false));
-            HGAS_TRY(release_chunk(ss, partner_extra, fold_in, c, nchunks));
-        }
-        for (int k = 0; k < rounds; ++k) {
-            const int partner = me ^ (1 << k);
-            HGAS_TRY(send_chunk(ss, p, name, partner, k, acc, len, c));
-            HGAS_TRY(recv_chunk(ss, name, k, c));
-            HGAS_TRY(combine(r, name, kd, acc, p.slot(k, c), elems, type, op, me > partner));
-            HGAS_TRY(release_chunk(ss, partner, k, c, nchunks));
-        }
-        if (partner_extra >= 0) HGAS_TRY(send_chunk(ss, p, name, partner_extra, fold_out, acc, len, c));
-    }
-    return status::ok;
+    return reduce_rounds(t, name, static_cast<char *>(dst), kd, sk, count, type, op, rsag,
+                         fingerprint(c_allreduce, count, static_cast<uint64_t>(sk) << 24 |
+                                                             static_cast<uint64_t>(rsag) << 16 |
+                                                             static_cast<uint64_t>(type) << 8 | op),
+                         "%llu elements of type %llu, op %llu",
+                         {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
 }
 
 }  // namespace hgas::coll

@@ -25,6 +25,15 @@ typedef struct {
     uint64_t host_bytes_host_scratch, dev_bytes_host_scratch, dev_bytes_device_scratch;
     /* Device scratch blocks taken from the symmetric device heaps (at most one per kind). */
     uint64_t device_scratch_allocs;
+    /* Times reduce (re)allocated the rank's kept host accumulator of inner tree nodes: once
+     * per new largest chunk, not once per call. */
+    uint64_t host_acc_allocs;
+    /* Allreduce calls that ran reduce-scatter + allgather (recursive halving, then doubling). */
+    uint64_t allreduce_rsag;
+    /* Reduce calls that ran the allreduce's recursive doubling (small vectors). */
+    uint64_t reduce_doubling;
+    /* Broadcasts whose tree was flat (the root put to every member; small messages). */
+    uint64_t bcast_flat;
 } hgasi_coll_stats_t;
 
 /* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED

@@ -38,14 +38,29 @@ hgasi_coll_stats_t stats() {
 bool expect_bcast_scatter(int members, size_t bytes) {
     const std::string c = env("HGAS_COLL_BCAST", "auto");
     if (c == "scatter") return true;
-    if (c == "tree") return false;
+    if (c == "tree" || c == "flat") return false;
     return members >= 8 && bytes >= (size_t{16} << 20);
 }
-bool expect_reduce_chain(int members, size_t bytes) {
+// Whether a non-scatter broadcast is flat (the root puts to every member).
+bool expect_bcast_flat(int members, size_t bytes, bool across_nodes) {
+    const std::string c = env("HGAS_COLL_BCAST", "auto");
+    if (c == "flat") return true;
+    if (c != "auto") return false;
+    return members <= 8 && bytes <= 1024 && !across_nodes;
+}
+// "tree", "chain" or "doubling".
+std::string expect_reduce(int members, size_t bytes) {
     const std::string c = env("HGAS_COLL_REDUCE", "auto");
-    if (c == "chain") return true;
-    if (c == "tree") return false;
-    return members >= 4 && bytes >= (size_t{512} << 10);
+    if (c != "auto") return c;
+    if (members >= 4 && bytes >= (size_t{512} << 10)) return "chain";
+    if (members >= 4 && bytes < 16 * 1024) return "doubling";
+    return "tree";
+}
+bool expect_allreduce_rsag(int members, size_t bytes) {
+    const std::string c = env("HGAS_COLL_ALLREDUCE", "auto");
+    if (c == "rsag") return true;
+    if (c == "doubling") return false;
+    return members >= 4 && bytes >= 16 * 1024;
 }
 bool expect_fcollect_ring(bool spans_nodes, size_t bytes) {
     const std::string c = env("HGAS_COLL_FCOLLECT", "auto");
@@ -86,8 +101,9 @@ void destroy(std::vector<team_case> &v) {
 }
 
 // Sizes on both sides of each cut-over.
-const size_t kBcastSizes[] = {8, size_t{1} << 20, (size_t{16} << 20) - 64, size_t{16} << 20};
-const size_t kReduceSizes[] = {8, (size_t{512} << 10) - 8, size_t{512} << 10, size_t{1} << 20};
+const size_t kBcastSizes[] = {8, 1024, 1025, size_t{1} << 20, (size_t{16} << 20) - 64, size_t{16} << 20};
+const size_t kReduceSizes[] = {8, 16 * 1024 - 8, 16 * 1024, (size_t{512} << 10) - 8, size_t{512} << 10, size_t{1} << 20};
+const size_t kAllreduceSizes[] = {8, 16 * 1024 - 8, 16 * 1024, size_t{1} << 20};
 const size_t kFcollectSizes[] = {8, 32 * 1024 - 8, 32 * 1024};
 
 TEST(CollChoice, BroadcastPicksTheDocumentedAlgorithm) {
@@ -107,8 +123,10 @@ TEST(CollChoice, BroadcastPicksTheDocumentedAlgorithm) {
             HGAS_OK_OR_FAIL(hgas_team_broadcast(tc.t, dst, src.data(), bytes, root));
             const hgasi_coll_stats_t b = stats();
             const bool scatter = expect_bcast_scatter(tn, bytes);
+            const bool flat = !scatter && expect_bcast_flat(tn, bytes, spans_nodes(tc.t));
             EXPECT_EQ(b.bcast_scatter - a.bcast_scatter, scatter ? 1u : 0u) << tn << " members, " << bytes << " B";
-            EXPECT_EQ(b.bcast_tree - a.bcast_tree, scatter ? 0u : 1u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.bcast_flat - a.bcast_flat, flat ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.bcast_tree - a.bcast_tree, scatter || flat ? 0u : 1u) << tn << " members, " << bytes << " B";
             bool ok = true;
             for (size_t i = 0; i < bytes; i += 4093)
                 ok = ok && dst[i] == static_cast<unsigned char>(i * 7 + bytes + tn);
@@ -133,9 +151,11 @@ TEST(CollChoice, ReducePicksTheDocumentedAlgorithm) {
             const hgasi_coll_stats_t a = stats();
             HGAS_OK_OR_FAIL(hgas_team_reduce(tc.t, dst.data(), src.data(), count, HGAS_INT64, HGAS_OP_SUM, 0));
             const hgasi_coll_stats_t b = stats();
-            const bool chain = expect_reduce_chain(tn, bytes);
-            EXPECT_EQ(b.reduce_chain - a.reduce_chain, chain ? 1u : 0u) << tn << " members, " << bytes << " B";
-            EXPECT_EQ(b.reduce_tree - a.reduce_tree, chain ? 0u : 1u) << tn << " members, " << bytes << " B";
+            const std::string algo = expect_reduce(tn, bytes);
+            EXPECT_EQ(b.reduce_chain - a.reduce_chain, algo == "chain" ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.reduce_tree - a.reduce_tree, algo == "tree" ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.reduce_doubling - a.reduce_doubling, algo == "doubling" ? 1u : 0u)
+                << tn << " members, " << bytes << " B";
             if (tme == 0) {
                 const int64_t k = static_cast<int64_t>(tn) * (tn + 1) / 2;
                 size_t bad = 0;
@@ -143,10 +163,32 @@ TEST(CollChoice, ReducePicksTheDocumentedAlgorithm) {
                 EXPECT_EQ(bad, 0u) << "wrong reduce result, " << tn << " members, " << bytes << " B";
             }
         }
-        // Allreduce has one algorithm (recursive doubling): counted at every size.
-        const hgasi_coll_stats_t a = stats();
-        HGAS_OK_OR_FAIL(hgas_team_allreduce(tc.t, dst.data(), src.data(), 1, HGAS_INT64, HGAS_OP_SUM));
-        EXPECT_EQ(stats().allreduce_doubling - a.allreduce_doubling, 1u);
+    }
+    destroy(tv);
+}
+
+TEST(CollChoice, AllreducePicksTheDocumentedAlgorithm) {
+    const size_t maxc = kAllreduceSizes[sizeof kAllreduceSizes / sizeof kAllreduceSizes[0] - 1] / 8;
+    std::vector<int64_t> src(maxc), dst(maxc);
+    auto tv = teams();
+    for (auto &tc : tv) {
+        if (tc.t == HGAS_TEAM_INVALID) continue;
+        const int tn = hgas_team_n(tc.t), tme = hgas_team_my_rank(tc.t);
+        if (tn < 2) continue;
+        for (size_t bytes : kAllreduceSizes) {
+            const size_t count = bytes / 8;
+            for (size_t i = 0; i < count; ++i) src[i] = static_cast<int64_t>(i % 1000) * (tme + 1);
+            const hgasi_coll_stats_t a = stats();
+            HGAS_OK_OR_FAIL(hgas_team_allreduce(tc.t, dst.data(), src.data(), count, HGAS_INT64, HGAS_OP_SUM));
+            const hgasi_coll_stats_t b = stats();
+            const bool rsag = expect_allreduce_rsag(tn, bytes);
+            EXPECT_EQ(b.allreduce_rsag - a.allreduce_rsag, rsag ? 1u : 0u) << tn << " members, " << bytes << " B";
+            EXPECT_EQ(b.allreduce_doubling - a.allreduce_doubling, rsag ? 0u : 1u) << tn << " members, " << bytes << " B";
+            const int64_t k = static_cast<int64_t>(tn) * (tn + 1) / 2;
+            size_t bad = 0;
+            for (size_t i = 0; i < count; ++i) bad += dst[i] != static_cast<int64_t>(i % 1000) * k;
+            EXPECT_EQ(bad, 0u) << "wrong allreduce result, " << tn << " members, " << bytes << " B";
+        }
     }
     destroy(tv);
 }
@@ -177,6 +219,39 @@ TEST(CollChoice, FcollectPicksTheDocumentedAlgorithm) {
     }
     destroy(tv);
     HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+// Regression (reduce allocated its accumulator per call): an inner node of the reduce tree took
+// a chunk-sized buffer (128-256 KiB, at malloc's mmap threshold) at every call. The rank now
+// keeps one: after the first call of the largest size at every root, reduces of any size and
+// root allocate nothing, and the results stay right.
+TEST(CollChoice, ReduceAllocatedAnAccumulatorPerCall) {
+    const size_t maxc = 128;  // 512 B of int32
+    std::vector<int32_t> src(maxc), dst(maxc);
+    for (size_t i = 0; i < maxc; ++i) src[i] = static_cast<int32_t>(i % 13) + me();
+    // Warm-up at every root: which ranks are inner nodes depends on the root.
+    for (int root = 0; root < n(); ++root)
+        HGAS_OK_OR_FAIL(hgas_reduce(dst.data(), src.data(), maxc, HGAS_INT32, HGAS_OP_SUM, root));
+    const hgasi_coll_stats_t a = stats();
+    // From 4 ranks on some rank keeps a buffer (auto: every non-root, the doubling reduce;
+    // forced tree: the inner nodes, relative rank 2 combining rank 3's chunk); the warm-up made
+    // them.
+    uint64_t allocs = a.host_acc_allocs, total = 0;
+    HGAS_OK_OR_FAIL(hgas_allreduce(&total, &allocs, 1, HGAS_UINT64, HGAS_OP_SUM));
+    if (n() >= 4) {
+        EXPECT_GE(total, 1u) << "no inner node counted an accumulator";
+    }
+    size_t bad = 0;
+    for (int it = 0; it < 200; ++it) {
+        const size_t count = size_t{1} << (it % 8);  // 1 .. 128 elements
+        const int root = it % n();
+        HGAS_OK_OR_FAIL(hgas_reduce(dst.data(), src.data(), count, HGAS_INT32, HGAS_OP_SUM, root));
+        if (me() == root)
+            for (size_t i = 0; i < count; ++i)
+                bad += dst[i] != static_cast<int32_t>(i % 13) * n() + n() * (n() - 1) / 2;
+    }
+    EXPECT_EQ(bad, 0u) << "wrong reduce results on rank " << me();
+    EXPECT_EQ(stats().host_acc_allocs - a.host_acc_allocs, 0u) << "rank " << me() << " allocated per reduce";
 }
 
 // --- the device scratch (sim or cuda memory; the CPU never touches it: hgas_put / hgas_get) --
