@@ -190,7 +190,21 @@ status check_type_op(const char *op, hgas_dtype_t type, hgas_op_t rop) {
 using namespace detail;
 
 namespace {
-constexpr size_t bcast_chunk = 64 * 1024;
+// Bytes per chunk of a pipelined broadcast of `bytes` into `dst` memory of kind `k`, down a
+// tree `depth` levels deep. Host memory: 64 KiB (copies by the CPU; the cut-overs in
+// docs/collectives.md were measured with it). Device memory: every chunk costs a device copy
+// and a fence, about 8 us on an H100 whatever its size (64 KiB chunks moved 64 MiB between two
+// GPUs at 8 GB/s, NCCL 320), so fewer and larger ones: a single chunk where nobody forwards
+// (depth 1), else about four per level below the root and at least 1 MiB. Every member
+// computes the same value from the same arguments (dst is symmetric: one kind everywhere).
+constexpr size_t bcast_chunk_host = 64 * 1024;
+constexpr size_t bcast_chunk_device_min = size_t{1} << 20;
+size_t bcast_chunk_bytes(mem::kind k, size_t bytes, int depth) {
+    if (k == mem::kind::host) return bcast_chunk_host;
+    if (depth <= 1) return bytes;
+    const size_t per = bytes / (4 * static_cast<size_t>(depth - 1));
+    return std::max(bcast_chunk_device_min, (per + 4095) & ~size_t{4095});
+}
 }  // namespace
 
 // n * bytes without overflow.
@@ -381,7 +395,12 @@ status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
     }
     // The parent must be in this broadcast with our arguments, or nobody sends us anything.
     const int parent = v == 0 ? -1 : flat ? root : (v - (v & -v) + root) % n;
-    const size_t nchunks = (bytes + bcast_chunk - 1) / bcast_chunk;
+    int depth = 0;  // levels of the tree below the root
+    if (flat) depth = 1;
+    else
+        while ((1 << depth) < n) ++depth;
+    const size_t chunk = bcast_chunk_bytes(mem::segment_kind(dref.seg), bytes, depth);
+    const size_t nchunks = (bytes + chunk - 1) / chunk;
     if (parent >= 0)
         if (status e = s.wait_entered(parent, op); e != status::ok)
             return end_failed_broadcast(s, 0, kids, nchildren, e);  // it sends us nothing
@@ -390,7 +409,7 @@ status broadcast(team &t, void *dst, const void *src, size_t bytes, int root) {
     const uint64_t off = dref.off;
     const char *from = me == root ? static_cast<const char *>(src) : d;
     for (size_t c = 0; c < nchunks; ++c) {
-        const size_t at = c * bcast_chunk, len = std::min(bcast_chunk, bytes - at);
+        const size_t at = c * chunk, len = std::min(chunk, bytes - at);
         if (me != root) {
             HGAS_TRY(s.wait_count(w_bcast, c + 1, op));
             if (s.load(w_bcast) - s.base[w_bcast] >= bcast_poison)

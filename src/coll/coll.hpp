@@ -104,7 +104,9 @@ constexpr uint32_t desc_mask = (1u << desc_bits) - 1;
 // The fingerprint of a rank that found one of its own arguments bad: it enters the collective
 // only to tell the ranks that read its word (they fail too), and returns its error.
 constexpr uint32_t desc_failed = desc_mask;
-enum call_id : uint64_t { c_broadcast = 1, c_reduce, c_allreduce, c_fcollect, c_alltoall, c_collect, c_alltoallv };
+enum call_id : uint64_t {
+    c_broadcast = 1, c_reduce, c_allreduce, c_fcollect, c_alltoall, c_collect, c_alltoallv, c_reduce_scatter
+};
 uint32_t fingerprint(uint64_t call, uint64_t a, uint64_t b = 0, uint64_t c = 0);
 constexpr uint64_t bit(int w) { return uint64_t{1} << w; }
 // The data and credit words of channel slots 0 .. nslots - 1 (reduce, allreduce).

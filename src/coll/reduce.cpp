@@ -14,6 +14,7 @@
 
 #include "coll/coll.hpp"
 #include "coll/devmem.hpp"
+#include "coll/direct.hpp"
 #include "coll/stats.hpp"
 #include "gpu/reduce_cpu.hpp"
 #include "rma/rma.hpp"
@@ -189,16 +190,21 @@ reduce_algo reduce_choice(team &t, size_t bytes) {
     return reduce_algo::tree;
 }
 
-// Whether allreduce of `bytes` on `t` runs as reduce-scatter + allgather (HGAS_COLL_ALLREDUCE).
-// The auto cut-over is measured (docs/collectives.md, "Algorithm cut-overs"): from 16 KiB
+// The algorithm of allreduce of `bytes` on `t` (HGAS_COLL_ALLREDUCE). The auto cut-over between
+// doubling and rsag is measured (docs/collectives.md, "Algorithm cut-overs"): from 16 KiB
 // recursive halving + doubling beat recursive doubling on 4 ranks; below it the extra rounds
-// cost more than the bytes they save.
+// cost more than the bytes they save. Direct needs `d` symmetric (`dsym`) and every member's
+// heap of its segment mapped here; auto takes it for device vectors, where every chunk through
+// the scratch costs a put, a signal and a kernel (2 H100s: 8 GB/s at 64 MiB by rsag/doubling).
+enum class allreduce_algo : uint64_t { doubling = 0, rsag = 1, direct = 2 };
 constexpr size_t k_allreduce_rsag_min_bytes = size_t{16} << 10;
-bool allreduce_rsag(team &t, size_t bytes) {
+allreduce_algo allreduce_choice(team &t, size_t bytes, mem::kind kd, bool dsym, uint16_t seg) {
     const std::string &choice = t.r->cfg().text(setting::coll_allreduce);
-    if (choice == "rsag") return true;
-    if (choice == "doubling") return false;
-    return t.n() >= 4 && bytes >= k_allreduce_rsag_min_bytes;
+    if ((choice == "direct" || (choice == "auto" && kd != mem::kind::host)) && dsym && direct_possible(t, seg))
+        return allreduce_algo::direct;
+    if (choice == "rsag") return allreduce_algo::rsag;
+    if (choice == "doubling") return allreduce_algo::doubling;
+    return t.n() >= 4 && bytes >= k_allreduce_rsag_min_bytes ? allreduce_algo::rsag : allreduce_algo::doubling;
 }
 
 // The host buffer of reduce's inner tree nodes and of the doubling reduce's non-roots, kept by
@@ -494,14 +500,21 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     const int n = t.n();
     HGAS_TRY(local_copy(r, name, dst, src, bytes));
     if (n == 1) return status::ok;
-    const bool rsag = allreduce_rsag(t, bytes);
+    sym_ref dref;
+    const bool dsym = symmetric_at(r, dst, bytes, dref);
+    const allreduce_algo algo = allreduce_choice(t, bytes, kd, dsym, dref.seg);
+    if (algo == allreduce_algo::direct)
+        return allreduce_direct(t, name, static_cast<char *>(dst), kd, dref, count, type, op,
+                                fingerprint(c_allreduce, count, static_cast<uint64_t>(algo) << 16 |
+                                                                    static_cast<uint64_t>(type) << 8 | op));
+    const bool rsag = algo == allreduce_algo::rsag;
     ++(rsag ? stats(r).allreduce_rsag : stats(r).allreduce_doubling);
 
     // Device vectors (by dst, where the vector is combined) go through the device scratch.
     const mem::kind sk = scratch_kind(t, kd);
     return reduce_rounds(t, name, static_cast<char *>(dst), kd, sk, count, type, op, rsag,
                          fingerprint(c_allreduce, count, static_cast<uint64_t>(sk) << 24 |
-                                                             static_cast<uint64_t>(rsag) << 16 |
+                                                             static_cast<uint64_t>(algo) << 16 |
                                                              static_cast<uint64_t>(type) << 8 | op),
                          "%llu elements of type %llu, op %llu",
                          {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});

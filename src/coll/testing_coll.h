@@ -34,6 +34,9 @@ typedef struct {
     uint64_t reduce_doubling;
     /* Broadcasts whose tree was flat (the root put to every member; small messages). */
     uint64_t bcast_flat;
+    /* Allreduce and reduce_scatter calls that read the members' mapped vectors directly
+     * (algorithm "direct": no scratch). */
+    uint64_t allreduce_direct, reduce_scatter_direct;
 } hgasi_coll_stats_t;
 
 /* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED

@@ -8,6 +8,7 @@
 
 #include "coll/coll.hpp"
 #include "coll/devmem.hpp"
+#include "coll/direct.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::coll {
@@ -33,7 +34,16 @@ status reduce_scatter(team &t, void *dst, const void *src, size_t count, hgas_dt
     if (d != s + mine && d < s + total && s < d + block)
         return fail(status::invalid_arg, "%s: dst overlaps src other than as this rank's block (dst == src + %d * "
                     "count elements)", name, t.me);
-    // The whole vector is reduced on every rank (recursive doubling), then each keeps its
+    // Where every member's src is mapped here (one node; symmetric src of dst's kind), each
+    // member combines its block straight from the others' src (direct.cpp): auto for device
+    // vectors, or HGAS_COLL_ALLREDUCE=direct, as allreduce.
+    const std::string &choice = r.cfg().text(setting::coll_allreduce);
+    sym_ref sref;
+    if (t.n() > 1 && (choice == "direct" || (choice == "auto" && kd != mem::kind::host)) && ks == kd &&
+        symmetric_at(r, src, total, sref) && direct_possible(t, sref.seg))
+        return reduce_scatter_direct(t, name, d, s, kd, sref, count, type, op,
+                                     fingerprint(c_reduce_scatter, count, static_cast<uint64_t>(type) << 8 | op));
+    // Otherwise the whole vector is reduced on every rank (the allreduce), then each keeps its
     // block: a ring would move (n-1)/n of the bytes instead of log2(n) times them (not done).
     // The private vector lives with dst (device memory for a device dst: reduced on the GPU).
     scratch_buf all;

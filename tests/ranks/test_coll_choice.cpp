@@ -361,4 +361,77 @@ TEST(CollChoice, DeviceVectorsCrossTheDeviceScratch) {
     HGAS_OK_OR_FAIL(hgas_free(dst));
 }
 
+// Allreduce and reduce_scatter of device vectors read the members' mapped vectors directly
+// (algorithm "direct", auto for device vectors) where every member's heap is mapped here, and
+// pass through the scratch where one is not (HGAS_TEST_EXPECT_DIRECT says which the config
+// gives: 1 on shm, 0 without peer access). Results are checked either way.
+TEST(CollChoice, DeviceVectorsReduceDirectlyWhereMapped) {
+    const std::string kname = env("HGAS_TEST_KIND", "");
+    ASSERT_TRUE(kname == "sim" || kname == "cuda") << "this test needs device memory: HGAS_TEST_KIND=sim or cuda";
+    const hgas_kind_t kind = kname == "cuda" ? HGAS_KIND_CUDA : HGAS_KIND_SIM;
+    const bool expect = env("HGAS_TEST_EXPECT_DIRECT", "1") == "1" && n() > 1;
+    const size_t count = 100000;
+    void *src = nullptr, *dst = nullptr;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(count * 8 * static_cast<size_t>(n()), kind, &src));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(count * 8 * static_cast<size_t>(n()), kind, &dst));
+    hgas_team_t pair = HGAS_TEAM_INVALID;
+    if (n() >= 3) {
+        HGAS_OK_OR_FAIL(hgas_team_split_strided(HGAS_TEAM_WORLD, 1, 1, 2, &pair));
+    }
+    for (hgas_team_t t : {HGAS_TEAM_WORLD, pair}) {
+        if (t == HGAS_TEAM_INVALID) continue;
+        const int tn = hgas_team_n(t), tme = hgas_team_my_rank(t);
+        for (size_t c : {size_t{1}, size_t{33}, count}) {  // parts empty, short and whole
+            HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+            std::vector<int64_t> v(c);
+            for (size_t i = 0; i < c; ++i) v[i] = static_cast<int64_t>(i % 997) * (tme + 1);
+            HGAS_OK_OR_FAIL(hgas_put(gp(src, me()), v.data(), c * 8));
+            HGAS_OK_OR_FAIL(hgas_team_allreduce(t, dst, src, c, HGAS_INT64, HGAS_OP_SUM));
+            hgasi_coll_stats_t s = stats();
+            EXPECT_EQ(s.allreduce_direct, expect ? 1u : 0u) << tn << " members, " << c << " elements";
+            EXPECT_EQ(s.allreduce_doubling + s.allreduce_rsag, expect || tn == 1 ? 0u : 1u);
+            if (expect) EXPECT_EQ(s.dev_bytes_device_scratch + s.dev_bytes_host_scratch, 0u);
+            const int64_t k = static_cast<int64_t>(tn) * (tn + 1) / 2;
+            auto got = get_own(dst, c);
+            size_t bad = 0;
+            for (size_t i = 0; i < c; ++i) bad += got[i] != static_cast<int64_t>(i % 997) * k;
+            EXPECT_EQ(bad, 0u) << "wrong allreduce result, " << tn << " members, " << c << " elements";
+            // In place: dst is src.
+            HGAS_OK_OR_FAIL(hgas_team_allreduce(t, src, src, c, HGAS_INT64, HGAS_OP_SUM));
+            got = get_own(src, c);
+            bad = 0;
+            for (size_t i = 0; i < c; ++i) bad += got[i] != static_cast<int64_t>(i % 997) * k;
+            EXPECT_EQ(bad, 0u) << "wrong in-place allreduce result, " << tn << " members, " << c << " elements";
+
+            // reduce_scatter: member j's block of src is j * c + i ... scaled by (member + 1).
+            std::vector<int64_t> w(c * static_cast<size_t>(tn));
+            for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int64_t>(i % 1009) * (tme + 1);
+            HGAS_OK_OR_FAIL(hgas_put(gp(src, me()), w.data(), w.size() * 8));
+            HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+            HGAS_OK_OR_FAIL(hgas_team_reduce_scatter(t, dst, src, c, HGAS_INT64, HGAS_OP_SUM));
+            s = stats();
+            EXPECT_EQ(s.reduce_scatter_direct, expect ? 1u : 0u) << tn << " members, " << c << " elements";
+            got = get_own(dst, c);
+            bad = 0;
+            for (size_t i = 0; i < c; ++i)
+                bad += got[i] != static_cast<int64_t>((c * static_cast<size_t>(tme) + i) % 1009) * k;
+            EXPECT_EQ(bad, 0u) << "wrong reduce_scatter result, " << tn << " members, " << c << " elements";
+            // In place: dst is this member's own block of src.
+            HGAS_OK_OR_FAIL(hgas_put(gp(src, me()), w.data(), w.size() * 8));
+            char *mine = static_cast<char *>(src) + c * 8 * static_cast<size_t>(tme);
+            HGAS_OK_OR_FAIL(hgas_team_reduce_scatter(t, mine, src, c, HGAS_INT64, HGAS_OP_SUM));
+            got = get_own(mine, c);
+            bad = 0;
+            for (size_t i = 0; i < c; ++i)
+                bad += got[i] != static_cast<int64_t>((c * static_cast<size_t>(tme) + i) % 1009) * k;
+            EXPECT_EQ(bad, 0u) << "wrong in-place reduce_scatter result, " << tn << " members, " << c << " elements";
+        }
+    }
+    if (pair != HGAS_TEAM_INVALID) {
+        HGAS_EXPECT_OK(hgas_team_destroy(pair));
+    }
+    HGAS_OK_OR_FAIL(hgas_free(src));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
 }  // namespace

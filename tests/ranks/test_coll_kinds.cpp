@@ -1,4 +1,4 @@
-// Collectives on device memory (HGAS_TEST_KIND: sim, the default, or cuda): every reduction
+// Collectives on device memory (HGAS_TEST_KIND: sim, the default, cuda or host): every reduction
 // type (the 8- to 64-bit integers, float, double, float16, bfloat16) x op on the world team and
 // an odd team, in place and not, against a CPU reference; reduce at several roots; broadcast,
 // fcollect, alltoall, reduce_scatter and collect with device buffers. Device memory is never
@@ -17,9 +17,13 @@ namespace {
 int me() { return hgas_rank_me(); }
 int n() { return hgas_rank_n(); }
 
+// The kind the buffers come from: sim (the default), cuda, or host (symmetric host memory: the
+// direct algorithms forced on host heaps, test_coll_kinds_direct).
 hgas_kind_t device_kind() {
     const char *e = std::getenv("HGAS_TEST_KIND");
-    return e && std::strcmp(e, "cuda") == 0 ? HGAS_KIND_CUDA : HGAS_KIND_SIM;
+    if (e && std::strcmp(e, "cuda") == 0) return HGAS_KIND_CUDA;
+    if (e && std::strcmp(e, "host") == 0) return HGAS_KIND_HOST;
+    return HGAS_KIND_SIM;
 }
 
 size_t scratch_bytes() {
