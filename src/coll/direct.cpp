@@ -30,9 +30,11 @@ char *member_base(const team &t, int i, uint16_t seg) {
 }
 
 // Copies and combines on memory of one kind, issued in order and waited for together: on a
-// device each is queued on stream 0 (a combine runs after the one before, so a chain of them
-// into one accumulator needs no wait between) and wait() waits for every ticket; on the host
-// each runs at once.
+// device each is queued (combines on stream 0, so a chain of them into one accumulator needs
+// no wait between) and wait() waits for every ticket; on the host each runs at once. A copy
+// is not ordered with stream 0 (the copy agent serves small ones, on the GPU's own schedule:
+// a reduce_scatter's own-block copy of 32 KiB landed after the combine on 2 H100s), so a
+// combine first waits for the copies before it.
 class batch {
 public:
     batch(core::rank &r, const char *op, mem::kind k) : r_(r), op_(op), k_(k) {}
@@ -45,6 +47,7 @@ public:
         HGAS_TRY(dev());
         HGAS_TRY_ASSIGN(gpu::ticket t, d_->copy_async(dst, src, n, 0));
         tickets_.push_back(t);
+        ++copies_;
         return status::ok;
     }
     status combine(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t op, bool rev) {
@@ -54,6 +57,7 @@ public:
             return status::ok;
         }
         HGAS_TRY(dev());
+        if (copies_) HGAS_TRY(wait());
         HGAS_TRY_ASSIGN(gpu::ticket t, d_->reduce(inout, in, count, type, op, rev, 0));
         tickets_.push_back(t);
         return status::ok;
@@ -71,6 +75,7 @@ public:
                 return *done;
             }));
         tickets_.clear();
+        copies_ = 0;
         return st;
     }
 
@@ -88,6 +93,7 @@ private:
     mem::kind k_;
     gpu::device *d_ = nullptr;
     std::vector<gpu::ticket> tickets_;
+    int copies_ = 0;  // copies among tickets_
 };
 
 // Element range [lo, hi) of member i's part of a vector of `count` elements: n parts of whole

@@ -381,7 +381,10 @@ TEST(CollChoice, DeviceVectorsReduceDirectlyWhereMapped) {
     for (hgas_team_t t : {HGAS_TEAM_WORLD, pair}) {
         if (t == HGAS_TEAM_INVALID) continue;
         const int tn = hgas_team_n(t), tme = hgas_team_my_rank(t);
-        for (size_t c : {size_t{1}, size_t{33}, count}) {  // parts empty, short and whole
+        // Parts empty, short and whole; 4096 (32 KiB blocks): on a GPU the copy agent serves
+        // copies of that size, unordered with the combines (a copy that landed after them broke
+        // reduce_scatter once).
+        for (size_t c : {size_t{1}, size_t{33}, size_t{4096}, count}) {
             HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
             std::vector<int64_t> v(c);
             for (size_t i = 0; i < c; ++i) v[i] = static_cast<int64_t>(i % 997) * (tme + 1);
