@@ -393,7 +393,9 @@ TEST(CollChoice, DeviceVectorsReduceDirectlyWhereMapped) {
             hgasi_coll_stats_t s = stats();
             EXPECT_EQ(s.allreduce_direct, expect ? 1u : 0u) << tn << " members, " << c << " elements";
             EXPECT_EQ(s.allreduce_doubling + s.allreduce_rsag, expect || tn == 1 ? 0u : 1u);
-            if (expect) EXPECT_EQ(s.dev_bytes_device_scratch + s.dev_bytes_host_scratch, 0u);
+            if (expect) {
+                EXPECT_EQ(s.dev_bytes_device_scratch + s.dev_bytes_host_scratch, 0u);
+            }
             const int64_t k = static_cast<int64_t>(tn) * (tn + 1) / 2;
             auto got = get_own(dst, c);
             size_t bad = 0;
