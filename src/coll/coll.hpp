@@ -22,7 +22,8 @@ namespace hgas::coll {
 
 /// Copies `bytes` from `src` on `root` into `dst` on every rank (the root included).
 /// `dst` must lie in the symmetric heap (same offset everywhere); `src` is any local memory
-/// of the root, ignored elsewhere. Binomial tree, pipelined in 64 KiB chunks.
+/// of the root, ignored elsewhere. Binomial tree, pipelined in chunks (64 KiB into host memory,
+/// larger into device memory: README.md).
 /// Returns when this rank's `dst` holds the data and every byte it forwards has left.
 status broadcast(core::rank &r, void *dst, const void *src, size_t bytes, int root);
 
@@ -51,8 +52,9 @@ status fcollect(team &t, void *dst, const void *src, size_t bytes);
 status alltoall(team &t, void *dst, const void *src, size_t bytes);
 
 /// Member i gets elements [i*count, (i+1)*count) of the reduction of every member's `src`
-/// (count * n elements) in `dst`. Allreduce of the whole vector into a private buffer, then
-/// a copy of this rank's block.
+/// (count * n elements) in `dst`. Where every member's symmetric `src` is mapped here, each
+/// member combines its block from the others' `src` (direct); else an allreduce of the whole
+/// vector into a private buffer, then a copy of this rank's block.
 status reduce_scatter(team &t, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op);
 /// Every member's `bytes` (may differ) land back to back in team order in every member's
 /// symmetric `dst`; *total (if not NULL) gets the sum. The sizes travel by an allreduce first.
