@@ -11,7 +11,11 @@
  * rank 1's symmetric buffers of kind cuda, or sim where there is no GPU). Every point is
  * checked: what a get brought and what a put left on rank 1 are read back and compared.
  *
- * Output (bench_common.h): one JSON record per (op, memory, size, target) with the median, the
+ * The peer, for host memory where rank 1's heap is mapped here (shm): plain memcpy through the
+ * mapping (impl "memcpy"), idle and busy, which shows what a computing neighbour costs the
+ * machine itself (at 2-4 MiB a copy slows down with no hgas call in it).
+ *
+ * Output (bench_common.h): one JSON record per (impl, op, memory, size, target) with the median, the
  * maximum and the first operation's latency of a busy window, and "# " table lines.
  *   mpirun-free: hgasrun -n 2 hgas-bench-busy [--busy-ms D] [common options] */
 #include "bench_common.h"
@@ -72,6 +76,7 @@ typedef struct opargs {
     hgas_gptr_t target;
     void *local;
     size_t bytes;
+    void *raw; /* the target's memory as this process maps it (hgas_local_addr), or NULL */
 } opargs_t;
 
 static void do_get(void *a) {
@@ -84,21 +89,40 @@ static void do_put(void *a) {
     CHECK(hgas_quiet());  /* complete at the target */
 }
 
+/* The peer: the same bytes moved by memcpy through the mapping (no hgas call), so that what a
+ * busy target costs the machine itself (shared caches, memory, clock) shows beside what it
+ * costs hgas. */
+static void do_raw_get(void *a) {
+    opargs_t *o = (opargs_t *)a;
+    memcpy(o->local, o->raw, o->bytes);
+}
+static void do_raw_put(void *a) {
+    opargs_t *o = (opargs_t *)a;
+    memcpy(o->raw, o->local, o->bytes);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* as hgas_quiet on shm */
+}
+
+static void report_impl(const bench_opts_t *o, const char *impl, const char *op, const char *mem, const char *kind,
+                        size_t s, const char *target, point_t *p, int verified);
 static void report(const bench_opts_t *o, const char *op, const char *mem, const char *kind, size_t s,
                    const char *target, point_t *p, int verified) {
+    report_impl(o, "hgas", op, mem, kind, s, target, p, verified);
+}
+static void report_impl(const bench_opts_t *o, const char *impl, const char *op, const char *mem, const char *kind,
+                        size_t s, const char *target, point_t *p, int verified) {
     if (me != 0) return;
     double mx = 0;
     for (int i = 0; i < p->n; ++i) mx = p->lat[i] > mx ? p->lat[i] : mx;
     const double med = p->n ? bench_median(p->lat, p->n) : 0;
-    printf("{\"bench\":\"busy_%s\",\"impl\":\"hgas\",\"transport\":\"%s\",\"mem\":\"%s\",\"kind\":\"%s\","
+    printf("{\"bench\":\"busy_%s\",\"impl\":\"%s\",\"transport\":\"%s\",\"mem\":\"%s\",\"kind\":\"%s\","
            "\"target\":\"%s\",\"helper\":\"%s\",\"busy_ms\":%.1f,\"bytes\":%zu,\"median_us\":%.4f,\"max_us\":%.4f,"
            "\"first_us\":%.4f,\"ops\":%d,\"verified\":%s}\n",
-           op, o->transport, mem, kind, target, helper, busy_ms, s, med, mx, p->first_max, p->n,
+           op, impl, o->transport, mem, kind, target, helper, busy_ms, s, med, mx, p->first_max, p->n,
            verified ? "true" : "false");
     char sz[32];
     bench_size_str(s, sz, sizeof sz);
-    printf("# busy  %-7s helper %-3s %-3s %-6s %8s  %-4s target %10.3f us  (max %.3f, %d ops)%s\n", o->transport,
-           helper, op, mem, sz, target, med, mx, p->n, verified ? "" : "  DATA CHECK FAILED");
+    printf("# busy  %-7s %-6s helper %-3s %-3s %-6s %8s  %-4s target %10.3f us  (max %.3f, %d ops)%s\n", o->transport,
+           impl, helper, op, mem, sz, target, med, mx, p->n, verified ? "" : "  DATA CHECK FAILED");
     fflush(stdout);
 }
 
@@ -112,7 +136,7 @@ static void sweep(const bench_opts_t *o, const char *mem, const char *kind, void
     CHECK(hgas_ptr(local, 0, &g_local));
     for (size_t s = o->min_size; s; s = bench_next_size(o, s)) {
         const long iters = bench_iters(s, o->quick ? 100 : 400, o->quick ? 4e6 : 16e6, 3);
-        opargs_t a = {g_remote, local, s};
+        opargs_t a = {g_remote, local, s, NULL};
         /* get: rank 1's memory holds round 1's pattern; rank 0 reads it back into `local`. */
         int ok = 1;
         if (me == 1) {
@@ -204,7 +228,7 @@ int main(int argc, char **argv) {
         CHECK(hgas_ptr(hsym, 1, &g_remote));
         for (size_t s = o.min_size; s; s = bench_next_size(&o, s)) {
             const long iters = bench_iters(s, o.quick ? 100 : 400, o.quick ? 4e6 : 16e6, 3);
-            opargs_t a = {g_remote, hloc, s};
+            opargs_t a = {g_remote, hloc, s, hgas_local_addr(g_remote)};
             if (me == 1) bench_fill(hsym, s, 1);
             for (int pass = 0; pass < 2; ++pass) {
                 point_t *p = pass ? &busy : &idle;
@@ -232,6 +256,27 @@ int main(int argc, char **argv) {
                 }
                 report(&o, "put", "host", "host", s, pass ? "busy" : "idle", p, ok);
                 CHECK(hgas_barrier());
+            }
+            /* The peer, where the target's heap is mapped here (shm): memcpy, get then put. Rank 1
+             * learns whether rank 0 runs it from the same mapping test on its side. */
+            int raw = me == 0 ? a.raw != NULL : 0;
+            CHECK(hgas_allreduce(&raw, &raw, 1, HGAS_INT32, HGAS_OP_MAX));
+            for (int dir = 0; raw && dir < 2; ++dir) {
+                if (me == 1) bench_fill(hsym, s, 1);
+                if (me == 0) {
+                    if (dir == 0) memset(hloc, 0, s);
+                    else bench_fill(hloc, s, 2);
+                }
+                for (int pass = 0; pass < 2; ++pass) {
+                    point_t *p = pass ? &busy : &idle;
+                    p->n = 0;
+                    p->first_max = 0;
+                    for (int b = 0; b < o.batches; ++b) window(pass, iters, p, dir ? do_raw_put : do_raw_get, &a);
+                    int ok = 1;
+                    if (me == 0) ok = bench_check(dir ? (unsigned char *)a.raw : hloc, s, dir ? 2 : 1) < 0;
+                    report_impl(&o, "memcpy", dir ? "put" : "get", "host", "host", s, pass ? "busy" : "idle", p, ok);
+                    CHECK(hgas_barrier());
+                }
             }
         }
     }

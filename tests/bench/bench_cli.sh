@@ -91,5 +91,17 @@ has "$WORK/ranks.out" "--ranks: 'x' is not a rank count"
 rc=$?
 [ $rc = 0 ] && echo "ok   --coll: exit 0" || { fail "--coll: exit $rc"; sed 's/^/      | /' "$WORK/coll.out" | tail -5; }
 grep -q '"verified":true' "$WORK/coll.jsonl" 2>/dev/null && echo "ok   --coll records" || fail "no verified --coll record"
+# bench_busy: the busy-target table with its memcpy peer (host memory over shm), every record
+# checked; tiny sizes and windows (the numbers are not judged here).
+"$BENCH" --busy --quick --busy-ms 2 --transport shm --sizes 8:32K:64 --hgasrun "$HGASRUN" --bench-dir "$DIR" \
+    --json "$WORK/busy.jsonl" >"$WORK/busy.out" 2>&1
+rc=$?
+[ $rc = 0 ] && echo "ok   --busy: exit 0" || { fail "--busy: exit $rc"; sed 's/^/      | /' "$WORK/busy.out" | tail -20; }
+has "$WORK/busy.out" "cpy idle   cpy busy"
+has "$WORK/busy.out" "points; bounded by the memcpy peer at"
+n=$(grep -c '"impl":"memcpy".*"verified":true' "$WORK/busy.jsonl" 2>/dev/null)
+# get and put x idle and busy x 3 sizes x helper off and on
+[ "${n:-0}" = 24 ] && echo "ok   24 memcpy peer records" || fail "${n:-0} verified memcpy peer records, expected 24"
+grep -q '"verified":false' "$WORK/busy.jsonl" && fail "a busy record failed its data check"
 echo "$FAILED failed"
 [ $FAILED = 0 ]

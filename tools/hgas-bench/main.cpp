@@ -1066,8 +1066,10 @@ int run_busy(const options &o) {
     char busy_ms[32];
     std::snprintf(busy_ms, sizeof busy_ms, "%g", o.busy_ms);
     int failed = 0;
-    // (transport, op, mem, bytes) -> {idle off, busy off, idle on, busy on}, microseconds
-    std::map<std::tuple<std::string, std::string, std::string, size_t>, std::array<double, 4>> table;
+    // (transport, op, mem, bytes) -> {idle off, busy off, idle on, busy on}, microseconds; the
+    // same for the peer rows (memcpy through the mapping, host memory over shm).
+    using busy_key = std::tuple<std::string, std::string, std::string, size_t>;
+    std::map<busy_key, std::array<double, 4>> table, peer;
     for (const auto &t : o.transports)
         for (int helper = 0; helper < 2; ++helper) {
             spawn_spec s;
@@ -1090,7 +1092,8 @@ int run_busy(const options &o) {
                 const std::string op = m["bench"].substr(m["bench"].find('_') + 1);
                 const auto key = std::make_tuple(t, op, m["mem"] + " (" + m["kind"] + ")",
                                                  static_cast<size_t>(std::strtoull(m["bytes"].c_str(), nullptr, 10)));
-                auto it = table.try_emplace(key, std::array<double, 4>{NAN, NAN, NAN, NAN}).first;
+                auto &tab = m["impl"] == "memcpy" ? peer : table;
+                auto it = tab.try_emplace(key, std::array<double, 4>{NAN, NAN, NAN, NAN}).first;
                 it->second[helper * 2 + (m["target"] == "busy")] = std::atof(m["median_us"].c_str());
             }
             if (r.rc != 0 || bad || !recs) {
@@ -1101,18 +1104,26 @@ int run_busy(const options &o) {
         }
     if (out) std::fclose(out);
     std::printf("\nbusy target (computes %g ms without calling hgas) vs idle target: median latency in us; goal: "
-                "helper on, busy <= idle (helper off) + 2 us\n", o.busy_ms);
-    std::printf("%-7s %-4s %-13s %8s | %10s %10s | %10s %10s | %s\n", "transp", "op", "memory", "size", "idle",
-                "busy", "idle+help", "busy+help", "goal");
-    size_t met = 0, missed = 0;
+                "helper on, busy <= idle (helper off) + 2 us.\nPeer (host memory over shm): memcpy through the "
+                "mapping, no hgas call, idle and busy target, helper thread on; 'bounded' where hgas loses no more "
+                "than 2 us beyond what the memcpy loses to the busy target\n", o.busy_ms);
+    std::printf("%-7s %-4s %-13s %8s | %10s %10s | %10s %10s | %10s %10s | %s\n", "transp", "op", "memory", "size",
+                "idle", "busy", "idle+help", "busy+help", "cpy idle", "cpy busy", "goal");
+    size_t met = 0, bounded = 0, missed = 0;
     for (const auto &[k, v] : table) {
         const bool ok = v[3] <= v[0] + 2.0;
-        (ok ? met : missed) += 1;
-        std::printf("%-7s %-4s %-13s %8s | %10.2f %10.2f | %10.2f %10.2f | %s\n", std::get<0>(k).c_str(),
-                    std::get<1>(k).c_str(), std::get<2>(k).c_str(), size_str(std::get<3>(k)).c_str(), v[0], v[1], v[2],
-                    v[3], ok ? "met" : "missed");
+        auto pit = peer.find(k);
+        const double ci = pit != peer.end() ? pit->second[2] : NAN, cb = pit != peer.end() ? pit->second[3] : NAN;
+        // The busy target's cost to the machine itself: what the memcpy loses (never negative).
+        const bool bound = !ok && !std::isnan(ci) && v[3] - v[0] <= std::max(0.0, cb - ci) + 2.0;
+        (ok ? met : bound ? bounded : missed) += 1;
+        std::printf("%-7s %-4s %-13s %8s | %10.2f %10.2f | %10.2f %10.2f | %10.2f %10.2f | %s\n",
+                    std::get<0>(k).c_str(), std::get<1>(k).c_str(), std::get<2>(k).c_str(),
+                    size_str(std::get<3>(k)).c_str(), v[0], v[1], v[2], v[3], ci, cb,
+                    ok ? "met" : bound ? "bounded" : "missed");
     }
-    std::printf("goal met at %zu of %zu points\n", met, met + missed);
+    std::printf("goal met at %zu of %zu points; bounded by the memcpy peer at %zu, missed at %zu\n", met,
+                met + bounded + missed, bounded, missed);
     return failed ? 1 : 0;
 }
 
