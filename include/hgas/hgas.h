@@ -408,7 +408,9 @@ hgas_status_t hgas_broadcast(void *dst, const void *src, size_t bytes, int root)
 /** Combines `count` elements of `src` from every rank with `op` into `dst` on `root`
  *  (`dst` ignored elsewhere). `src` and `dst` are any local memory and may be the same. */
 hgas_status_t hgas_reduce(void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op, int root);
-/** As hgas_reduce, with the result on every rank. */
+/** As hgas_reduce, with the result on every rank. A symmetric `dst` of device memory on a team
+ *  within one node is reduced by the members reading each other's vectors directly (no scratch:
+ *  the fastest way for large GPU vectors; docs/collectives.md). */
 hgas_status_t hgas_allreduce(void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op);
 /** Every rank contributes `bytes` from `src`; `dst` (symmetric, rank_n * bytes) receives them
  *  in rank order on every rank. */
@@ -465,7 +467,8 @@ hgas_status_t hgas_team_fcollect(hgas_team_t team, void *dst, const void *src, s
 hgas_status_t hgas_team_alltoall(hgas_team_t team, void *dst, const void *src, size_t bytes);
 /** Reduce-scatter: combines `count` * team_n elements of every member's `src` with `op`; member
  *  i gets elements [i * count, (i + 1) * count) of the result in `dst` (count elements). `src`
- *  and `dst` are any host memory and may not overlap unless dst == src + i * count elements. */
+ *  and `dst` are any memory (host or device) and may not overlap unless dst == src + i * count
+ *  elements. A symmetric device `src` on one node is read directly by the members. */
 hgas_status_t hgas_team_reduce_scatter(hgas_team_t team, void *dst, const void *src, size_t count,
                                        hgas_dtype_t type, hgas_op_t op);
 /** Collect of varying sizes: every member contributes `bytes` (may differ, may be 0) from
