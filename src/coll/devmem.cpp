@@ -67,6 +67,41 @@ status combine(core::rank &r, const char *op, mem::kind k, void *inout, const vo
     return wait_ticket(r, op, d, t);
 }
 
+status batch::copy(void *dst, const void *src, size_t n) {
+    if (!n || dst == src) return status::ok;
+    if (k_ == mem::kind::host) {
+        std::memcpy(dst, src, n);
+        return status::ok;
+    }
+    status st = status::ok;
+    if (!d_ && !(d_ = device_of(r_, op_, k_, st))) return st;
+    HGAS_TRY_ASSIGN(gpu::ticket t, d_->copy_async(dst, src, n, 0));
+    tickets_.push_back(t);
+    ++copies_;
+    return status::ok;
+}
+
+status batch::combine(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t rop, bool rev) {
+    if (!count) return status::ok;
+    if (k_ == mem::kind::host) {
+        gpu::reduce_cpu(inout, in, count, type, rop, rev);
+        return status::ok;
+    }
+    status st = status::ok;
+    if (!d_ && !(d_ = device_of(r_, op_, k_, st))) return st;
+    if (copies_) HGAS_TRY(wait());
+    HGAS_TRY_ASSIGN(gpu::ticket t, d_->reduce(inout, in, count, type, rop, rev, 0));
+    tickets_.push_back(t);
+    return status::ok;
+}
+
+status batch::wait() {
+    for (const gpu::ticket &t : tickets_) HGAS_TRY(wait_ticket(r_, op_, d_, t));
+    tickets_.clear();
+    copies_ = 0;
+    return status::ok;
+}
+
 scratch_buf::~scratch_buf() {
     if (!p_) return;
     if (k_ == mem::kind::host) std::free(p_);

@@ -7,15 +7,11 @@
 // costs a put, a signal, a wait and a kernel (about 20 us a chunk on an H100, 8 GB/s).
 // README.md, "Algorithms and costs", has the protocol's argument.
 #include <algorithm>
-#include <cstring>
-#include <vector>
 
 #include "coll/coll.hpp"
 #include "coll/devmem.hpp"
 #include "coll/direct.hpp"
 #include "coll/stats.hpp"
-#include "gpu/gpu.hpp"
-#include "gpu/reduce_cpu.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::coll::detail {
@@ -28,73 +24,6 @@ char *member_base(const team &t, int i, uint16_t seg) {
     if (!ps || !ps->size) return nullptr;
     return mem::is_device_segment(seg) ? ps->dev : ps->direct;
 }
-
-// Copies and combines on memory of one kind, issued in order and waited for together: on a
-// device each is queued (combines on stream 0, so a chain of them into one accumulator needs
-// no wait between) and wait() waits for every ticket; on the host each runs at once. A copy
-// is not ordered with stream 0 (the copy agent serves small ones, on the GPU's own schedule:
-// a reduce_scatter's own-block copy of 32 KiB landed after the combine on 2 H100s), so a
-// combine first waits for the copies before it.
-class batch {
-public:
-    batch(core::rank &r, const char *op, mem::kind k) : r_(r), op_(op), k_(k) {}
-    status copy(void *dst, const void *src, size_t n) {
-        if (!n || dst == src) return status::ok;
-        if (k_ == mem::kind::host) {
-            std::memcpy(dst, src, n);
-            return status::ok;
-        }
-        HGAS_TRY(dev());
-        HGAS_TRY_ASSIGN(gpu::ticket t, d_->copy_async(dst, src, n, 0));
-        tickets_.push_back(t);
-        ++copies_;
-        return status::ok;
-    }
-    status combine(void *inout, const void *in, size_t count, hgas_dtype_t type, hgas_op_t op, bool rev) {
-        if (!count) return status::ok;
-        if (k_ == mem::kind::host) {
-            gpu::reduce_cpu(inout, in, count, type, op, rev);
-            return status::ok;
-        }
-        HGAS_TRY(dev());
-        if (copies_) HGAS_TRY(wait());
-        HGAS_TRY_ASSIGN(gpu::ticket t, d_->reduce(inout, in, count, type, op, rev, 0));
-        tickets_.push_back(t);
-        return status::ok;
-    }
-    // Waits for everything issued (HGAS_TIMEOUT, with progress meanwhile).
-    status wait() {
-        status st = status::ok;
-        for (const gpu::ticket &t : tickets_)
-            HGAS_TRY(r_.wait(op_, [&] {
-                auto done = d_->test(t);
-                if (!done.ok()) {
-                    st = done.error();
-                    return true;
-                }
-                return *done;
-            }));
-        tickets_.clear();
-        copies_ = 0;
-        return st;
-    }
-
-private:
-    status dev() {
-        if (d_) return status::ok;
-        d_ = r_.device(k_);
-        if (!d_)
-            return fail(status::internal, "%s: this rank has %s memory but no %s device", op_, mem::kind_name(k_),
-                        mem::kind_name(k_));
-        return status::ok;
-    }
-    core::rank &r_;
-    const char *op_;
-    mem::kind k_;
-    gpu::device *d_ = nullptr;
-    std::vector<gpu::ticket> tickets_;
-    int copies_ = 0;  // copies among tickets_
-};
 
 // Element range [lo, hi) of member i's part of a vector of `count` elements: n parts of whole
 // 256-byte lines (the last ones shorter or empty), so that no two members write one line.
