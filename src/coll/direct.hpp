@@ -10,6 +10,19 @@
 
 namespace hgas::coll::detail {
 
+// The smallest host vector (bytes) that auto reduces directly on a team of n members (device
+// vectors: any). Measured on the 2-core development machine with hgas-bench-coll, host memory,
+// direct against the other algorithms, 3-5 alternating runs: at 2 ranks direct won from 1 KiB
+// (1.7 against 2.0 us; 4 KiB 3.3 against 4.4, 256 KiB 66 against 122) and lost below (512 B:
+// 1.5 against 1.4); at 4 ranks (2 per core) from 4 KiB (18.5 against 21.3 us; 8 KiB 24 against
+// 33; 4 MiB 5.1 against 7.1 ms), and not below (1 KiB: 13.2 against 11.7).
+// Teams of more than direct_host_max_members: never for host vectors by auto (each member
+// signals every other twice, where doubling sends log2 n messages; not measured beyond 4).
+constexpr int direct_host_max_members = 8;
+constexpr size_t direct_host_min_bytes(int n) {
+    return n > direct_host_max_members ? SIZE_MAX : n == 2 ? size_t{1} << 10 : size_t{4} << 10;
+}
+
 // Whether [p, p + bytes) lies in an allocation of one of this rank's symmetric heaps (host,
 // cuda, sim), and where (*ref). Quiet: a buffer elsewhere is no error, only not direct's.
 bool symmetric_at(core::rank &r, const void *p, size_t bytes, sym_ref &ref);

@@ -195,12 +195,15 @@ reduce_algo reduce_choice(team &t, size_t bytes) {
 // recursive halving + doubling beat recursive doubling on 4 ranks; below it the extra rounds
 // cost more than the bytes they save. Direct needs `d` symmetric (`dsym`) and every member's
 // heap of its segment mapped here; auto takes it for device vectors, where every chunk through
-// the scratch costs a put, a signal and a kernel (2 H100s: 8 GB/s at 64 MiB by rsag/doubling).
+// the scratch costs a put, a signal and a kernel (2 H100s: 8 GB/s at 64 MiB by rsag/doubling),
+// and for host vectors from direct_host_min_bytes (its two signal rounds cost more than one
+// round of doubling below).
 enum class allreduce_algo : uint64_t { doubling = 0, rsag = 1, direct = 2 };
 constexpr size_t k_allreduce_rsag_min_bytes = size_t{16} << 10;
 allreduce_algo allreduce_choice(team &t, size_t bytes, mem::kind kd, bool dsym, uint16_t seg) {
     const std::string &choice = t.r->cfg().text(setting::coll_allreduce);
-    if ((choice == "direct" || (choice == "auto" && kd != mem::kind::host)) && dsym && direct_possible(t, seg))
+    if ((choice == "direct" || (choice == "auto" && (kd != mem::kind::host || bytes >= direct_host_min_bytes(t.n())))) &&
+        dsym && direct_possible(t, seg))
         return allreduce_algo::direct;
     if (choice == "rsag") return allreduce_algo::rsag;
     if (choice == "doubling") return allreduce_algo::doubling;

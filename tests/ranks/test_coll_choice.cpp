@@ -62,6 +62,14 @@ bool expect_allreduce_rsag(int members, size_t bytes) {
     if (c == "doubling") return false;
     return members >= 4 && bytes >= 16 * 1024;
 }
+// "doubling", "rsag" or "direct" for a symmetric dst (`mapped`: every member on this node).
+std::string expect_allreduce_sym(int members, size_t bytes, bool mapped) {
+    const std::string c = env("HGAS_COLL_ALLREDUCE", "auto");
+    if (mapped && (c == "direct" || (c == "auto" && members <= 8 &&
+                                     bytes >= (members == 2 ? size_t{1024} : size_t{4096}))))
+        return "direct";
+    return expect_allreduce_rsag(members, bytes) ? "rsag" : "doubling";
+}
 bool expect_fcollect_ring(bool spans_nodes, size_t bytes) {
     const std::string c = env("HGAS_COLL_FCOLLECT", "auto");
     if (c == "ring") return true;
@@ -191,6 +199,42 @@ TEST(CollChoice, AllreducePicksTheDocumentedAlgorithm) {
         }
     }
     destroy(tv);
+}
+
+// Host vectors in the symmetric heap: the direct allreduce (members reading each other's dst)
+// from 1 KiB on 2 members and 4 KiB on 3 to 8, where every member is on this node.
+const size_t kAllreduceSymSizes[] = {8, 1024 - 8, 1024, 4096 - 8, 4096, 16 * 1024, size_t{1} << 20};
+TEST(CollChoice, AllreduceOfSymmetricVectorsPicksTheDocumentedAlgorithm) {
+    const size_t maxc = kAllreduceSymSizes[sizeof kAllreduceSymSizes / sizeof kAllreduceSymSizes[0] - 1] / 8;
+    int64_t *src = nullptr, *dst = nullptr;
+    HGAS_OK_OR_FAIL(hgas_malloc(maxc * 8, reinterpret_cast<void **>(&src)));
+    HGAS_OK_OR_FAIL(hgas_malloc(maxc * 8, reinterpret_cast<void **>(&dst)));
+    auto tv = teams();
+    for (auto &tc : tv) {
+        if (tc.t == HGAS_TEAM_INVALID) continue;
+        const int tn = hgas_team_n(tc.t), tme = hgas_team_my_rank(tc.t);
+        if (tn < 2) continue;
+        const bool mapped = !spans_nodes(tc.t);
+        for (size_t bytes : kAllreduceSymSizes) {
+            const size_t count = bytes / 8;
+            for (size_t i = 0; i < count; ++i) src[i] = static_cast<int64_t>(i % 1000) * (tme + 1);
+            const hgasi_coll_stats_t a = stats();
+            HGAS_OK_OR_FAIL(hgas_team_allreduce(tc.t, dst, src, count, HGAS_INT64, HGAS_OP_SUM));
+            const hgasi_coll_stats_t b = stats();
+            const std::string want = expect_allreduce_sym(tn, bytes, mapped);
+            const std::string what = std::to_string(tn) + " members, " + std::to_string(bytes) + " B";
+            EXPECT_EQ(b.allreduce_direct - a.allreduce_direct, want == "direct" ? 1u : 0u) << what;
+            EXPECT_EQ(b.allreduce_rsag - a.allreduce_rsag, want == "rsag" ? 1u : 0u) << what;
+            EXPECT_EQ(b.allreduce_doubling - a.allreduce_doubling, want == "doubling" ? 1u : 0u) << what;
+            const int64_t k = static_cast<int64_t>(tn) * (tn + 1) / 2;
+            size_t bad = 0;
+            for (size_t i = 0; i < count; ++i) bad += dst[i] != static_cast<int64_t>(i % 1000) * k;
+            EXPECT_EQ(bad, 0u) << "wrong allreduce result, " << what;
+        }
+    }
+    destroy(tv);
+    HGAS_OK_OR_FAIL(hgas_free(src));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
 }
 
 TEST(CollChoice, FcollectPicksTheDocumentedAlgorithm) {
