@@ -97,7 +97,7 @@ grep -q '"verified":true' "$WORK/coll.jsonl" 2>/dev/null && echo "ok   --coll re
     --json "$WORK/busy.jsonl" >"$WORK/busy.out" 2>&1
 rc=$?
 [ $rc = 0 ] && echo "ok   --busy: exit 0" || { fail "--busy: exit $rc"; sed 's/^/      | /' "$WORK/busy.out" | tail -20; }
-has "$WORK/busy.out" "cpy idle   cpy busy"
+has "$WORK/busy.out" "cpy idle cpy b+help"
 has "$WORK/busy.out" "points; bounded by the memcpy peer at"
 n=$(grep -c '"impl":"memcpy".*"verified":true' "$WORK/busy.jsonl" 2>/dev/null)
 # get and put x idle and busy x 3 sizes x helper off and on
