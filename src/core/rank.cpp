@@ -130,6 +130,7 @@ status rank::init() {
     log_set_rank(job_.rank);
     // With ranks as threads the report names the first rank of the process.
     if (cfg_.flag(setting::crash_report)) crash_report_install(job_.rank);
+    transport::direct::set_copy_nt_min(cfg_.bytes(setting::shm_nt_min));
     // Once per job: hgasrun checks its environment, which the ranks inherit, before starting
     // them; without it (srun, mpirun) rank 0 does.
     if (job_.rank == 0 && job_.launcher != "hgasrun" && cfg_.flag(setting::warn_unused_env))

@@ -56,12 +56,13 @@ inline char *mapped_host(core::rank &r, hgas_gptr_t p, size_t n) {
     return ps->direct + p.offset;
 }
 
-// memcpy of a few bytes, the common sizes as one load and one store rather than a call.
+// The copy to or from mapped host memory: the common small sizes as one load and one store
+// rather than a call; large ones streamed (transport::direct::copy, HGAS_SHM_NT_MIN).
 inline void copy_bytes(void *d, const void *s, size_t n) {
     switch (n) {
     case 8: { uint64_t v; std::memcpy(&v, s, 8); std::memcpy(d, &v, 8); return; }
     case 4: { uint32_t v; std::memcpy(&v, s, 4); std::memcpy(d, &v, 4); return; }
-    default: std::memcpy(d, s, n);
+    default: transport::direct::copy(d, s, n);
     }
 }
 
@@ -166,7 +167,7 @@ status put(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, bool nbi) 
     const mem::kind sk = n && r.has_devices() ? r.kind_of(src, n) : mem::kind::host;
     if (sk != mem::kind::host || ps->kind != mem::kind::host) return device_put(r, op, dst, *ps, src, sk, n, nullptr, nbi);
     if (ps->direct) {
-        std::memcpy(ps->direct + dst.offset, src, n);
+        copy_bytes(ps->direct + dst.offset, src, n);
         return status::ok;
     }
     return r.route(dst.rank)->put(to_remote(dst), src, n, nbi);
@@ -186,7 +187,7 @@ status get(core::rank &r, void *dst, hgas_gptr_t src, size_t n, bool nbi, issuer
     const mem::kind dk = n && r.has_devices() ? r.kind_of(dst, n) : mem::kind::host;
     if (dk != mem::kind::host || ps->kind != mem::kind::host) return device_get(r, op, dst, dk, src, *ps, n, nbi);
     if (ps->direct) {
-        std::memcpy(dst, ps->direct + src.offset, n);
+        copy_bytes(dst, ps->direct + src.offset, n);
         return status::ok;
     }
     return r.route(src.rank)->get(dst, to_remote(src), n, nbi);
@@ -213,7 +214,7 @@ status put_nb(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hgas_ha
         return device_put(r, "hgas_put_nb", dst, *ps, src, sk, n, nullptr);
     }
     if (ps->direct) {
-        std::memcpy(ps->direct + dst.offset, src, n);
+        copy_bytes(ps->direct + dst.offset, src, n);
         *h = HGAS_HANDLE_DONE;  // a store to mapped memory is remotely complete once done
         return status::ok;
     }
@@ -249,7 +250,7 @@ status get_nb(core::rank &r, void *dst, hgas_gptr_t src, size_t n, hgas_handle_t
         return device_get(r, "hgas_get_nb", dst, dk, src, *ps, n);
     }
     if (ps->direct) {
-        std::memcpy(dst, ps->direct + src.offset, n);
+        copy_bytes(dst, ps->direct + src.offset, n);
         *h = HGAS_HANDLE_DONE;
         return status::ok;
     }
@@ -344,7 +345,7 @@ status put_signal(core::rank &r, hgas_gptr_t dst, const void *src, size_t n, hga
     if (sk != mem::kind::host || ps->kind != mem::kind::host || ss->kind != mem::kind::host)
         return device_put_signal(r, name, dst, *ps, src, sk, n, sig, *ss, sop, value);
     if (ps->direct && ss->direct) {
-        if (n) std::memcpy(ps->direct + dst.offset, src, n);  // src may be NULL for a signal alone
+        if (n) copy_bytes(ps->direct + dst.offset, src, n);  // src may be NULL for a signal alone
         transport::direct::store_fence();
         transport::direct::signal_update(ss->direct + sig.offset, sop, value);
         return status::ok;
@@ -369,7 +370,7 @@ status device_put_signal(core::rank &r, const char *name, hgas_gptr_t dst, const
     // bounces end with a transport put that the signal's transport call orders after it).
     if (n) {
         if (ps.kind == mem::kind::host && sk == mem::kind::host) {
-            if (ps.direct) std::memcpy(ps.direct + dst.offset, src, n);
+            if (ps.direct) copy_bytes(ps.direct + dst.offset, src, n);
             else HGAS_TRY(r.route(dst.rank)->put(to_remote(dst), src, n, false));
         } else {
             HGAS_TRY(device_put(r, name, dst, ps, src, sk, n, nullptr));

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -179,6 +180,18 @@ const char *ucx_version();
 namespace direct {
 // Orders stores (including the non-temporal ones that large memcpy uses) before later stores.
 void store_fence();
+// Copies of at least this many bytes between mapped host memory (puts and gets on this node)
+// use non-temporal stores (copy_nt); smaller ones memcpy. Set once per process from
+// HGAS_SHM_NT_MIN (set_copy_nt_min; SIZE_MAX until then).
+extern std::atomic<size_t> copy_nt_min;
+void set_copy_nt_min(uint64_t setting);
+// memcpy with non-temporal stores (a following store_fence orders them; it ends with one).
+void copy_nt(void *dst, const void *src, size_t n);
+// The copy of a put or get to or from mapped host memory.
+inline void copy(void *dst, const void *src, size_t n) {
+    if (n >= copy_nt_min.load(std::memory_order_relaxed)) copy_nt(dst, src, n);
+    else std::memcpy(dst, src, n);
+}
 uint64_t amo(void *addr, amo_op op, unsigned width, uint64_t operand, uint64_t compare);
 void signal_update(void *addr, signal_op op, uint64_t value);
 }  // namespace direct

@@ -155,6 +155,34 @@ TEST(DirectTransports, ShmMapsAPeerSegmentThroughItsDescriptorAfterTheNameIsGone
     owner->shutdown();
 }
 
+// The streaming copy of large puts and gets (HGAS_SHM_NT_MIN): every byte of every length up
+// to a few lines, at every destination and source misalignment within a line, and nothing
+// around the destination touched.
+TEST(DirectTransports, StreamingCopyEveryLengthAndAlignment) {
+    std::vector<unsigned char> src(4096 + 128), dst(4096 + 256);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
+    for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{63}, size_t{64}, size_t{65}, size_t{127}, size_t{200},
+                     size_t{1000}, size_t{4096}})
+        for (size_t da = 0; da < 64; da += 5)
+            for (size_t sa : {size_t{0}, size_t{1}, size_t{16}, size_t{33}}) {
+                std::memset(dst.data(), 0xEE, dst.size());
+                unsigned char *d = dst.data() + 64 + da;
+                direct::copy_nt(d, src.data() + sa, n);
+                ASSERT_EQ(std::memcmp(d, src.data() + sa, n), 0) << n << " bytes, dst +" << da << ", src +" << sa;
+                for (unsigned char *p = dst.data(); p < d; ++p) ASSERT_EQ(*p, 0xEE) << "before, " << n << " bytes";
+                for (unsigned char *p = d + n; p < dst.data() + dst.size(); ++p)
+                    ASSERT_EQ(*p, 0xEE) << "after, " << n << " bytes";
+            }
+}
+
+TEST(DirectTransports, StreamingCopyThresholdFromTheSetting) {
+    direct::set_copy_nt_min(123456);
+    EXPECT_EQ(direct::copy_nt_min.load(), 123456u);
+    direct::set_copy_nt_min(0);  // the core's L2 size, or 2 MiB
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    EXPECT_EQ(direct::copy_nt_min.load(), l2 > 0 ? static_cast<size_t>(l2) : size_t{2} << 20);
+}
+
 TEST(Router, FirstTransportThatReachesAPeer) {
     direct_fixture f;
     f.job.size = 3;
