@@ -7,6 +7,7 @@
 // costs a put, a signal, a wait and a kernel (about 20 us a chunk on an H100, 8 GB/s).
 // README.md, "Algorithms and costs", has the protocol's argument.
 #include <algorithm>
+#include <string>
 
 #include "coll/coll.hpp"
 #include "coll/devmem.hpp"
@@ -49,6 +50,11 @@ status combine_part(const team &t, batch &b, char *acc, uint16_t seg, uint64_t o
     return status::ok;
 }
 }  // namespace
+
+bool direct_chosen(const team &t, mem::kind k, size_t bytes) {
+    const std::string &choice = t.r->cfg().text(setting::coll_allreduce);
+    return choice == "direct" || (choice == "auto" && (k != mem::kind::host || bytes >= direct_host_min_bytes(t.n())));
+}
 
 bool symmetric_at(core::rank &r, const void *p, size_t bytes, sym_ref &ref) {
     const int seg = p ? r.own_segment_of(p, bytes) : -1;

@@ -23,6 +23,11 @@ constexpr size_t direct_host_min_bytes(int n) {
     return n > direct_host_max_members ? SIZE_MAX : n == 2 ? size_t{1} << 10 : size_t{4} << 10;
 }
 
+// Whether HGAS_COLL_ALLREDUCE asks for the direct algorithm for a reduction of `bytes` of kind
+// `k` on `t`: 'direct', or 'auto' for device vectors and host vectors from
+// direct_host_min_bytes. It runs where the buffer is symmetric and direct_possible.
+bool direct_chosen(const team &t, mem::kind k, size_t bytes);
+
 // Whether [p, p + bytes) lies in an allocation of one of this rank's symmetric heaps (host,
 // cuda, sim), and where (*ref). Quiet: a buffer elsewhere is no error, only not direct's.
 bool symmetric_at(core::rank &r, const void *p, size_t bytes, sym_ref &ref);

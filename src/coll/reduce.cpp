@@ -193,18 +193,17 @@ reduce_algo reduce_choice(team &t, size_t bytes) {
 // The algorithm of allreduce of `bytes` on `t` (HGAS_COLL_ALLREDUCE). The auto cut-over between
 // doubling and rsag is measured (docs/collectives.md, "Algorithm cut-overs"): from 16 KiB
 // recursive halving + doubling beat recursive doubling on 4 ranks; below it the extra rounds
-// cost more than the bytes they save. Direct needs `d` symmetric (`dsym`) and every member's
-// heap of its segment mapped here; auto takes it for device vectors, where every chunk through
-// the scratch costs a put, a signal and a kernel (2 H100s: 8 GB/s at 64 MiB by rsag/doubling),
-// and for host vectors from direct_host_min_bytes (its two signal rounds cost more than one
-// round of doubling below).
+// cost more than the bytes they save. Direct (direct_chosen) runs where `dst` is symmetric and
+// every member's heap of its segment is mapped here; auto takes it for device vectors, where
+// every chunk through the scratch costs a put, a signal and a kernel (2 H100s: 8 GB/s at
+// 64 MiB by rsag/doubling), and for host vectors from direct_host_min_bytes (below, its two
+// signal rounds cost more than one round of doubling).
 enum class allreduce_algo : uint64_t { doubling = 0, rsag = 1, direct = 2 };
 constexpr size_t k_allreduce_rsag_min_bytes = size_t{16} << 10;
-allreduce_algo allreduce_choice(team &t, size_t bytes, mem::kind kd, bool dsym, uint16_t seg) {
-    const std::string &choice = t.r->cfg().text(setting::coll_allreduce);
-    if ((choice == "direct" || (choice == "auto" && (kd != mem::kind::host || bytes >= direct_host_min_bytes(t.n())))) &&
-        dsym && direct_possible(t, seg))
+allreduce_algo allreduce_choice(team &t, void *dst, size_t bytes, mem::kind kd, sym_ref &dref) {
+    if (direct_chosen(t, kd, bytes) && symmetric_at(*t.r, dst, bytes, dref) && direct_possible(t, dref.seg))
         return allreduce_algo::direct;
+    const std::string &choice = t.r->cfg().text(setting::coll_allreduce);
     if (choice == "rsag") return allreduce_algo::rsag;
     if (choice == "doubling") return allreduce_algo::doubling;
     return t.n() >= 4 && bytes >= k_allreduce_rsag_min_bytes ? allreduce_algo::rsag : allreduce_algo::doubling;
@@ -504,8 +503,7 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     HGAS_TRY(local_copy(r, name, dst, src, bytes));
     if (n == 1) return status::ok;
     sym_ref dref;
-    const bool dsym = symmetric_at(r, dst, bytes, dref);
-    const allreduce_algo algo = allreduce_choice(t, bytes, kd, dsym, dref.seg);
+    const allreduce_algo algo = allreduce_choice(t, dst, bytes, kd, dref);
     if (algo == allreduce_algo::direct)
         return allreduce_direct(t, name, static_cast<char *>(dst), kd, dref, count, type, op,
                                 fingerprint(c_allreduce, count, static_cast<uint64_t>(algo) << 16 |

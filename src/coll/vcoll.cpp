@@ -38,11 +38,9 @@ status reduce_scatter(team &t, void *dst, const void *src, size_t count, hgas_dt
     // member combines its block straight from the others' src (direct.cpp): auto for device
     // vectors and for host vectors from direct_host_min_bytes, or HGAS_COLL_ALLREDUCE=direct,
     // as allreduce.
-    const std::string &choice = r.cfg().text(setting::coll_allreduce);
     sym_ref sref;
-    if (t.n() > 1 &&
-        (choice == "direct" || (choice == "auto" && (kd != mem::kind::host || total >= direct_host_min_bytes(t.n())))) &&
-        ks == kd && symmetric_at(r, src, total, sref) && direct_possible(t, sref.seg))
+    if (t.n() > 1 && ks == kd && direct_chosen(t, kd, total) && symmetric_at(r, src, total, sref) &&
+        direct_possible(t, sref.seg))
         return reduce_scatter_direct(t, name, d, s, kd, sref, count, type, op,
                                      fingerprint(c_reduce_scatter, count, static_cast<uint64_t>(type) << 8 | op));
     // Otherwise the whole vector is reduced on every rank (the allreduce), then each keeps its
