@@ -57,19 +57,20 @@ hgas_gptr_t session::peer_word(int peer, int w) const {
     return mem::make_gptr(t.rank_of(peer), mem::seg_symmetric, t.word_off(w));
 }
 
-status session::wait_entered(int peer, const char *what, bool *agrees) const {
+status session::fetch_word(int peer, int w, uint64_t &out) const {
     // A peer whose heap this process maps (self, shm): a plain acquire load, the small-message
     // fast path; others through an atomic fetch.
     const core::peer_segment *ps = r.segment(static_cast<uint32_t>(t.rank_of(peer)), mem::seg_symmetric);
-    const char *direct = ps && ps->direct ? ps->direct + t.word_off(0) : nullptr;
-    auto fetch = [&](int w, uint64_t &out) -> status {
-        if (direct) {
-            out = load_acquire(reinterpret_cast<const uint64_t *>(direct + 64 * static_cast<uint64_t>(w)));
-            return status::ok;
-        }
-        return rma::atomic(r, peer_word(peer, w), HGAS_AMO_FETCH, HGAS_UINT64, nullptr, nullptr, &out,
-                           rma::issuer::runtime);
-    };
+    if (ps && ps->direct) {
+        out = load_acquire(reinterpret_cast<const uint64_t *>(ps->direct + t.word_off(w)));
+        return status::ok;
+    }
+    return rma::atomic(r, peer_word(peer, w), HGAS_AMO_FETCH, HGAS_UINT64, nullptr, nullptr, &out,
+                       rma::issuer::runtime);
+}
+
+status session::wait_entered(int peer, const char *what, bool *agrees) const {
+    auto fetch = [&](int w, uint64_t &out) { return fetch_word(peer, w, out); };
     status st = status::ok;
     uint64_t v = 0;
     if (fetch(w_entered, v) != status::ok || v >> desc_bits < epoch)
@@ -93,8 +94,9 @@ status session::wait_entered(int peer, const char *what, bool *agrees) const {
     if (desc == desc_failed)
         return fail(status::invalid_arg, "%s: this rank failed its own argument checks", what);
     return fail(status::invalid_arg, "%s: rank %d called this collective with other arguments than rank %d (%s): a "
-                "different root, size, type or op, or another collective; every rank must call the same collectives in "
-                "the same order with the same arguments%s", what, peer, r.me(), describe_args().c_str(),
+                "different root, size, type or op, or another collective, or (allreduce, reduce_scatter) vectors in "
+                "different kinds of memory, or one in a symmetric heap and one not; every rank must call the same "
+                "collectives in the same order with the same arguments%s", what, peer, r.me(), describe_args().c_str(),
                 t.world ? "" : (" (on " + t.describe() + ")").c_str());
 }
 

@@ -87,6 +87,8 @@ enum word : int {
     w_collect = 4,   // collect: blocks received
     w_alltoallv = 5, // alltoallv: (offset, size) pairs received, then blocks received
     w_vdata = 6,     // alltoallv: blocks received
+    w_vec_off = 7,   // written by the owner only: the offset in its segment of the vector its
+                     // direct reduction reads (allreduce: dst; reduce_scatter: src), set before entry
     w_history = 8,   // written by the owner only: w_history + (epoch % history_len) holds its
     history_len = 8, // w_entered value of that collective (see wait_entered)
     w_data = 16,     // reduce/allreduce: w_data + s counts chunks that arrived in scratch slot s
@@ -146,6 +148,8 @@ struct session {
     status wait_entered(int peer, const char *what, bool *agrees = nullptr) const;
     // Waits until word `w` has grown by `count` since entry.
     status wait_count(int w, uint64_t count, const char *what) const;
+    // Reads word `w` of `peer` (acquire): a load where its heap is mapped here, else an atomic.
+    status fetch_word(int peer, int w, uint64_t &out) const;
 };
 
 // The checks shared by the collectives (each names the call in its message).

@@ -8,6 +8,7 @@
 // README.md, "Algorithms and costs", has the protocol's argument.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "coll/coll.hpp"
 #include "coll/devmem.hpp"
@@ -36,16 +37,36 @@ void part_of(size_t count, size_t esize, int n, int i, size_t &lo, size_t &hi) {
     hi = std::min(count, lo + per);
 }
 
-// Combines elements [lo, hi) of every member's vector (member q's at its base + off) into
+// Combines elements [lo, hi) of every member's vector (member q's at its base + off[q]) into
 // `acc`, which holds this member's own elements: acc = acc op v_q for q = me + 1, ..., me - 1
 // (mod n), a fixed order for each part, so every result is the same on every rank and in
 // every run. The ops are commutative (IEEE addition and multiplication too, bit for bit).
-status combine_part(const team &t, batch &b, char *acc, uint16_t seg, uint64_t off, size_t lo, size_t hi,
-                    size_t esize, hgas_dtype_t type, hgas_op_t op) {
+status combine_part(const team &t, batch &b, char *acc, uint16_t seg, const std::vector<uint64_t> &off, size_t lo,
+                    size_t hi, size_t esize, hgas_dtype_t type, hgas_op_t op) {
     const int n = t.n();
     for (int j = 1; j < n; ++j) {
         const int q = (t.me + j) % n;
-        HGAS_TRY(b.combine(acc, member_base(t, q, seg) + off + lo * esize, hi - lo, type, op, false));
+        HGAS_TRY(b.combine(acc, member_base(t, q, seg) + off[static_cast<size_t>(q)] + lo * esize, hi - lo, type, op,
+                           false));
+    }
+    return status::ok;
+}
+
+// Publishes where this member's vector lies in its segment (w_vec_off, before the session's
+// entry releases it): members may pass different symmetric buffers, as with any memory.
+void publish_offset(const team &t, uint64_t off) {
+    __atomic_store_n(reinterpret_cast<uint64_t *>(t.r->own_base(mem::seg_symmetric) + t.word_off(w_vec_off)), off,
+                     __ATOMIC_RELAXED);
+}
+
+// Waits until every member has entered and reads where each one's vector lies.
+status enter_all(const session &ss, const char *name, uint64_t mine, std::vector<uint64_t> &off) {
+    const int n = ss.t.n();
+    off.assign(static_cast<size_t>(n), mine);
+    for (int q = 0; q < n; ++q) {
+        if (q == ss.t.me) continue;
+        HGAS_TRY(ss.wait_entered(q, name));
+        HGAS_TRY(ss.fetch_word(q, w_vec_off, off[static_cast<size_t>(q)]));
     }
     return status::ok;
 }
@@ -90,14 +111,15 @@ status allreduce_direct(team &t, const char *name, char *d, mem::kind kd, const 
     const int n = t.n(), me = t.me;
     const size_t esize = dtype_size(type);
     ++stats(r).allreduce_direct;
+    publish_offset(t, dref.off);
     session ss(t, fp, "%llu elements of type %llu, op %llu", bit(w_data) | bit(w_data + 1),
                {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
-    for (int q = 0; q < n; ++q)
-        if (q != me) HGAS_TRY(ss.wait_entered(q, name));
+    std::vector<uint64_t> off;
+    HGAS_TRY(enter_all(ss, name, dref.off, off));
     batch b(r, name, kd);
     size_t lo, hi;
     part_of(count, esize, n, me, lo, hi);
-    HGAS_TRY(combine_part(t, b, d + lo * esize, dref.seg, dref.off, lo, hi, esize, type, op));
+    HGAS_TRY(combine_part(t, b, d + lo * esize, dref.seg, off, lo, hi, esize, type, op));
     HGAS_TRY(b.wait());
     for (int q = 0; q < n; ++q)
         if (q != me)
@@ -107,7 +129,8 @@ status allreduce_direct(team &t, const char *name, char *d, mem::kind kd, const 
         if (q == me) continue;
         size_t qlo, qhi;
         part_of(count, esize, n, q, qlo, qhi);
-        HGAS_TRY(b.copy(d + qlo * esize, member_base(t, q, dref.seg) + dref.off + qlo * esize, (qhi - qlo) * esize));
+        HGAS_TRY(b.copy(d + qlo * esize, member_base(t, q, dref.seg) + off[static_cast<size_t>(q)] + qlo * esize,
+                        (qhi - qlo) * esize));
     }
     HGAS_TRY(b.wait());
     for (int q = 0; q < n; ++q)
@@ -127,14 +150,15 @@ status reduce_scatter_direct(team &t, const char *name, char *d, const char *s, 
     const int n = t.n(), me = t.me;
     const size_t esize = dtype_size(type), block = count * esize;
     ++stats(r).reduce_scatter_direct;
+    publish_offset(t, sref.off);
     session ss(t, fp, "%llu elements of type %llu, op %llu", bit(w_data),
                {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
-    for (int q = 0; q < n; ++q)
-        if (q != me) HGAS_TRY(ss.wait_entered(q, name));
+    std::vector<uint64_t> off;
+    HGAS_TRY(enter_all(ss, name, sref.off, off));
+    for (uint64_t &o : off) o += block * static_cast<uint64_t>(me);  // block me of every member's src
     batch b(r, name, kd);
-    const uint64_t mine = sref.off + block * static_cast<uint64_t>(me);
     HGAS_TRY(b.copy(d, s + block * static_cast<size_t>(me), block));
-    HGAS_TRY(combine_part(t, b, d, sref.seg, mine, 0, count, esize, type, op));
+    HGAS_TRY(combine_part(t, b, d, sref.seg, off, 0, count, esize, type, op));
     HGAS_TRY(b.wait());
     for (int q = 0; q < n; ++q)
         if (q != me)

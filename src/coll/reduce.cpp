@@ -506,7 +506,8 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     const allreduce_algo algo = allreduce_choice(t, dst, bytes, kd, dref);
     if (algo == allreduce_algo::direct)
         return allreduce_direct(t, name, static_cast<char *>(dst), kd, dref, count, type, op,
-                                fingerprint(c_allreduce, count, static_cast<uint64_t>(algo) << 16 |
+                                fingerprint(c_allreduce, count, uint64_t{dref.seg} << 24 |
+                                                                    static_cast<uint64_t>(algo) << 16 |
                                                                     static_cast<uint64_t>(type) << 8 | op));
     const bool rsag = algo == allreduce_algo::rsag;
     ++(rsag ? stats(r).allreduce_rsag : stats(r).allreduce_doubling);

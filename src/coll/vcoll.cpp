@@ -42,7 +42,8 @@ status reduce_scatter(team &t, void *dst, const void *src, size_t count, hgas_dt
     if (t.n() > 1 && ks == kd && direct_chosen(t, kd, total) && symmetric_at(r, src, total, sref) &&
         direct_possible(t, sref.seg))
         return reduce_scatter_direct(t, name, d, s, kd, sref, count, type, op,
-                                     fingerprint(c_reduce_scatter, count, static_cast<uint64_t>(type) << 8 | op));
+                                     fingerprint(c_reduce_scatter, count, uint64_t{sref.seg} << 24 |
+                                                                              static_cast<uint64_t>(type) << 8 | op));
     // Otherwise the whole vector is reduced on every rank (the allreduce), then each keeps its
     // block: a ring would move (n-1)/n of the bytes instead of log2(n) times them (not done).
     // The private vector lives with dst (device memory for a device dst: reduced on the GPU).

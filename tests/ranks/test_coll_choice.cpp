@@ -237,6 +237,58 @@ TEST(CollChoice, AllreduceOfSymmetricVectorsPicksTheDocumentedAlgorithm) {
     HGAS_OK_OR_FAIL(hgas_free(dst));
 }
 
+// Members may pass different symmetric buffers (any memory is allowed): the direct allreduce
+// reads each member's vector where that member says it is (w_vec_off), not at its own offset.
+TEST(CollChoice, DirectAllreduceWithDifferentSymmetricBuffers) {
+    const size_t count = 4096;  // 32 KiB: direct by auto on one node
+    int64_t *a = nullptr, *b = nullptr;
+    HGAS_OK_OR_FAIL(hgas_malloc(count * 8, reinterpret_cast<void **>(&a)));
+    HGAS_OK_OR_FAIL(hgas_malloc(count * 8, reinterpret_cast<void **>(&b)));
+    int64_t *mine = me() % 2 ? b : a;  // odd ranks use the second buffer
+    int64_t *other = me() % 2 ? a : b;
+    for (size_t i = 0; i < count; ++i) {
+        mine[i] = static_cast<int64_t>(i % 1000) * (me() + 1);
+        other[i] = -1;  // what a reader at the wrong offset would add
+    }
+    const hgasi_coll_stats_t s0 = stats();
+    HGAS_OK_OR_FAIL(hgas_allreduce(mine, mine, count, HGAS_INT64, HGAS_OP_SUM));
+    const hgasi_coll_stats_t s1 = stats();
+    const std::string c = env("HGAS_COLL_ALLREDUCE", "auto");
+    const bool direct = n() > 1 && !spans_nodes(HGAS_TEAM_WORLD) && (c == "direct" || (c == "auto" && n() <= 8));
+    EXPECT_EQ(s1.allreduce_direct - s0.allreduce_direct, direct ? 1u : 0u);
+    const int64_t k = static_cast<int64_t>(n()) * (n() + 1) / 2;
+    size_t bad = 0;
+    for (size_t i = 0; i < count; ++i) bad += mine[i] != static_cast<int64_t>(i % 1000) * k;
+    EXPECT_EQ(bad, 0u) << "wrong allreduce result with different buffers on different ranks";
+    HGAS_OK_OR_FAIL(hgas_free(b));
+    HGAS_OK_OR_FAIL(hgas_free(a));
+}
+
+// A member whose dst is private (a std::vector) runs another algorithm than the members whose
+// dst is symmetric: every member of the pair fails with a message instead of waiting.
+TEST(CollChoice, DirectAllreduceMixedWithAPrivateBufferFailsWithAMessage) {
+    const std::string c = env("HGAS_COLL_ALLREDUCE", "auto");
+    // direct needs the members mapped here, and a setting that lets auto take it
+    if (n() < 2 || spans_nodes(HGAS_TEAM_WORLD) || (c != "auto" && c != "direct")) return;
+    const size_t count = 4096;
+    int64_t *sym = nullptr;
+    HGAS_OK_OR_FAIL(hgas_malloc(count * 8, reinterpret_cast<void **>(&sym)));
+    hgas_team_t pair = HGAS_TEAM_INVALID;
+    HGAS_OK_OR_FAIL(hgas_team_split_strided(HGAS_TEAM_WORLD, 0, 1, 2, &pair));
+    if (pair != HGAS_TEAM_INVALID) {
+        std::vector<int64_t> priv(count, 1);
+        for (size_t i = 0; i < count; ++i) sym[i] = 1;
+        int64_t *dst = hgas_team_my_rank(pair) == 0 ? priv.data() : sym;
+        const hgas_status_t st = hgas_team_allreduce(pair, dst, dst, count, HGAS_INT64, HGAS_OP_SUM);
+        EXPECT_EQ(st, HGAS_ERR_INVALID_ARG);
+        EXPECT_NE(std::string(hgas_last_error()).find("symmetric heap and one not"), std::string::npos)
+            << hgas_last_error();
+        HGAS_EXPECT_OK(hgas_team_destroy(pair));
+    }
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    HGAS_OK_OR_FAIL(hgas_free(sym));
+}
+
 TEST(CollChoice, FcollectPicksTheDocumentedAlgorithm) {
     const size_t maxb = 32 * 1024;
     unsigned char *dst = nullptr;
