@@ -87,8 +87,8 @@ enum word : int {
     w_collect = 4,   // collect: blocks received
     w_alltoallv = 5, // alltoallv: (offset, size) pairs received, then blocks received
     w_vdata = 6,     // alltoallv: blocks received
-    w_vec_off = 7,   // written by the owner only: the offset in its segment of the vector its
-                     // direct reduction reads (allreduce: dst; reduce_scatter: src), set before entry
+    w_vec_off = 7,   // written by the owner only, before entry: the offset of its direct
+                     // allreduce's dst in its segment
     w_history = 8,   // written by the owner only: w_history + (epoch % history_len) holds its
     history_len = 8, // w_entered value of that collective (see wait_entered)
     w_data = 16,     // reduce/allreduce: w_data + s counts chunks that arrived in scratch slot s
@@ -96,6 +96,8 @@ enum word : int {
                      // channel has consumed (so the next may overwrite it)
     max_slots = 24,
     w_barrier = 64,  // team barrier: w_barrier + k counts round-k arrivals (32 rounds)
+    w_src_off = 96,  // written by the owner only, before entry: where the vector that its direct
+                     // allreduce / reduce_scatter reads lies in its segment (its src, or its dst)
 };
 
 // What a rank announces in its w_entered word: (epoch << 24) | a 24-bit fingerprint of the

@@ -7,6 +7,7 @@
 // costs a put, a signal, a wait and a kernel (about 20 us a chunk on an H100, 8 GB/s).
 // README.md, "Algorithms and costs", has the protocol's argument.
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "coll/devmem.hpp"
 #include "coll/direct.hpp"
 #include "coll/stats.hpp"
+#include "gpu/reduce_cpu.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::coll::detail {
@@ -37,37 +39,61 @@ void part_of(size_t count, size_t esize, int n, int i, size_t &lo, size_t &hi) {
     hi = std::min(count, lo + per);
 }
 
-// Combines elements [lo, hi) of every member's vector (member q's at its base + off[q]) into
-// `acc`, which holds this member's own elements: acc = acc op v_q for q = me + 1, ..., me - 1
-// (mod n), a fixed order for each part, so every result is the same on every rank and in
-// every run. The ops are commutative (IEEE addition and multiplication too, bit for bit).
-status combine_part(const team &t, batch &b, char *acc, uint16_t seg, const std::vector<uint64_t> &off, size_t lo,
-                    size_t hi, size_t esize, hgas_dtype_t type, hgas_op_t op) {
+// Bytes of a host part combined at a time: the accumulator's block and the inputs' stay in the
+// core's caches while every member's block is combined into it, so the part crosses memory
+// once (read each input, write the result) instead of once per member.
+constexpr size_t host_block = 32 * 1024;
+
+// acc[lo, hi) = own[lo, hi) op v_q[lo, hi) for q = me + 1, ..., me - 1 (mod n), member q's
+// vector at its base + off[q]; `own` may be `acc` (nothing to copy). A fixed order for each
+// part, so every result is the same on every rank and in every run. The ops are commutative
+// (IEEE addition and multiplication too, bit for bit).
+status combine_part(const team &t, batch &b, mem::kind k, char *acc, const char *own, uint16_t seg,
+                    const std::vector<uint64_t> &off, size_t lo, size_t hi, size_t esize, hgas_dtype_t type,
+                    hgas_op_t op) {
     const int n = t.n();
-    for (int j = 1; j < n; ++j) {
+    auto input = [&](int j, size_t at) {
         const int q = (t.me + j) % n;
-        HGAS_TRY(b.combine(acc, member_base(t, q, seg) + off[static_cast<size_t>(q)] + lo * esize, hi - lo, type, op,
-                           false));
+        return member_base(t, q, seg) + off[static_cast<size_t>(q)] + at * esize;
+    };
+    if (k == mem::kind::host) {
+        const size_t step = host_block / esize;
+        for (size_t at = lo; at < hi; at += step) {
+            const size_t m = std::min(step, hi - at);
+            if (own != acc) std::memcpy(acc + (at - lo) * esize, own + (at - lo) * esize, m * esize);
+            for (int j = 1; j < n; ++j) gpu::reduce_cpu(acc + (at - lo) * esize, input(j, at), m, type, op, false);
+        }
+        return status::ok;
+    }
+    HGAS_TRY(b.copy(acc, own, (hi - lo) * esize));
+    for (int j = 1; j < n; ++j) HGAS_TRY(b.combine(acc, input(j, lo), hi - lo, type, op, false));
+    return status::ok;
+}
+
+// Publishes word `w` of this member (before the session's entry releases it).
+void publish(const team &t, int w, uint64_t v) {
+    __atomic_store_n(reinterpret_cast<uint64_t *>(t.r->own_base(mem::seg_symmetric) + t.word_off(w)), v,
+                     __ATOMIC_RELAXED);
+}
+
+// Waits until every member has entered and reads its words `w` (with `mine` for this rank).
+status enter_all(const session &ss, const char *name, int w, uint64_t mine, std::vector<uint64_t> &out) {
+    const int n = ss.t.n();
+    out.assign(static_cast<size_t>(n), mine);
+    for (int q = 0; q < n; ++q) {
+        if (q == ss.t.me) continue;
+        HGAS_TRY(ss.wait_entered(q, name));
+        HGAS_TRY(ss.fetch_word(q, w, out[static_cast<size_t>(q)]));
     }
     return status::ok;
 }
 
-// Publishes where this member's vector lies in its segment (w_vec_off, before the session's
-// entry releases it): members may pass different symmetric buffers, as with any memory.
-void publish_offset(const team &t, uint64_t off) {
-    __atomic_store_n(reinterpret_cast<uint64_t *>(t.r->own_base(mem::seg_symmetric) + t.word_off(w_vec_off)), off,
-                     __ATOMIC_RELAXED);
-}
-
-// Waits until every member has entered and reads where each one's vector lies.
-status enter_all(const session &ss, const char *name, uint64_t mine, std::vector<uint64_t> &off) {
+// Reads word `w` of every member that has entered already (enter_all first).
+status read_all(const session &ss, int w, uint64_t mine, std::vector<uint64_t> &out) {
     const int n = ss.t.n();
-    off.assign(static_cast<size_t>(n), mine);
-    for (int q = 0; q < n; ++q) {
-        if (q == ss.t.me) continue;
-        HGAS_TRY(ss.wait_entered(q, name));
-        HGAS_TRY(ss.fetch_word(q, w_vec_off, off[static_cast<size_t>(q)]));
-    }
+    out.assign(static_cast<size_t>(n), mine);
+    for (int q = 0; q < n; ++q)
+        if (q != ss.t.me) HGAS_TRY(ss.fetch_word(q, w, out[static_cast<size_t>(q)]));
     return status::ok;
 }
 }  // namespace
@@ -94,32 +120,37 @@ bool direct_possible(const team &t, uint16_t seg) {
     return true;
 }
 
-// Allreduce, every member's dst holding its own vector (the caller copied src there):
-// 1. wait until every member has entered (its dst holds its vector);
-// 2. combine my part of every member's dst into my dst, then add 1 to every member's
+// Allreduce. Each member publishes where its vector is (w_src_off: its src where that is
+// symmetric in dst's segment and apart from dst; else its dst, into which it has copied src)
+// and where its dst is (w_vec_off). Then:
+// 1. wait until every member has entered (its vector is where it says);
+// 2. combine my part of every member's vector into my dst, then add 1 to every member's
 //    w_data word ("my part is final");
 // 3. when every member's part is final, copy each member's part from its dst into mine, then
 //    add 1 to every member's w_data + 1 ("I have read your dst");
 // 4. return when every member has read mine (the user may then write it).
 // No two members write one place: member q writes only part q of its own dst in step 2 and
 // only the other parts of its own dst in step 3, after it has read nothing more from them --
-// member p reads part p of q's dst in step 2, before p's step-2 signal, and part q in step 3,
-// after q's.
-status allreduce_direct(team &t, const char *name, char *d, mem::kind kd, const sym_ref &dref, size_t count,
-                        hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
+// member p reads part p of q's vector in step 2, before p's step-2 signal, and part q of q's
+// dst in step 3, after q's. A vector that is a src nobody writes during the collective.
+status allreduce_direct(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &dref,
+                        const sym_ref *sref, size_t count, hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
     core::rank &r = *t.r;
     const int n = t.n(), me = t.me;
     const size_t esize = dtype_size(type);
     ++stats(r).allreduce_direct;
-    publish_offset(t, dref.off);
+    const char *own = sref ? s : d;
+    publish(t, w_vec_off, dref.off);
+    publish(t, w_src_off, sref ? sref->off : dref.off);
     session ss(t, fp, "%llu elements of type %llu, op %llu", bit(w_data) | bit(w_data + 1),
                {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
-    std::vector<uint64_t> off;
-    HGAS_TRY(enter_all(ss, name, dref.off, off));
+    std::vector<uint64_t> doff, voff;
+    HGAS_TRY(enter_all(ss, name, w_vec_off, dref.off, doff));
+    HGAS_TRY(read_all(ss, w_src_off, sref ? sref->off : dref.off, voff));
     batch b(r, name, kd);
     size_t lo, hi;
     part_of(count, esize, n, me, lo, hi);
-    HGAS_TRY(combine_part(t, b, d + lo * esize, dref.seg, off, lo, hi, esize, type, op));
+    HGAS_TRY(combine_part(t, b, kd, d + lo * esize, own + lo * esize, dref.seg, voff, lo, hi, esize, type, op));
     HGAS_TRY(b.wait());
     for (int q = 0; q < n; ++q)
         if (q != me)
@@ -129,7 +160,7 @@ status allreduce_direct(team &t, const char *name, char *d, mem::kind kd, const 
         if (q == me) continue;
         size_t qlo, qhi;
         part_of(count, esize, n, q, qlo, qhi);
-        HGAS_TRY(b.copy(d + qlo * esize, member_base(t, q, dref.seg) + off[static_cast<size_t>(q)] + qlo * esize,
+        HGAS_TRY(b.copy(d + qlo * esize, member_base(t, q, dref.seg) + doff[static_cast<size_t>(q)] + qlo * esize,
                         (qhi - qlo) * esize));
     }
     HGAS_TRY(b.wait());
@@ -150,15 +181,14 @@ status reduce_scatter_direct(team &t, const char *name, char *d, const char *s, 
     const int n = t.n(), me = t.me;
     const size_t esize = dtype_size(type), block = count * esize;
     ++stats(r).reduce_scatter_direct;
-    publish_offset(t, sref.off);
+    publish(t, w_src_off, sref.off);
     session ss(t, fp, "%llu elements of type %llu, op %llu", bit(w_data),
                {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     std::vector<uint64_t> off;
-    HGAS_TRY(enter_all(ss, name, sref.off, off));
+    HGAS_TRY(enter_all(ss, name, w_src_off, sref.off, off));
     for (uint64_t &o : off) o += block * static_cast<uint64_t>(me);  // block me of every member's src
     batch b(r, name, kd);
-    HGAS_TRY(b.copy(d, s + block * static_cast<size_t>(me), block));
-    HGAS_TRY(combine_part(t, b, d, sref.seg, off, 0, count, esize, type, op));
+    HGAS_TRY(combine_part(t, b, kd, d, s + block * static_cast<size_t>(me), sref.seg, off, 0, count, esize, type, op));
     HGAS_TRY(b.wait());
     for (int q = 0; q < n; ++q)
         if (q != me)

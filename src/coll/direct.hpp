@@ -36,10 +36,11 @@ bool symmetric_at(core::rank &r, const void *p, size_t bytes, sym_ref &ref);
 // the CPU, device segments for this rank's device), so that the direct algorithms can read it.
 bool direct_possible(const team &t, uint16_t seg);
 
-// Allreduce of `count` elements of `d` (symmetric at `dref`, kind `kd`; this rank's vector on
-// entry, the result on return). `fp`: the collective's fingerprint.
-status allreduce_direct(team &t, const char *name, char *d, mem::kind kd, const sym_ref &dref, size_t count,
-                        hgas_dtype_t type, hgas_op_t op, uint32_t fp);
+// Allreduce of `count` elements into `d` (symmetric at `dref`, kind `kd`). With `sref`, this
+// rank's vector is `s` (symmetric at *sref, in dst's segment, apart from dst); without, it is
+// in `d` already (the caller copied it there, or src is dst). `fp`: the fingerprint.
+status allreduce_direct(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &dref,
+                        const sym_ref *sref, size_t count, hgas_dtype_t type, hgas_op_t op, uint32_t fp);
 
 // Reduce-scatter: dst (`count` elements, kind `kd`) gets block me of the reduction of every
 // member's `s` (n blocks, symmetric at `sref`, kind `kd`).

@@ -498,17 +498,25 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
     mem::kind ks, kd;  // the vector is combined in dst, where dst lives
     HGAS_TRY(check_any_buf(r, name, src, bytes, "src", &ks));
     HGAS_TRY(check_any_buf(r, name, dst, bytes, "dst", &kd));
-    (void)ks;
     const int n = t.n();
-    HGAS_TRY(local_copy(r, name, dst, src, bytes));
-    if (n == 1) return status::ok;
+    if (n == 1) return local_copy(r, name, dst, src, bytes);
     sym_ref dref;
     const allreduce_algo algo = allreduce_choice(t, dst, bytes, kd, dref);
-    if (algo == allreduce_algo::direct)
-        return allreduce_direct(t, name, static_cast<char *>(dst), kd, dref, count, type, op,
+    if (algo == allreduce_algo::direct) {
+        // The members read a symmetric src of dst's kind where it lies (no copy into dst first)
+        // unless it overlaps dst; else the vector is copied into dst and read there.
+        char *d = static_cast<char *>(dst);
+        const char *s = static_cast<const char *>(src);
+        sym_ref sref;
+        const bool apart = s + bytes <= d || d + bytes <= s;
+        const bool from_src = apart && ks == kd && symmetric_at(r, src, bytes, sref) && sref.seg == dref.seg;
+        if (!from_src) HGAS_TRY(local_copy(r, name, dst, src, bytes));
+        return allreduce_direct(t, name, d, s, kd, dref, from_src ? &sref : nullptr, count, type, op,
                                 fingerprint(c_allreduce, count, uint64_t{dref.seg} << 24 |
                                                                     static_cast<uint64_t>(algo) << 16 |
                                                                     static_cast<uint64_t>(type) << 8 | op));
+    }
+    HGAS_TRY(local_copy(r, name, dst, src, bytes));
     const bool rsag = algo == allreduce_algo::rsag;
     ++(rsag ? stats(r).allreduce_rsag : stats(r).allreduce_doubling);
 

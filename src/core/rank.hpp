@@ -62,7 +62,7 @@ struct internal_objects {
     static constexpr uint64_t msg_stream_slots = 256;
     static constexpr uint64_t device_sync_bytes = max_rounds * 64;
     static constexpr int coll_team_slots = 80;   // teams a rank may belong to at once (coll/team.hpp)
-    static constexpr int coll_team_words = 96;   // words (64 bytes apart) per team slot
+    static constexpr int coll_team_words = 97;   // words (64 bytes apart) per team slot
 };
 
 // Bytes of the message area (src/msg/msg.hpp has its layout): a ring of `slots` slots of

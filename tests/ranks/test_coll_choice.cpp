@@ -260,6 +260,25 @@ TEST(CollChoice, DirectAllreduceWithDifferentSymmetricBuffers) {
     size_t bad = 0;
     for (size_t i = 0; i < count; ++i) bad += mine[i] != static_cast<int64_t>(i % 1000) * k;
     EXPECT_EQ(bad, 0u) << "wrong allreduce result with different buffers on different ranks";
+
+    // Not in place, src symmetric on odd ranks (read where it lies) and private on even ones
+    // (copied into dst and read there), dst the rank's other buffer.
+    std::vector<int64_t> priv(count);
+    for (size_t i = 0; i < count; ++i) {
+        mine[i] = static_cast<int64_t>(i % 777) * (me() + 1);
+        priv[i] = mine[i];
+        other[i] = -1;
+    }
+    const int64_t *src = me() % 2 ? mine : priv.data();
+    const hgasi_coll_stats_t s2 = stats();
+    HGAS_OK_OR_FAIL(hgas_allreduce(other, src, count, HGAS_INT64, HGAS_OP_SUM));
+    const hgasi_coll_stats_t s3 = stats();
+    EXPECT_EQ(s3.allreduce_direct - s2.allreduce_direct, direct ? 1u : 0u);
+    bad = 0;
+    for (size_t i = 0; i < count; ++i) bad += other[i] != static_cast<int64_t>(i % 777) * k;
+    EXPECT_EQ(bad, 0u) << "wrong allreduce result with symmetric and private sources mixed";
+    for (size_t i = 0; i < count; ++i) bad += mine[i] != static_cast<int64_t>(i % 777) * (me() + 1);
+    EXPECT_EQ(bad, 0u) << "the allreduce wrote into a symmetric src";
     HGAS_OK_OR_FAIL(hgas_free(b));
     HGAS_OK_OR_FAIL(hgas_free(a));
 }
