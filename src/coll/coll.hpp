@@ -75,8 +75,9 @@ status reduce_local(void *inout, const void *in, size_t count, hgas_dtype_t type
 
 namespace detail {
 
-// Signal words of the collectives, as indices into internal().coll_flags (64 words, 64 bytes
-// apart). README.md explains the protocol; in short: every word only grows, and a rank reads
+// Signal words of the collectives, as indices into a team's block of internal().coll_flags
+// (coll_team_words words, 64 bytes apart; session snapshots and bit() cover words below 64
+// only). README.md explains the protocol; in short: every word only grows, and a rank reads
 // the words it will wait on at entry, before it announces (w_entered) that peers may write
 // to it for this collective.
 enum word : int {
