@@ -15,7 +15,6 @@
 #include "coll/devmem.hpp"
 #include "coll/direct.hpp"
 #include "coll/stats.hpp"
-#include "gpu/reduce_cpu.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::coll::detail {
@@ -61,7 +60,7 @@ status combine_part(const team &t, batch &b, mem::kind k, char *acc, const char 
         for (size_t at = lo; at < hi; at += step) {
             const size_t m = std::min(step, hi - at);
             if (own != acc) std::memcpy(acc + (at - lo) * esize, own + (at - lo) * esize, m * esize);
-            for (int j = 1; j < n; ++j) gpu::reduce_cpu(acc + (at - lo) * esize, input(j, at), m, type, op, false);
+            for (int j = 1; j < n; ++j) HGAS_TRY(b.combine(acc + (at - lo) * esize, input(j, at), m, type, op, false));
         }
         return status::ok;
     }
