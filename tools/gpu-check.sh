@@ -216,7 +216,7 @@ if [ $DO_BUILD = 1 ]; then
         if [ "$ONLY" = device ]; then
             # The device API's programs only (and what they need): hgas, hgasrun, the GPU tests
             # and examples, the device benchmark and the NVSHMEM peer where it is configured.
-            targets=(--target hgas hgasrun test_device hgas-mode-kernel hgas-mode-stream hgas-mode-control hgas-device-bench)
+            targets=(--target hgas hgasrun test_device test_device_coll test_device_coll_threads hgas-mode-kernel hgas-mode-stream hgas-mode-control hgas-device-bench)
             grep -q '^build hgas-nvshmem-peer\b\|bench/gpu/hgas-nvshmem-peer:' "$BUILD/build.ninja" 2>/dev/null \
                 && targets+=(hgas-nvshmem-peer)
         fi

@@ -135,6 +135,12 @@ def local_buffer(obj: Any, writable: bool = False) -> tuple[int, int, np.dtype]:
         strides = cai.get("strides")
         if strides is not None and tuple(strides) != _c_strides(shape, dtype.itemsize):
             raise InvalidArgError("hgas: the device array is not contiguous (C order); pass a contiguous copy")
+        stream = cai.get("stream")
+        if stream:
+            # Version 3 of the interface: the producer names the stream its data is written on
+            # (1: the legacy default stream, 2: the per-thread one) and the consumer waits for it.
+            # CuPy's array of `cp.full(...)` may still be being filled when hgas reads it.
+            check(lib.hgas_stream_sync(int(stream)))
         return int(cai["data"][0]), int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, dtype
     if hasattr(obj, "__dlpack__"):
         addr, shape, dtype, _, contiguous = _dlpack.parse(obj.__dlpack__())

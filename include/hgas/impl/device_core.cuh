@@ -79,15 +79,17 @@ struct target {
 
 // Symmetric address `p` (bytes long) of this rank's heaps, on `rank`. `local` waits and reads
 // (signal_wait_until) ignore HGAS_DEVICE_PROXY=force: they are loads of this rank's memory.
+// Every put and get pays this per call, so it stays short: `off` wraps around for an address
+// below the base, so one unsigned comparison covers both ends of a window.
 __device__ __forceinline__ target translate(const hgas_device_ctx_t &c, const void *p, uint64_t bytes, int rank,
                                             bool local = false) {
     const char *a = static_cast<const char *>(p);
-    if (rank >= 0 && rank < c.n) {
+    if (static_cast<unsigned>(rank) < static_cast<unsigned>(c.n)) {
 #pragma unroll
         for (int w = 0; w < HGAS_DEVICE_WINDOWS; ++w) {
             const hgas_device_window_t &win = c.win[w];
-            if (win.size && a >= win.base && bytes <= win.size && static_cast<uint64_t>(a - win.base) <= win.size - bytes) {
-                const uint64_t off = static_cast<uint64_t>(a - win.base);
+            const uint64_t off = reinterpret_cast<uintptr_t>(a) - reinterpret_cast<uintptr_t>(win.base);
+            if (win.size != 0 && bytes <= win.size && off <= win.size - bytes) {
                 const unsigned ni = static_cast<unsigned>(rank - c.near_first);
                 char *base = (!local && (c.flags & HGAS_DEVICE_FORCE_PROXY)) ? nullptr
                              : ni < static_cast<unsigned>(c.near_count)   ? c.near[w][ni]
@@ -141,10 +143,10 @@ template <> struct half_word<unsigned long long> { using type = unsigned int; };
 template <> struct half_word<unsigned int> { using type = unsigned short; };
 template <> struct half_word<unsigned short> { using type = unsigned char; };
 
-// The group copies n bytes between W-aligned ends: W words, the remainder in halves.
-template <scope S, class W, bool Fresh>
-__device__ __forceinline__ void copy_aligned(char *dst, const char *src, size_t n) {
-    const unsigned r = group_rank<S>(), g = group_size<S>();
+// The group's threads r of g copy n bytes between W-aligned ends: W words, the remainder in
+// halves.
+template <class W, bool Fresh>
+__device__ __forceinline__ void copy_aligned(char *dst, const char *src, size_t n, unsigned r, unsigned g) {
     constexpr size_t w = sizeof(W);
     W *vd = reinterpret_cast<W *>(dst);
     const W *vs = reinterpret_cast<const W *>(src);
@@ -162,32 +164,59 @@ __device__ __forceinline__ void copy_aligned(char *dst, const char *src, size_t 
     for (; i < nv; i += g) vd[i] = load_word<W, Fresh>(vs + i);
     if constexpr (w > 1) {
         const size_t done = nv * w;
-        if (done < n) copy_aligned<S, typename half_word<W>::type, Fresh>(dst + done, src + done, n - done);
+        if (done < n) copy_aligned<typename half_word<W>::type, Fresh>(dst + done, src + done, n - done, r, g);
     }
 }
 
 // The group copies n bytes: bytes up to the first address where both ends are aligned alike,
 // then the widest words that alignment allows.
-template <scope S, class W, bool Fresh>
-__device__ __forceinline__ void copy_words(char *dst, const char *src, size_t n) {
-    const unsigned r = group_rank<S>(), g = group_size<S>();
+template <class W, bool Fresh>
+__device__ __forceinline__ void copy_words(char *dst, const char *src, size_t n, unsigned r, unsigned g) {
     constexpr size_t w = sizeof(W);
     size_t head = (w - (reinterpret_cast<uintptr_t>(dst) & (w - 1))) & (w - 1);
     if (head > n) head = n;
     for (size_t i = r; i < head; i += g) dst[i] = load_word<char, Fresh>(src + i);
-    copy_aligned<S, W, Fresh>(dst + head, src + head, n - head);
+    copy_aligned<W, Fresh>(dst + head, src + head, n - head, r, g);
+}
+
+// Threads r of g (r < g) copy n bytes. Both ends and the length 16-byte aligned and under
+// 4 GiB, the usual case, take 16-byte words with 32-bit indices and nothing else: on an H100
+// that alone brought a block's put of 32 KiB from 0.69-0.83 of plain stores to 0.97, and of
+// 128 KiB-2 MiB from 0.81-0.92 to 0.99-1.00 (the general path's alignment tests, tails and
+// 64-bit index arithmetic cost about as much as a 32 KiB copy's loads). Keep it one loop: a
+// second, 64-bit copy of it here measured 0.74-0.85 again.
+template <bool Fresh>
+__device__ __forceinline__ void copy_by(void *dst, const void *src, size_t n, unsigned r, unsigned g) {
+    char *d = static_cast<char *>(dst);
+    const char *s = static_cast<const char *>(src);
+    const uintptr_t ud = reinterpret_cast<uintptr_t>(d), us = reinterpret_cast<uintptr_t>(s);
+    if (((ud | us | n) & 15) == 0 && n < (uint64_t{1} << 32)) {
+        uint4 *vd = reinterpret_cast<uint4 *>(d);
+        const uint4 *vs = reinterpret_cast<const uint4 *>(s);
+        const unsigned nv = static_cast<unsigned>(n >> 4);  // below 2^28: i + 4g cannot wrap
+        unsigned i = r;
+        for (; i + 3 * g < nv; i += 4 * g) {
+            const uint4 a = load_word<uint4, Fresh>(vs + i), b = load_word<uint4, Fresh>(vs + i + g);
+            const uint4 c = load_word<uint4, Fresh>(vs + i + 2 * g), e = load_word<uint4, Fresh>(vs + i + 3 * g);
+            vd[i] = a;
+            vd[i + g] = b;
+            vd[i + 2 * g] = c;
+            vd[i + 3 * g] = e;
+        }
+        for (; i < nv; i += g) vd[i] = load_word<uint4, Fresh>(vs + i);
+        return;
+    }
+    const uintptr_t x = ud ^ us;
+    if ((x & 15) == 0) copy_words<uint4, Fresh>(d, s, n, r, g);
+    else if ((x & 7) == 0) copy_words<unsigned long long, Fresh>(d, s, n, r, g);
+    else if ((x & 3) == 0) copy_words<unsigned int, Fresh>(d, s, n, r, g);
+    else if ((x & 1) == 0) copy_words<unsigned short, Fresh>(d, s, n, r, g);
+    else copy_words<unsigned char, Fresh>(d, s, n, r, g);
 }
 
 template <scope S, bool Fresh>
 __device__ __forceinline__ void group_copy(void *dst, const void *src, size_t n) {
-    char *d = static_cast<char *>(dst);
-    const char *s = static_cast<const char *>(src);
-    const uintptr_t x = reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s);
-    if ((x & 15) == 0) copy_words<S, uint4, Fresh>(d, s, n);
-    else if ((x & 7) == 0) copy_words<S, unsigned long long, Fresh>(d, s, n);
-    else if ((x & 3) == 0) copy_words<S, unsigned int, Fresh>(d, s, n);
-    else if ((x & 1) == 0) copy_words<S, unsigned short, Fresh>(d, s, n);
-    else copy_words<S, unsigned char, Fresh>(d, s, n);
+    copy_by<Fresh>(dst, src, n, group_rank<S>(), group_size<S>());
 }
 
 // ---- comparisons ---------------------------------------------------------------------------
