@@ -27,6 +27,8 @@ def test_cupy_zero_copy_views_and_buffers():
     got = cp.empty(1024, cp.float32)
     hgas.get(got, a, left)  # a CuPy array as the local buffer
     assert cp.array_equal(got, cp.arange(1024, dtype=cp.float32) + left)
+    # No synchronize: CuPy's array names its stream (__cuda_array_interface__ version 3) and hgas
+    # waits for it before reading the source.
     hgas.put(a, cp.full(1024, 7, cp.float32), right)
     hgas.barrier()
     assert bool((view == 7).all())
@@ -68,7 +70,11 @@ def test_torch_zero_copy_views_and_buffers():
     cpu = torch.zeros(4, dtype=torch.int64)  # a CPU tensor goes through DLPack
     hgas.get(cpu, a[0:1], right)
     assert bool((cpu.view(torch.float64) == right + 0.5).all())
-    hgas.put(a, torch.ones((32, 32), dtype=torch.float64, device="cuda") * 3, right)
+    three = torch.ones((32, 32), dtype=torch.float64, device="cuda") * 3
+    # torch's __cuda_array_interface__ names no stream, so as with a CUDA-aware MPI the caller
+    # waits for the kernel that writes a source before hgas reads it.
+    torch.cuda.synchronize()
+    hgas.put(a, three, right)
     hgas.barrier()
     assert bool((t == 3).all())
     hgas.free(a)
