@@ -96,6 +96,15 @@ __device__ void p(const ctx &c, T *dst, T value, int rank);
 /// Loads one value from symmetric `src` on `rank`.
 template <scope S = scope::thread, class T>
 __device__ T g(const ctx &c, const T *src, int rank);
+/// NVSHMEM's nvshmem_ptr: symmetric `p` as it lives on `rank`, as a pointer this GPU's threads
+/// load from and store to directly; nullptr where `rank`'s memory is reached only through the
+/// proxy (another node, no peer access, HGAS_DEVICE_PROXY=force) or where `p` is not in a
+/// symmetric heap or `rank` does not exist (no error is recorded). Translate once, then use
+/// plain loads and stores: a put pays the translation and its checks at every call, which for
+/// a few bytes costs more than the copy. Ordering is then the caller's (fences, or a
+/// put_signal / signal_op after the stores).
+template <class T>
+__device__ T *ptr(const ctx &c, T *p, int rank);
 
 // ---- signals ------------------------------------------------------------------------------
 

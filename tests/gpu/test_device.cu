@@ -68,7 +68,9 @@ template <scope S>
 void put_get_scope() {
     rank_gpu g;
     g.open(true);
-    const size_t sizes[] = {1, 8, 13, 4096 + 3, (1u << 20) + 5};
+    // 48, 4096 and 1 MiB with mis 0: both ends and the length 16-byte aligned (the copy's
+    // fast path); the others and mis 3 take the general one.
+    const size_t sizes[] = {1, 8, 13, 48, 4096, 4096 + 3, 1u << 20, (1u << 20) + 5};
     const size_t stride = (1u << 20) + 128;
     char *sym, *src, *local;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(stride * n(), HGAS_KIND_CUDA, reinterpret_cast<void **>(&sym)));
@@ -155,6 +157,75 @@ TEST(Device, PutIntoTheHostHeap) {
     HGAS_OK_OR_FAIL(hgas_barrier());
     CK(cudaFree(src));
     HGAS_OK_OR_FAIL(hgas_free(hsym));
+}
+
+// ---- ptr --------------------------------------------------------------------------------------
+
+// mapped[t]: ptr(sym, t) is not null; through it, got[t] = sym[0] of rank t, and sym[1 + me] of
+// rank t = 2000 + me. mapped[n], mapped[n + 1]: ptr of a rank that does not exist and of an
+// address outside the heaps (both must be null).
+__global__ void k_ptr(hd::ctx c, uint64_t *sym, uint64_t *not_sym, int *mapped, uint64_t *got, uint64_t **own) {
+    for (int t = 0; t < c.n; ++t) {
+        volatile uint64_t *q = hd::ptr(c, sym, t);
+        mapped[t] = q != nullptr;
+        if (!q) continue;
+        got[t] = q[0];
+        q[1 + c.me] = 2000 + c.me;
+    }
+    *own = hd::ptr(c, sym, c.me);
+    mapped[c.n] = hd::ptr(c, sym, c.n) != nullptr;
+    mapped[c.n + 1] = hd::ptr(c, not_sym, 0) != nullptr;
+    __threadfence_system();
+}
+
+TEST(Device, PtrGivesPointersToMappedPeers) {
+    rank_gpu g;
+    g.open(true);
+    const bool forced = (g.c.flags & HGAS_DEVICE_FORCE_PROXY) != 0;
+    uint64_t *sym, *not_sym, *got, **own;
+    int *mapped;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(sizeof(uint64_t) * (1 + n()), HGAS_KIND_CUDA, reinterpret_cast<void **>(&sym)));
+    CK(cudaMalloc(&not_sym, sizeof *not_sym));
+    CK(cudaMalloc(&got, sizeof(uint64_t) * n()));
+    CK(cudaMalloc(&own, sizeof *own));
+    CK(cudaMalloc(&mapped, sizeof(int) * (n() + 2)));
+    std::vector<uint64_t> init(1 + n(), 0);
+    init[0] = 1000 + me();
+    CK(cudaMemcpy(sym, init.data(), sizeof(uint64_t) * init.size(), cudaMemcpyHostToDevice));
+    CK(cudaStreamSynchronize(nullptr));
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    k_ptr<<<1, 1, 0, g.s>>>(g.c, sym, not_sym, mapped, got, own);
+    CK(cudaGetLastError());
+    g.sync();
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    std::vector<int> m(n() + 2);
+    std::vector<uint64_t> gv(n()), mine(1 + n());
+    uint64_t *own_h = nullptr;
+    CK(cudaMemcpy(m.data(), mapped, sizeof(int) * m.size(), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(gv.data(), got, sizeof(uint64_t) * n(), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&own_h, own, sizeof own_h, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(mine.data(), sym, sizeof(uint64_t) * mine.size(), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(m[n()], 0) << "ptr of rank n() must be null";
+    EXPECT_EQ(m[n() + 1], 0) << "ptr of memory outside the symmetric heaps must be null";
+    if (forced) {
+        for (int t = 0; t < n(); ++t) EXPECT_EQ(m[t], 0) << "HGAS_DEVICE_PROXY=force: ptr of rank " << t;
+    } else {
+        EXPECT_EQ(m[me()], 1) << "this rank's own heap is always mapped";
+        EXPECT_EQ(own_h, sym) << "ptr of this rank is the address itself";
+    }
+    for (int t = 0; t < n(); ++t) {
+        if (m[t]) EXPECT_EQ(gv[t], 1000u + t) << "loaded through ptr of rank " << t;
+        // Every rank of these tests is on one node with the same settings: rank w mapped this
+        // rank exactly when this rank mapped w.
+        EXPECT_EQ(mine[1 + t], m[t] ? 2000u + t : 0u) << "stored through rank " << t << "'s ptr";
+    }
+    EXPECT_EQ(hgas_device_status(), HGAS_OK) << "ptr records no error: " << hgas_last_error();
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    CK(cudaFree(not_sym));
+    CK(cudaFree(got));
+    CK(cudaFree(own));
+    CK(cudaFree(mapped));
+    HGAS_OK_OR_FAIL(hgas_free(sym));
 }
 
 // ---- p / g ----------------------------------------------------------------------------------

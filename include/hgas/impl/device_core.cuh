@@ -80,9 +80,10 @@ struct target {
 // Symmetric address `p` (bytes long) of this rank's heaps, on `rank`. `local` waits and reads
 // (signal_wait_until) ignore HGAS_DEVICE_PROXY=force: they are loads of this rank's memory.
 // Every put and get pays this per call, so it stays short: `off` wraps around for an address
-// below the base, so one unsigned comparison covers both ends of a window.
-__device__ __forceinline__ target translate(const hgas_device_ctx_t &c, const void *p, uint64_t bytes, int rank,
-                                            bool local = false) {
+// below the base, so one unsigned comparison covers both ends of a window. ok is false (and
+// nothing recorded) for a bad rank or address.
+__device__ __forceinline__ target find(const hgas_device_ctx_t &c, const void *p, uint64_t bytes, int rank,
+                                       bool local = false) {
     const char *a = static_cast<const char *>(p);
     if (static_cast<unsigned>(rank) < static_cast<unsigned>(c.n)) {
 #pragma unroll
@@ -98,8 +99,15 @@ __device__ __forceinline__ target translate(const hgas_device_ctx_t &c, const vo
             }
         }
     }
-    record_error(c, HGAS_DEVICE_ERR_BAD_ADDRESS, rank, reinterpret_cast<uint64_t>(p));
     return target{nullptr, 0, 0, false, false};
+}
+
+// find(), recording HGAS_DEVICE_ERR_BAD_ADDRESS for a bad rank or address.
+__device__ __forceinline__ target translate(const hgas_device_ctx_t &c, const void *p, uint64_t bytes, int rank,
+                                            bool local = false) {
+    const target t = find(c, p, bytes, rank, local);
+    if (!t.ok) record_error(c, HGAS_DEVICE_ERR_BAD_ADDRESS, rank, reinterpret_cast<uint64_t>(p));
+    return t;
 }
 
 // A proxied request can be made: the proxy is on. Records the error otherwise.

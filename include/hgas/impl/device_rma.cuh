@@ -221,6 +221,11 @@ __device__ void p(const ctx &c, T *dst, T value, int rank) {
     detail::group_sync<S>();
 }
 
+template <class T>
+__device__ T *ptr(const ctx &c, T *p, int rank) {
+    return static_cast<T *>(static_cast<void *>(detail::find(c, p, 1, rank).ptr));  // p itself must lie in a heap
+}
+
 template <scope S, class T>
 __device__ T g(const ctx &c, const T *src, int rank) {
     static_assert(std::is_arithmetic_v<T> && sizeof(T) <= 8, "hgas::device::g takes an integer or floating-point value");
