@@ -21,6 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Most timed batches per point: the programs' sample arrays hold this many. */
+#define BENCH_MAX_BATCHES 64
+
 typedef struct bench_opts {
     size_t min_size, max_size; /* --sizes A:B[:F] */
     unsigned factor;           /* size step (multiply) */
@@ -95,7 +98,12 @@ static inline void bench_parse(int argc, char **argv, bench_opts_t *o, const cha
             }
             ++i;
         } else if (!strcmp(a, "--batches") && v) {
+            /* The programs keep their samples in arrays of BENCH_MAX_BATCHES: more would overrun them. */
             o->batches = atoi(v);
+            if (o->batches < 1 || o->batches > BENCH_MAX_BATCHES) {
+                fprintf(stderr, "%s: --batches wants 1 to %d, not '%s'\n", argv[0], BENCH_MAX_BATCHES, v);
+                exit(2);
+            }
             ++i;
         } else if (!strcmp(a, "--transport") && v) {
             o->transport = v;

@@ -19,6 +19,13 @@ rc=$?
 [ $rc = 2 ] && echo "ok   --only foo: exit 2" || fail "--only foo: exit $rc, expected 2"
 has "$WORK/only.out" "--only: 'foo' is no benchmark; the benchmarks are put_lat, put_signal_lat, get_lat"
 
+# bench_batches_bounded: more batches than the programs keep samples for is an error, not a
+# write past the sample array (hgas-bench-msg crashed with --batches 2000).
+"$DIR/hgas-bench-msg" --batches 65 >"$WORK/batches.out" 2>&1
+rc=$?
+[ $rc = 2 ] && echo "ok   --batches 65: exit 2" || fail "--batches 65: exit $rc, expected 2"
+has "$WORK/batches.out" "--batches wants 1 to 64, not '65'"
+
 mkdir -p "$WORK/bin"
 cat >"$WORK/bin/oshcc" <<'SH'
 #!/bin/sh
