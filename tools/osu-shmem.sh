@@ -67,6 +67,8 @@ if [ -n "$PEER" ]; then
     extra=()
     # Open MPI refuses to start as root unless told; its oshrun is mpirun.
     [ "$(id -u)" = 0 ] && "$PEER/oshrun" --help 2>&1 | grep -q allow-run-as-root && extra=(--allow-run-as-root)
+    # More PEs than cores: Open MPI refuses to start them unless told to oversubscribe.
+    [ "$NP" -gt "$(nproc)" ] && extra+=(--oversubscribe)
     impl peer "$PEER/oshcc" "$PEER/oshrun" "${extra[@]}" || echo "osu-shmem: the peer had failures (see above)" >&2
 fi
 

@@ -37,6 +37,10 @@ typedef struct {
     /* Allreduce and reduce_scatter calls that read the members' mapped vectors directly
      * (algorithm "direct": no scratch). */
     uint64_t allreduce_direct, reduce_scatter_direct;
+    /* Collect calls: sizes and every block through the scratch slots (one round); sizes (and
+     * the blocks that fit) through the slots, then the larger blocks into dst (two rounds);
+     * sizes by an allreduce, then the blocks (two rounds). */
+    uint64_t collect_slots, collect_slots_large, collect_allreduce;
 } hgasi_coll_stats_t;
 
 /* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED

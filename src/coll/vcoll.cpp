@@ -9,6 +9,7 @@
 #include "coll/coll.hpp"
 #include "coll/devmem.hpp"
 #include "coll/direct.hpp"
+#include "coll/stats.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::coll {
@@ -53,11 +54,13 @@ status reduce_scatter(team &t, void *dst, const void *src, size_t count, hgas_dt
     return local_copy(r, name, d, all.data() + mine, block);
 }
 
-status collect(team &t, void *dst, const void *src, size_t bytes, size_t *total_out) {
-    const char *name = "hgas_team_collect";
+namespace {
+// collect for teams too large for scratch slots of k_collect_slot_min bytes: everyone's size
+// by an allreduce of a vector that is zero but for each member's own entry, then each member
+// puts its block into every peer's dst at its prefix offset.
+status collect_by_allreduce(team &t, const char *name, char *d, const void *src, size_t bytes, size_t *total_out) {
     core::rank &r = *t.r;
     const int n = t.n(), me = t.me;
-    // Everyone's size, by an allreduce of a vector that is zero but for each rank's own entry.
     std::vector<uint64_t> sizes(static_cast<size_t>(n), 0), all(static_cast<size_t>(n));
     sizes[static_cast<size_t>(me)] = bytes;
     HGAS_TRY(allreduce(t, all.data(), sizes.data(), static_cast<size_t>(n), HGAS_UINT64, HGAS_OP_SUM));
@@ -71,12 +74,10 @@ status collect(team &t, void *dst, const void *src, size_t bytes, size_t *total_
     if (total_out) *total_out = static_cast<size_t>(total);
     if (total == 0) return status::ok;
     sym_ref dref;
-    status local = check_symmetric(r, name, dst, static_cast<size_t>(total), "dst", &dref);
+    status local = check_symmetric(r, name, d, static_cast<size_t>(total), "dst", &dref);
     mem::kind ks;
     if (local == status::ok) local = check_any_buf(r, name, src, bytes, "src", &ks);
     if (local != status::ok) return fail_entered(t, local);
-    char *d = static_cast<char *>(dst);
-    if (n == 1) return local_copy(r, name, d, src, bytes);
     session s(t, fingerprint(c_collect, total, static_cast<uint64_t>(n)), "%llu bytes in all", bit(w_collect), {total});
     for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, name));  // as in fcollect
     for (int k = 1; k < n; ++k) {
@@ -90,6 +91,124 @@ status collect(team &t, void *dst, const void *src, size_t bytes, size_t *total_
     }
     HGAS_TRY(local_copy(r, name, d + at, src, bytes));
     return s.wait_count(w_collect, static_cast<uint64_t>(n - 1), name);
+}
+
+// collect's first round: every member puts a header with its block's size, and the block itself
+// when it fits, into slot `me` of every peer's scratch (slots of collect_slot() bytes). Small
+// blocks then need no second round and no allreduce of the sizes: each member copies the
+// others' blocks out of its own scratch.
+struct collect_header {
+    uint64_t bytes;
+    uint64_t pad;
+};
+constexpr size_t k_collect_slot_max = 4096;
+constexpr size_t k_collect_slot_min = 128;
+// Bytes per member's slot: up to 4 KiB, as the scratch allows for n members; the same on every
+// member (n and HGAS_COLL_SCRATCH are; the fingerprint carries it, so a job whose ranks were
+// given different HGAS_COLL_SCRATCH fails instead of misreading slots). 0: too many members for
+// the scratch (or HGAS_COLL_COLLECT=allreduce): the sizes go through an allreduce.
+size_t collect_slot(const team &t) {
+    if (t.r->cfg().text(setting::coll_collect) == "allreduce") return 0;
+    const size_t per = std::min(k_collect_slot_max, t.r->internal().coll_scratch_size / static_cast<size_t>(t.n()));
+    const size_t slot = per & ~size_t{63};
+    return slot >= k_collect_slot_min ? slot : 0;
+}
+
+// The block of every member whose block was too large for its slot goes straight into the
+// others' dst (a second session, as fcollect's); the blocks that came in the slots are copied
+// from the scratch. `big` is the number of members other than this one that send a block.
+status collect_large(team &t, const char *name, char *d, const sym_ref &dref, const void *src, size_t bytes,
+                     bool mine_big, const std::vector<uint64_t> &at, uint64_t total, status local, int big,
+                     size_t slot) {
+    core::rank &r = *t.r;
+    const int n = t.n(), me = t.me;
+    if (local != status::ok) return fail_entered(t, local);  // the big ones must not write to our dst
+    session s(t, fingerprint(c_collect, total, static_cast<uint64_t>(n)), "%llu bytes in all", bit(w_collect),
+              {total});
+    for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, name));  // as in fcollect
+    if (mine_big)
+        for (int k = 1; k < n; ++k) {
+            const int peer = (me + k) % n;
+            HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(peer), dref.seg, dref.off + at[me]), src, bytes,
+                                     s.peer_word(peer, w_collect), 1, HGAS_SIGNAL_ADD, false, rma::issuer::runtime));
+        }
+    const char *scratch = r.own_base(mem::seg_symmetric) + r.internal().coll_scratch;
+    HGAS_TRY(local_copy(r, name, d + at[me], src, bytes));
+    for (int i = 0; i < n; ++i) {
+        const size_t len = at[i + 1] - at[i];
+        if (i != me && len + sizeof(collect_header) <= slot)
+            HGAS_TRY(local_copy(r, name, d + at[i], scratch + slot * i + sizeof(collect_header), len));
+    }
+    return s.wait_count(w_collect, static_cast<uint64_t>(big), name);
+}
+}  // namespace
+
+status collect(team &t, void *dst, const void *src, size_t bytes, size_t *total_out) {
+    const char *name = "hgas_team_collect";
+    core::rank &r = *t.r;
+    const int n = t.n(), me = t.me;
+    mem::kind ks;
+    char *d = static_cast<char *>(dst);
+    sym_ref dref;
+    if (n == 1) {
+        if (total_out) *total_out = bytes;
+        if (bytes == 0) return status::ok;
+        HGAS_TRY(check_symmetric(r, name, dst, bytes, "dst", &dref));
+        HGAS_TRY(check_any_buf(r, name, src, bytes, "src", &ks));
+        return local_copy(r, name, d, src, bytes);
+    }
+    const size_t slot = collect_slot(t);
+    if (slot == 0) {
+        ++stats(r).collect_allreduce;
+        return collect_by_allreduce(t, name, d, src, bytes, total_out);
+    }
+    if (status e = check_any_buf(r, name, src, bytes, "src", &ks); e != status::ok) return fail_entered(t, e);
+
+    // Round 1: our header (and block, if it fits) into slot `me` of every peer's scratch.
+    session s(t, fingerprint(c_collect, static_cast<uint64_t>(n), slot), "%llu-byte slots", bit(w_collect), {slot});
+    for (int k = 1; k < n; ++k) HGAS_TRY(s.wait_entered((me + k) % n, name));  // as in fcollect
+    const bool mine_big = bytes + sizeof(collect_header) > slot;
+    alignas(16) char stage[k_collect_slot_max];
+    const collect_header h{bytes, 0};
+    std::memcpy(stage, &h, sizeof h);
+    if (!mine_big) HGAS_TRY(local_copy(r, name, stage + sizeof h, src, bytes));
+    const size_t put = sizeof h + (mine_big ? 0 : bytes);
+    const uint64_t scratch_off = r.internal().coll_scratch;
+    for (int k = 1; k < n; ++k) {
+        const int peer = (me + k) % n;
+        HGAS_TRY(rma::put_signal(r, mem::make_gptr(t.rank_of(peer), mem::seg_symmetric, scratch_off + slot * me),
+                                 stage, put, s.peer_word(peer, w_collect), 1, HGAS_SIGNAL_ADD, false,
+                                 rma::issuer::runtime));
+    }
+    HGAS_TRY(s.wait_count(w_collect, static_cast<uint64_t>(n - 1), name));
+
+    // Every member now knows every size, the same on all: the offsets, the total, and which
+    // blocks still have to move.
+    const char *scratch = r.own_base(mem::seg_symmetric) + scratch_off;
+    std::vector<uint64_t> at(static_cast<size_t>(n) + 1, 0);
+    int big = 0;
+    bool overflow = false;
+    for (int i = 0; i < n; ++i) {
+        collect_header hi = h;
+        if (i != me) std::memcpy(&hi, scratch + slot * i, sizeof hi);
+        if (i != me && hi.bytes + sizeof(collect_header) > slot) ++big;
+        overflow |= hi.bytes > UINT64_MAX - at[i];
+        at[i + 1] = at[i] + hi.bytes;
+    }
+    if (overflow) return fail(status::invalid_arg, "%s: the sizes overflow", name);
+    ++(big || mine_big ? stats(r).collect_slots_large : stats(r).collect_slots);
+    const uint64_t total = at[n];
+    if (total_out) *total_out = static_cast<size_t>(total);
+    if (total == 0) return status::ok;
+    const status local = check_symmetric(r, name, dst, static_cast<size_t>(total), "dst", &dref);
+    if (big || mine_big) return collect_large(t, name, d, dref, src, bytes, mine_big, at, total, local, big, slot);
+    // Every block came in the slots. Nobody writes to our dst, so a bad dst fails this member
+    // alone. Our own block first: src may lie in dst (in place).
+    HGAS_TRY(local);
+    HGAS_TRY(local_copy(r, name, d + at[me], src, bytes));
+    for (int i = 0; i < n; ++i)
+        if (i != me) HGAS_TRY(local_copy(r, name, d + at[i], scratch + slot * i + sizeof(collect_header), at[i + 1] - at[i]));
+    return status::ok;
 }
 
 namespace {

@@ -122,15 +122,10 @@ void set_fcollect(const char *fn, const active_set &s, void *dest, const void *s
     set_barrier(fn, s);
 }
 
-// Blocks of different sizes, concatenated in member order. The sizes travel through one
-// symmetric word per member: pSync[k_count] on a subset, a fresh symmetric word on the world.
+// Blocks of different sizes, concatenated in member order, on a subset of PEs (the whole job
+// runs hgas_team_collect). The sizes travel through pSync[k_count] of each member.
 void set_collect(const char *fn, const active_set &s, void *dest, const void *source, size_t bytes) {
-    long *word = s.psync ? s.psync + k_count : nullptr;
-    void *fresh = nullptr;
-    if (s.world) {  // the world's pSync may be anything (even static data): use our own word
-        check(fn, hgas_calloc(1, sizeof(long), &fresh));
-        word = static_cast<long *>(fresh);
-    }
+    long *word = s.psync + k_count;
     *word = static_cast<long>(bytes);  // nobody reads it before the barrier below
     set_barrier(fn, s);
     size_t offset = 0;
@@ -141,8 +136,7 @@ void set_collect(const char *fn, const active_set &s, void *dest, const void *so
     }
     for (int i = 0; i < s.size; ++i) put_to(fn, static_cast<char *>(dest) + offset, source, bytes, s.pe(i));
     set_barrier(fn, s);  // also: every member has read our word
-    if (fresh) check(fn, hgas_free(fresh));
-    else *word = SHMEM_SYNC_VALUE;
+    *word = SHMEM_SYNC_VALUE;
 }
 
 // Element k of block j of our source (elements at source[sst * (j * nelems + k)]) lands at
@@ -289,7 +283,7 @@ int team_reduce(const char *fn, shmem_team_t team, op o, T *dest, const T *sourc
     return 0;
 }
 
-// Active-set forms that hgas can do for the world (fcollect, alltoall).
+// Active-set forms that hgas can do for the world (fcollect, collect, alltoall).
 void active_fcollect(const char *fn, void *dest, const void *source, size_t bytes, int PE_start, int logPE_stride,
                      int PE_size, long *pSync) {
     const active_set s = make_set(fn, PE_start, logPE_stride, PE_size, pSync);
@@ -297,6 +291,15 @@ void active_fcollect(const char *fn, void *dest, const void *source, size_t byte
         if (bytes) check(fn, hgas_fcollect(dest, source, bytes));
     } else {
         set_fcollect(fn, s, dest, source, bytes);
+    }
+}
+void active_collect(const char *fn, void *dest, const void *source, size_t bytes, int PE_start, int logPE_stride,
+                    int PE_size, long *pSync) {
+    const active_set s = make_set(fn, PE_start, logPE_stride, PE_size, pSync);
+    if (s.world) {
+        check(fn, hgas_team_collect(HGAS_TEAM_WORLD, dest, source, bytes, nullptr));
+    } else {
+        set_collect(fn, s, dest, source, bytes);
     }
 }
 void active_alltoall(const char *fn, void *dest, const void *source, size_t nelems, size_t size, int PE_start,
@@ -394,9 +397,8 @@ void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync) {
     }                                                                                               \
     void shmem_collect##B(void *dest, const void *source, size_t nelems, int PE_start,              \
                           int logPE_stride, int PE_size, long *pSync) {                             \
-        const char *fn = "shmem_collect" #B;                                                        \
-        set_collect(fn, make_set(fn, PE_start, logPE_stride, PE_size, pSync), dest, source,         \
-                    nelems * (B / 8));                                                              \
+        active_collect("shmem_collect" #B, dest, source, nelems * (B / 8), PE_start, logPE_stride,  \
+                       PE_size, pSync);                                                             \
     }                                                                                               \
     void shmem_fcollect##B(void *dest, const void *source, size_t nelems, int PE_start,             \
                            int logPE_stride, int PE_size, long *pSync) {                            \

@@ -8,6 +8,7 @@
 // device scratch (device -> device, no byte through the host heap) once it has been taken at
 // the first world reduction of a device vector, and the host scratch before that, on other
 // teams, and with HGAS_COLL_DEVICE_SCRATCH=0.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -336,6 +337,122 @@ TEST(CollChoice, FcollectPicksTheDocumentedAlgorithm) {
         }
     }
     destroy(tv);
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+// collect: the size of a member's slot in the scratch (docs/collectives.md), 0 where the sizes
+// go through an allreduce; and which algorithm a call with these block sizes runs.
+size_t expect_collect_slot(int members) {
+    if (env("HGAS_COLL_COLLECT", "auto") == "allreduce") return 0;
+    const std::string sc = env("HGAS_COLL_SCRATCH", "1M");
+    size_t scratch = std::strtoull(sc.c_str(), nullptr, 10);
+    if (sc.back() == 'K') scratch <<= 10;
+    if (sc.back() == 'M') scratch <<= 20;
+    scratch = std::max<size_t>(scratch, 4096);
+    const size_t slot = std::min<size_t>(4096, scratch / static_cast<size_t>(members)) & ~size_t{63};
+    return slot >= 128 ? slot : 0;
+}
+
+// Blocks of sizes that differ by member (one of them empty), all within a slot, at a slot's
+// edge (16 bytes of header), one member's block past it, every block past it, all empty, and
+// in place: the counters say which algorithm ran, and every byte of dst (and nothing after
+// it) is checked.
+TEST(CollChoice, CollectPicksTheDocumentedAlgorithm) {
+    const size_t maxb = 10000;
+    unsigned char *dst = nullptr;
+    HGAS_OK_OR_FAIL(hgas_malloc(maxb * static_cast<size_t>(n()) + 64, reinterpret_cast<void **>(&dst)));
+    std::vector<unsigned char> src(maxb);
+    auto tv = teams();
+    for (auto &tc : tv) {
+        if (tc.t == HGAS_TEAM_INVALID) continue;
+        const int tn = hgas_team_n(tc.t), tme = hgas_team_my_rank(tc.t);
+        const size_t slot = expect_collect_slot(tn);
+        const size_t edge = slot ? slot - 16 : 100;
+        struct shape {
+            const char *what;
+            size_t (*of)(int k, size_t edge);
+        };
+        const shape shapes[] = {
+            {"varying", [](int k, size_t) { return k == 1 ? size_t{0} : size_t(7 * k + 3); }},
+            {"at the edge", [](int, size_t e) { return e; }},
+            {"one past the edge", [](int k, size_t e) { return k == 0 ? e + 1 : size_t(k); }},
+            {"all large", [](int k, size_t) { return size_t(9000 + k); }},
+            {"all empty", [](int, size_t) { return size_t{0}; }},
+        };
+        for (const shape &sh : shapes) {
+            for (int in_place = 0; in_place < 2; ++in_place) {
+                size_t want_total = 0, at = 0;
+                bool large = false;
+                for (int k = 0; k < tn; ++k) {
+                    if (k == tme) at = want_total;
+                    want_total += sh.of(k, edge);
+                    large |= slot && sh.of(k, edge) + 16 > slot;
+                }
+                const size_t mine = sh.of(tme, edge);
+                std::memset(dst, 0xEE, want_total + 64);
+                for (size_t i = 0; i < mine; ++i) src[i] = pattern(tme, 8, i);
+                if (in_place) std::memcpy(dst + at, src.data(), mine);
+                const hgasi_coll_stats_t a = stats();
+                size_t total = 0;
+                HGAS_OK_OR_FAIL(hgas_team_collect(tc.t, dst, in_place ? dst + at : src.data(), mine, &total))
+                    << tn << " members, " << sh.what;
+                const hgasi_coll_stats_t b = stats();
+                EXPECT_EQ(total, want_total) << tn << " members, " << sh.what;
+                if (tn > 1) {
+                    EXPECT_EQ(b.collect_allreduce - a.collect_allreduce, slot ? 0u : 1u) << tn << ", " << sh.what;
+                    EXPECT_EQ(b.collect_slots - a.collect_slots, slot && !large ? 1u : 0u) << tn << ", " << sh.what;
+                    EXPECT_EQ(b.collect_slots_large - a.collect_slots_large, large ? 1u : 0u) << tn << ", " << sh.what;
+                }
+                size_t bad = 0, pos = 0;
+                for (int k = 0; k < tn; ++k)
+                    for (size_t i = 0; i < sh.of(k, edge); ++i, ++pos) bad += dst[pos] != pattern(k, 8, i);
+                EXPECT_EQ(bad, 0u) << "wrong collect data, " << tn << " members, " << sh.what << (in_place ? ", in place" : "");
+                EXPECT_EQ(dst[want_total], 0xEE) << "collect wrote past the end, " << tn << " members, " << sh.what;
+            }
+        }
+    }
+    destroy(tv);
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+// A member whose dst is not symmetric fails with a message. Where every block fits its slot,
+// nobody writes to that dst, so the others complete with every block; where a block goes
+// straight to the peers' dst, every member fails (nothing written into the bad dst). A collect
+// after it works everywhere.
+TEST(CollChoice, CollectWithABadDstOnOneMember) {
+    if (n() < 2) GTEST_SKIP() << "needs 2 ranks";
+    const size_t slot = expect_collect_slot(n());
+    unsigned char *dst = nullptr;
+    HGAS_OK_OR_FAIL(hgas_malloc(20000 * static_cast<size_t>(n()), reinterpret_cast<void **>(&dst)));
+    std::vector<unsigned char> priv(20000 * static_cast<size_t>(n()), 0xEE), src(20000);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = pattern(me(), 9, i);
+    const int bad = n() - 1;
+    for (size_t bytes : {size_t{8}, size_t{20000}}) {
+        const bool one_round = slot && bytes + 16 <= slot;
+        unsigned char *d = me() == bad ? priv.data() : dst;
+        size_t total = 0;
+        const hgas_status_t st = hgas_team_collect(HGAS_TEAM_WORLD, d, src.data(), bytes, &total);
+        if (me() == bad) {
+            EXPECT_EQ(st, HGAS_ERR_INVALID_POINTER) << bytes << " B";
+            EXPECT_NE(std::string(hgas_last_error()).find("hgas_team_collect"), std::string::npos) << hgas_last_error();
+            size_t touched = 0;
+            for (unsigned char c : priv) touched += c != 0xEE;
+            EXPECT_EQ(touched, 0u) << "a peer wrote into the bad dst, " << bytes << " B";
+        } else if (one_round) {
+            ASSERT_EQ(st, HGAS_OK) << bytes << " B: " << hgas_last_error();
+            size_t wrong = 0;
+            for (int k = 0; k < n(); ++k)
+                for (size_t i = 0; i < bytes; ++i) wrong += dst[k * bytes + i] != pattern(k, 9, i);
+            EXPECT_EQ(wrong, 0u) << bytes << " B";
+        } else {
+            EXPECT_EQ(st, HGAS_ERR_INVALID_ARG) << bytes << " B";
+            EXPECT_NE(std::string(hgas_last_error()).find("rank " + std::to_string(bad)), std::string::npos)
+                << hgas_last_error();
+        }
+    }
+    size_t total = 0;
+    HGAS_OK_OR_FAIL(hgas_team_collect(HGAS_TEAM_WORLD, dst, src.data(), 8, &total));
+    EXPECT_EQ(total, 8u * static_cast<size_t>(n()));
     HGAS_OK_OR_FAIL(hgas_free(dst));
 }
 
