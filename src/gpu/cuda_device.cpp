@@ -740,6 +740,28 @@ public:
         return true;
     }
 
+    std::string ticket_state(ticket t) override {
+        char b[256];
+        if (t.stream == agent_stream_id && ring_) {
+            std::snprintf(b, sizeof b, "the copy agent of GPU %d: waiting for descriptor %llu; done %llu, posted %llu, "
+                          "agent running %llu, its last exit at %llu, agent stream %s", dev_,
+                          (unsigned long long)t.seq, (unsigned long long)__atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE),
+                          (unsigned long long)agent_seq_, (unsigned long long)__atomic_load_n(&ring_->alive, __ATOMIC_ACQUIRE),
+                          (unsigned long long)__atomic_load_n(&ring_->exit_seq, __ATOMIC_ACQUIRE),
+                          cudaStreamQuery(agent_stream_) == cudaSuccess ? "idle" : "busy");
+            return b;
+        }
+        if (t.stream < 0 || static_cast<size_t>(t.stream) >= streams_.size()) return {};
+        std::lock_guard<std::mutex> g(stream_mu_);
+        const stream_state &st = streams_[t.stream];
+        const cudaError_t e = cudaStreamQuery(st.s);
+        std::snprintf(b, sizeof b, "GPU %d stream %d: waiting for copy %llu; %llu recorded, %llu completed; the stream "
+                      "is %s", dev_, t.stream, (unsigned long long)t.seq, (unsigned long long)st.recorded,
+                      (unsigned long long)st.completed, e == cudaSuccess ? "idle" : e == cudaErrorNotReady ? "busy"
+                      : cudaGetErrorString(e));
+        return b;
+    }
+
     result<uint64_t> amo(void *p, amo_op op, unsigned width, uint64_t operand, uint64_t compare) override {
         select();
         if (ring_) {

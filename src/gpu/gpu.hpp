@@ -108,6 +108,9 @@ public:
     // A ticket that completes when everything submitted to `stream` so far has.
     virtual result<ticket> mark(int stream) = 0;
     virtual result<bool> test(ticket t) = 0;
+    // What a ticket that did not complete is waiting on, for the message of a wait that timed
+    // out (the copy agent's or the stream's state); empty where there is nothing to say.
+    virtual std::string ticket_state(ticket) { return {}; }
     // Lets work that nobody waits for yet make progress, from the progress engine (either
     // thread). A GPU's engines run on their own: nothing to do. sim's passive engine carries
     // out what has fallen due, as a GPU would have by now.

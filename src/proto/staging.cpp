@@ -136,7 +136,13 @@ status staging::wait_ticket(gpu::device *d, gpu::ticket tk, const char *what) {
         }
         return *r;
     });
-    return err != status::ok ? err : s;
+    if (err != status::ok) return err;
+    if (s == status::timeout) {
+        // Say what the device was doing: a local copy that never completes is not a peer's fault.
+        const std::string state = d->ticket_state(tk);
+        if (!state.empty()) return fail(s, "%s; %s", last_error().c_str(), state.c_str());
+    }
+    return s;
 }
 
 // --- local copies and bounces ---------------------------------------------------------------
