@@ -57,7 +57,8 @@ active_set make_set(const char *fn, int PE_start, int logPE_stride, int PE_size,
 }
 
 // pSync words used by this file.
-enum : int { k_arrived = 0, k_release = 1, k_count = 2 };
+enum : int { k_arrived = 0, k_release = 1, k_count = 2, k_bcast = 3 };
+static_assert(k_bcast < SHMEM_BCAST_SYNC_SIZE, "the broadcast's word lies in a broadcast's pSync");
 
 void atomic_set_word(const char *fn, long *word, int pe, int64_t v) {
     check(fn, hgas_atomic(gptr(fn, word, pe), HGAS_AMO_SET, HGAS_INT64, &v, nullptr, nullptr));
@@ -101,16 +102,30 @@ void put_to(const char *fn, void *dest, const void *src, size_t bytes, int pe) {
 }
 
 // Root's `bytes` of source to dest of every other member (the old broadcast: the root's dest
-// is not written). Entry barrier: every member has entered, so its dest is ours to write.
+// is not written). OpenSHMEM makes the caller ensure that every member's dest is ready before
+// the call, so there is no entry barrier: the root puts the data with a signal that adds 1 to
+// pSync[k_bcast] of each member, and a member waits for its word to reach 1 and takes the 1
+// back by an atomic add (SHMEM_SYNC_VALUE again on return). The caller must not reuse pSync
+// while a member may still be in the previous call on it (the specification's rule; OSU
+// alternates two arrays around a barrier). One round, where two barriers around the puts cost
+// 10 us at 4 PEs on 2 cores (Open MPI 0.8).
 void set_broadcast(const char *fn, const active_set &s, void *dest, const void *source, size_t bytes, int root) {
     if (root < 0 || root >= s.size)
         fatal(fn, "PE_root %d is not an index in the active set of %d PEs", root, s.size);
-    if (bytes == 0) return;
-    set_barrier(fn, s);
-    if (s.me == root)
+    if (bytes == 0 || s.size == 1) return;
+    long *word = s.psync + k_bcast;
+    if (s.me == root) {
         for (int i = 0; i < s.size; ++i)
-            if (i != root) put_to(fn, dest, source, bytes, s.pe(i));
-    set_barrier(fn, s);
+            if (i != root)
+                check(fn, hgas_put_signal(gptr(fn, dest, s.pe(i)), source, bytes, gptr(fn, word, s.pe(i)), 1,
+                                          HGAS_SIGNAL_ADD));
+        return;
+    }
+    gptr(fn, word, hgas_rank_me());  // pSync must be symmetric (fatal with a message if not)
+    check(fn, hgas_signal_wait_until(reinterpret_cast<const uint64_t *>(word), HGAS_CMP_GE,
+                                     static_cast<uint64_t>(SHMEM_SYNC_VALUE) + 1, nullptr));
+    const int64_t minus_one = -1;
+    check(fn, hgas_atomic(gptr(fn, word, hgas_rank_me()), HGAS_AMO_ADD, HGAS_INT64, &minus_one, nullptr, nullptr));
 }
 
 // Every member's block of `bytes` to dest + index * bytes of every member.

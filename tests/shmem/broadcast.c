@@ -39,7 +39,32 @@ int main(void) {
         CHECK(idst[i] == (me == n - 1 ? 0 : 10 * (n - 1) + i), "broadcast32 idst[%d] = %d", i, idst[i]);
     for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; ++i) CHECK(pSync[i] == SHMEM_SYNC_VALUE, "pSync[%d] restored", i);
 
+    /* Rounds with no barrier between two of them: two pSync arrays alternate and a barrier
+     * follows every second round, so that no PE reuses an array another may still be using (what
+     * the specification asks), while the next round's signals may reach a PE still in this one
+     * on the other array. Each round has its own dest (ready, as asked) and a rotating root, and
+     * its data is checked the moment the call returns. */
+    enum { ROUNDS = 40, LEN = 3 };
+    long *pSync2 = shmem_malloc(SHMEM_BCAST_SYNC_SIZE * sizeof(long));
+    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; ++i) pSync2[i] = SHMEM_SYNC_VALUE;
+    long *many = shmem_malloc(ROUNDS * LEN * sizeof(long)), *msrc = shmem_malloc(LEN * sizeof(long));
+    for (int i = 0; i < ROUNDS * LEN; ++i) many[i] = -7;
     shmem_barrier_all();
+    for (int r = 0; r < ROUNDS; ++r) {
+        const int root = r % n;
+        for (int i = 0; i < LEN; ++i) msrc[i] = 1000 * r + 10 * me + i;
+        shmem_broadcast64(many + r * LEN, msrc, LEN, root, 0, 0, n, r % 2 ? pSync2 : pSync);
+        for (int i = 0; i < LEN; ++i)
+            CHECK(many[r * LEN + i] == (me == root ? -7 : 1000 * r + 10 * root + i), "round %d dest[%d] = %ld", r, i,
+                  many[r * LEN + i]);
+        if (r % 2) shmem_barrier_all();
+    }
+    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; ++i)
+        CHECK(pSync[i] == SHMEM_SYNC_VALUE && pSync2[i] == SHMEM_SYNC_VALUE, "pSync[%d] restored after the rounds", i);
+    shmem_barrier_all();
+    shmem_free(msrc);
+    shmem_free(many);
+    shmem_free(pSync2);
     shmem_free(idst);
     shmem_free(isrc);
     shmem_free(pSync);
