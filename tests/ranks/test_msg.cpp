@@ -275,7 +275,8 @@ TEST(Msg, OrderUnderTenThousandOutstanding) {
 // counted without a division (HGAS_MSG_SLOTS=5 in test_msg_odd_rings: the slot index wraps at
 // a count that is not a power of two). Every message carries its window, index and sender.
 TEST(Msg, SmallMessagesInlineUnexpectedAndRecycledRequests) {
-    const size_t sizes[] = {0, 1, 8, 47, 48, 49, 64, 100};  // all eager, also in 256-byte slots
+    // All eager, also in 256-byte slots; up to 32 bytes they travel in the slot's first line.
+    const size_t sizes[] = {0, 1, 8, 31, 32, 33, 47, 48, 49, 64, 100};
     const int S = static_cast<int>(sizeof sizes / sizeof sizes[0]);
     auto fill = [](std::vector<unsigned char> &b, int w, int i, int from) {
         for (size_t k = 0; k < b.size(); ++k) b[k] = static_cast<unsigned char>(w * 131 + i * 7 + from * 17 + k);
@@ -366,17 +367,17 @@ TEST(Msg, Wildcards) {
 // A buffer too small: HGAS_ERR_TRUNCATED naming sizes, the message is consumed, the next one
 // of the same pair and tag arrives intact. Eager and rendezvous.
 TEST(Msg, TruncationLosesNothingElse) {
-    for (size_t sz : {size_t(100), eager_max() * 2 + 3}) {
+    for (size_t sz : {size_t(20), size_t(100), eager_max() * 2 + 3}) {  // 20: in the slot's first line
         std::vector<unsigned char> s(sz, 0x5a), s2(8, 0x33), r(sz, 0);
         hgas_handle_t h[2];  // non-blocking: a rendezvous send to oneself waits for the receive
         HGAS_OK_OR_FAIL(hgas_isend(s.data(), sz, right(), 9, &h[0]));
         HGAS_OK_OR_FAIL(hgas_isend(s2.data(), 8, right(), 9, &h[1]));
         hgas_msg_info_t info{};
-        std::vector<unsigned char> small(50, 0x11);
+        std::vector<unsigned char> small(std::min<size_t>(50, sz / 2), 0x11);
         EXPECT_EQ(hgas_recv(small.data(), small.size(), left(), 9, &info), HGAS_ERR_TRUNCATED);
         const std::string err = hgas_last_error();
         EXPECT_NE(err.find(std::to_string(sz) + " bytes"), std::string::npos) << err;
-        EXPECT_NE(err.find("holds only 50"), std::string::npos) << err;
+        EXPECT_NE(err.find("holds only " + std::to_string(small.size())), std::string::npos) << err;
         EXPECT_EQ(info.bytes, sz);
         EXPECT_EQ(info.source, left());
         EXPECT_EQ(small[0], 0x11) << "a truncated receive wrote its buffer";
