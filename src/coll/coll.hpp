@@ -57,7 +57,8 @@ status alltoall(team &t, void *dst, const void *src, size_t bytes);
 /// vector into a private buffer, then a copy of this rank's block.
 status reduce_scatter(team &t, void *dst, const void *src, size_t count, hgas_dtype_t type, hgas_op_t op);
 /// Every member's `bytes` (may differ) land back to back in team order in every member's
-/// symmetric `dst`; *total (if not NULL) gets the sum. The sizes travel by an allreduce first.
+/// symmetric `dst`; *total (if not NULL) gets the sum. Sizes, and blocks that fit, travel through
+/// slots of the collective scratch (HGAS_COLL_COLLECT); larger blocks go to the peers' dst after.
 status collect(team &t, void *dst, const void *src, size_t bytes, size_t *total);
 /// send_bytes[j] bytes from src + send_off[j] go to member j at its dst + recv_off[me]. The
 /// receivers' (offset, size) pairs travel first through the scratch; sizes must agree.
