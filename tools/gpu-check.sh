@@ -229,7 +229,7 @@ if [ $DO_BUILD = 1 ]; then
             && grep -q '^build bin/matmul:' "$BUILD/build.ninja" 2>/dev/null && targets+=(matmul)
         [ "$ONLY" = matmul ] && targets=(--target matmul hgasrun)
         [ "$ONLY" = build ] && [ -n "${TARGETS:-}" ] && read -r -a targets <<<"--target $TARGETS"  # TARGETS: a subset
-        [ "$ONLY" = coll ] && targets=(--target hgas hgasrun test_coll_gpu test_coll_kinds test_coll_choice test_device_coll test_device_coll_threads) \
+        [ "$ONLY" = coll ] && targets=(--target hgas hgasrun test_coll_gpu test_coll_kinds test_coll_choice test_coll_choice_threads test_device_coll test_device_coll_threads) \
             && grep -q 'hgas-bench-coll-gpu' "$BUILD/build.ninja" 2>/dev/null && targets+=(hgas-bench-coll-gpu)
         say "build: cmake --build -j $JOBS ${targets[*]} ..."
         timeout "$(limit 300)" cmake --build "$BUILD" -j "$JOBS" ${targets[@]+"${targets[@]}"} -- -k 0 >>"$OUT/build.log" 2>&1
@@ -432,7 +432,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = coll ]; then
     touch "$OUT/bench.txt" "$OUT/bench.jsonl"
     if [ "$ONLY" = coll ]; then
         t=$SECONDS
-        timeout "$(limit 240)" ctest --test-dir "$BUILD" -L gpu -R 'test_coll_gpu|test_coll_kinds_cuda|test_coll_devscratch_cuda|test_device_coll' \
+        timeout "$(limit 240)" ctest --test-dir "$BUILD" -L gpu -R 'test_coll_gpu|test_coll_kinds_cuda|test_coll_devscratch_cuda|test_coll_kernel_cuda|test_coll_direct_cuda|test_device_coll' \
             --output-on-failure >"$OUT/coll-tests.log" 2>&1
         rc=$?
         say "coll tests: status $rc, $(grep -c ' Passed ' "$OUT/coll-tests.log") passed, $((SECONDS - t)) s (coll-tests.log)"

@@ -9,8 +9,6 @@
 
 namespace hgas::coll::detail {
 
-namespace {
-// Waits for a device ticket (HGAS_TIMEOUT), with progress meanwhile.
 status wait_ticket(core::rank &r, const char *op, gpu::device *d, gpu::ticket t) {
     status st = status::ok;
     HGAS_TRY(r.wait(op, [&] {
@@ -24,6 +22,7 @@ status wait_ticket(core::rank &r, const char *op, gpu::device *d, gpu::ticket t)
     return st;
 }
 
+namespace {
 gpu::device *device_of(core::rank &r, const char *op, mem::kind k, status &st) {
     gpu::device *d = r.device(k);
     if (!d) st = fail(status::internal, "%s: this rank has %s memory but no %s device", op, mem::kind_name(k),

@@ -31,6 +31,9 @@ status combine(core::rank &r, const char *op, mem::kind k, void *inout, const vo
 // is not ordered with stream 0 (the copy agent serves small ones, on the GPU's own schedule:
 // a reduce_scatter's own-block copy of 32 KiB landed after the combine on 2 H100s), so a
 // combine first waits for the copies before it.
+// Waits for a device ticket (HGAS_TIMEOUT), with progress meanwhile.
+status wait_ticket(core::rank &r, const char *op, gpu::device *d, gpu::ticket t);
+
 class batch {
 public:
     batch(core::rank &r, const char *op, mem::kind k) : r_(r), op_(op), k_(k) {}

@@ -15,6 +15,7 @@
 #include "coll/devmem.hpp"
 #include "coll/direct.hpp"
 #include "coll/stats.hpp"
+#include "gpu/gpu.hpp"
 #include "rma/rma.hpp"
 
 namespace hgas::coll::detail {
@@ -102,6 +103,14 @@ bool direct_chosen(const team &t, mem::kind k, size_t bytes) {
     return choice == "direct" || (choice == "auto" && (k != mem::kind::host || bytes >= direct_host_min_bytes(t.n())));
 }
 
+bool kernel_chosen(const team &t, mem::kind k, size_t bytes) {
+    if (k != mem::kind::cuda || t.n() < 2 || t.n() > gpu::device::team_kernel_members) return false;
+    const size_t max = std::min<size_t>(t.r->cfg().bytes(setting::coll_kernel_max), gpu::device::team_kernel_max_bytes);
+    if (bytes > max) return false;
+    gpu::device *d = t.r->device(k);
+    return d && d->team_kernels();
+}
+
 bool symmetric_at(core::rank &r, const void *p, size_t bytes, sym_ref &ref) {
     const int seg = p ? r.own_segment_of(p, bytes) : -1;
     if (seg != mem::seg_symmetric && seg != mem::seg_cuda_symmetric && seg != mem::seg_sim_symmetric) return false;
@@ -167,6 +176,53 @@ status allreduce_direct(team &t, const char *name, char *d, const char *s, mem::
         if (q != me)
             HGAS_TRY(rma::signal_update(r, ss.peer_word(q, w_data + 1), HGAS_SIGNAL_ADD, 1, rma::issuer::runtime));
     return ss.wait_count(w_data + 1, static_cast<uint64_t>(n - 1), name);
+}
+
+// Allreduce by one kernel per member (gpu::device::team_allreduce): the host checks that every
+// member has entered and reads where its vector is, as allreduce_direct does; then each
+// member's kernel combines every member's whole vector in member order (the same bits on every
+// member), and a block writes its slice of dst only after every member's block of that slice
+// has read its inputs (flag words in the cuda heap, internal().coll_kernel_flags, one block of
+// team_kernel_flag_words per team slot, cleared when the team is destroyed). When the kernel is
+// done nobody reads this member's vectors any more. No host signal words: the entry word's
+// fingerprint (which names this algorithm) keeps members that chose differently apart.
+status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &dref,
+                        const sym_ref *sref, size_t count, hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
+    static_assert(core::internal_objects::coll_kernel_team_words == gpu::device::team_kernel_flag_words);
+    core::rank &r = *t.r;
+    const int n = t.n(), me = t.me;
+    ++stats(r).allreduce_direct;
+    ++stats(r).allreduce_kernel;
+    publish(t, w_vec_off, dref.off);
+    publish(t, w_src_off, sref ? sref->off : dref.off);
+    session ss(t, fp, "%llu elements of type %llu, op %llu", 0,
+               {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
+    std::vector<uint64_t> voff;
+    HGAS_TRY(enter_all(ss, name, w_src_off, sref ? sref->off : dref.off, voff));
+    gpu::device::team_reduce a;
+    a.dst = d;
+    a.n = n;
+    a.me = me;
+    a.count = count;
+    a.type = static_cast<int>(type);
+    a.op = static_cast<int>(op);
+    a.epoch = ss.epoch;
+    a.timeout_ns = static_cast<uint64_t>(r.timeout() * 1e9);
+    const uint64_t flags = r.internal().coll_kernel_flags +
+                           static_cast<uint64_t>(t.slot) * gpu::device::team_kernel_flag_words * 8;
+    for (int q = 0; q < n; ++q) {
+        a.in[q] = q == me ? (sref ? s : d) : member_base(t, q, dref.seg) + voff[static_cast<size_t>(q)];
+        char *base = q == me ? r.own_base(mem::seg_cuda_symmetric) : member_base(t, q, mem::seg_cuda_symmetric);
+        a.flags[q] = reinterpret_cast<uint64_t *>(base + flags);
+    }
+    gpu::device *dev = r.device(kd);
+    HGAS_TRY_ASSIGN(gpu::ticket tk, dev->team_allreduce(a, 0));
+    HGAS_TRY(wait_ticket(r, name, dev, tk));
+    if (const int q = dev->team_kernel_timed_out())
+        return fail(status::timeout, "%s: rank %d's allreduce kernel waited %.0f s (HGAS_TIMEOUT) for member %d (rank "
+                    "%d) of %s to read its inputs: is that rank stuck, or not calling the matching collective?",
+                    name, r.me(), r.timeout(), q - 1, t.rank_of(q - 1), t.describe().c_str());
+    return status::ok;
 }
 
 // Reduce-scatter: block `me` of every member's src (symmetric, at `sref`) combined into dst.

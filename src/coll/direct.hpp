@@ -28,6 +28,11 @@ constexpr size_t direct_host_min_bytes(int n) {
 // direct_host_min_bytes. It runs where the buffer is symmetric and direct_possible.
 bool direct_chosen(const team &t, mem::kind k, size_t bytes);
 
+// Whether auto reduces a vector of `bytes` of kind `k` on `t` by one kernel per member
+// (allreduce_kernel): cuda vectors up to HGAS_COLL_KERNEL_MAX (at most 64 KiB) on teams of 2 to
+// 8 members whose GPUs do not time-slice between processes. Runs where direct can.
+bool kernel_chosen(const team &t, mem::kind k, size_t bytes);
+
 // Whether [p, p + bytes) lies in an allocation of one of this rank's symmetric heaps (host,
 // cuda, sim), and where (*ref). Quiet: a buffer elsewhere is no error, only not direct's.
 bool symmetric_at(core::rank &r, const void *p, size_t bytes, sym_ref &ref);
@@ -40,6 +45,10 @@ bool direct_possible(const team &t, uint16_t seg);
 // rank's vector is `s` (symmetric at *sref, in dst's segment, apart from dst); without, it is
 // in `d` already (the caller copied it there, or src is dst). `fp`: the fingerprint.
 status allreduce_direct(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &dref,
+                        const sym_ref *sref, size_t count, hgas_dtype_t type, hgas_op_t op, uint32_t fp);
+
+// As allreduce_direct, by one kernel per member (gpu::device::team_allreduce).
+status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &dref,
                         const sym_ref *sref, size_t count, hgas_dtype_t type, hgas_op_t op, uint32_t fp);
 
 // Reduce-scatter: dst (`count` elements, kind `kd`) gets block me of the reduction of every

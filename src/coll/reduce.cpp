@@ -198,7 +198,7 @@ reduce_algo reduce_choice(team &t, size_t bytes) {
 // every chunk through the scratch costs a put, a signal and a kernel (2 H100s: 8 GB/s at
 // 64 MiB by rsag/doubling), and for host vectors from direct_host_min_bytes (below, its two
 // signal rounds cost more than one round of doubling).
-enum class allreduce_algo : uint64_t { doubling = 0, rsag = 1, direct = 2 };
+enum class allreduce_algo : uint64_t { doubling = 0, rsag = 1, direct = 2 };  // 3: direct's one kernel
 constexpr size_t k_allreduce_rsag_min_bytes = size_t{16} << 10;
 allreduce_algo allreduce_choice(team &t, void *dst, size_t bytes, mem::kind kd, sym_ref &dref) {
     if (direct_chosen(t, kd, bytes) && symmetric_at(*t.r, dst, bytes, dref) && direct_possible(t, dref.seg))
@@ -511,10 +511,15 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
         const bool apart = s + bytes <= d || d + bytes <= s;
         const bool from_src = apart && ks == kd && symmetric_at(r, src, bytes, sref) && sref.seg == dref.seg;
         if (!from_src) HGAS_TRY(local_copy(r, name, dst, src, bytes));
-        return allreduce_direct(t, name, d, s, kd, dref, from_src ? &sref : nullptr, count, type, op,
-                                fingerprint(c_allreduce, count, uint64_t{dref.seg} << 24 |
-                                                                    static_cast<uint64_t>(algo) << 16 |
-                                                                    static_cast<uint64_t>(type) << 8 | op));
+        // Small device vectors in one kernel per member; the fingerprint names the algorithm, so
+        // members that chose differently fail with a message instead of waiting for each other.
+        const bool one_kernel = kernel_chosen(t, kd, bytes);
+        const uint32_t fp = fingerprint(c_allreduce, count, uint64_t{dref.seg} << 24 |
+                                                                (static_cast<uint64_t>(algo) + one_kernel) << 16 |
+                                                                static_cast<uint64_t>(type) << 8 | op);
+        if (one_kernel)
+            return allreduce_kernel(t, name, d, s, kd, dref, from_src ? &sref : nullptr, count, type, op, fp);
+        return allreduce_direct(t, name, d, s, kd, dref, from_src ? &sref : nullptr, count, type, op, fp);
     }
     HGAS_TRY(local_copy(r, name, dst, src, bytes));
     const bool rsag = algo == allreduce_algo::rsag;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "coll/coll.hpp"
+#include "coll/devmem.hpp"
 #include "rma/rma.hpp"
 #include "sync/sync.hpp"
 
@@ -215,6 +216,15 @@ status destroy(core::rank &r, hgas_team_t id) {
     HGAS_TRY(team_barrier(*t));
     const uint64_t first = t->word_off(0);
     std::memset(r.own_base(mem::seg_symmetric) + first, 0, uint64_t{core::internal_objects::coll_team_words} * 64);
+    // And the slot's flags of the one-kernel allreduce in the cuda heap (direct.cpp): every
+    // member's kernel has finished, so none is still on its way.
+    if (r.internal().coll_kernel_flags && r.own_size(mem::seg_cuda_symmetric)) {
+        constexpr uint64_t words = core::internal_objects::coll_kernel_team_words;
+        static const uint64_t zeros[words] = {};
+        HGAS_TRY(detail::local_copy(r, op, r.own_base(mem::seg_cuda_symmetric) + r.internal().coll_kernel_flags +
+                                               static_cast<uint64_t>(t->slot) * words * 8,
+                                    zeros, sizeof zeros));
+    }
     table &tb = tables(r);
     tb.used[static_cast<size_t>(t->slot / 64)] &= ~(uint64_t{1} << (t->slot % 64));
     tb.live.erase(id);

@@ -41,6 +41,9 @@ typedef struct {
      * the blocks that fit) through the slots, then the larger blocks into dst (two rounds);
      * sizes by an allreduce, then the blocks (two rounds). */
     uint64_t collect_slots, collect_slots_large, collect_allreduce;
+    /* Allreduce calls of device vectors that ran as one kernel per member (algorithm "kernel",
+     * counted in allreduce_direct too: it reads the members' vectors where they lie). */
+    uint64_t allreduce_kernel;
 } hgasi_coll_stats_t;
 
 /* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED

@@ -243,6 +243,11 @@ status rank::init() {
         if (!off.ok())
             return fail(status::no_memory, "HGAS_CUDA_HEAP_SIZE is too small for hgas's device barrier words");
         internal_.device_sync = *off;
+        off = heap(mem::seg_cuda_symmetric)
+                  .allocate(internal_objects::coll_team_slots * internal_objects::coll_kernel_team_words * 8, 64);
+        if (!off.ok())
+            return fail(status::no_memory, "HGAS_CUDA_HEAP_SIZE is too small for hgas's collective flag words");
+        internal_.coll_kernel_flags = *off;
     }
     // What was allocated so far is hgas's own: no user free, put or get reaches it.
     for (auto &h : heaps_) h.seal_runtime_prefix();

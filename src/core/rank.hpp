@@ -52,6 +52,8 @@ struct internal_objects {
     uint64_t coll_scratch_size = 0;
     uint64_t staging = 0;                     // proto::staging's rings, credits and replies (0: none)
     uint64_t device_sync = 0;                 // in the cuda symmetric heap: the device barrier's words
+    uint64_t coll_kernel_flags = 0;           // in the cuda symmetric heap: the one-kernel allreduce's
+                                              // flags, coll_kernel_team_words per team slot (coll/direct.cpp)
     uint64_t msg = 0;                         // msg/'s rings and credit words (msg_area_bytes)
     uint64_t msg_slot = 0;                    // HGAS_MSG_SLOT
     uint64_t msg_slots = 0;                   // HGAS_MSG_SLOTS
@@ -63,6 +65,7 @@ struct internal_objects {
     static constexpr uint64_t device_sync_bytes = max_rounds * 64;
     static constexpr int coll_team_slots = 80;   // teams a rank may belong to at once (coll/team.hpp)
     static constexpr int coll_team_words = 97;   // words (64 bytes apart) per team slot
+    static constexpr uint64_t coll_kernel_team_words = 64;  // gpu::device::team_kernel_flag_words
 };
 
 // Bytes of the message area (src/msg/msg.hpp has its layout): a ring of `slots` slots of

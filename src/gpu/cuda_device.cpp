@@ -39,6 +39,7 @@
 #include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
 #include "gpu/cuda_reduce.hpp"
+#include "gpu/cuda_team_reduce.hpp"
 #include "gpu/reduce_cpu.hpp"
 #include "gpu/sharing.hpp"
 #include "gpu/cuda_vmm.hpp"
@@ -196,6 +197,7 @@ public:
             cudaStreamDestroy(st.s);
         }
         if (amo_result_) cudaFreeHost(amo_result_);
+        if (team_timed_out_) cudaFreeHost(team_timed_out_);
         for (auto &b : reduce_stage_)
             if (b.p) cudaFree(b.p);
     }
@@ -219,6 +221,7 @@ public:
         CU_TRY(cudaFree(nullptr));  // creates the primary context now, not inside a timed call
         CU_TRY(preload_kernels());
         CU_TRY(preload_reduce_kernels());
+        CU_TRY(preload_team_reduce_kernels());
         cudaDeviceProp prop{};
         CU_TRY(cudaGetDeviceProperties(&prop, d->dev_));
         char bus[32] = {};
@@ -273,6 +276,10 @@ public:
                               a.cfg->text(setting::gpu_sharing) == "mps" || (pipe && *pipe)};
         const bool agent_asked = std::string(a.cfg->source(setting::gpu_agent)) == "environment";
         const bool copies = agent_asked || !time_sliced(share);
+        // A team kernel waits for the other members' kernels: not where they wait for a slice.
+        d->team_kernels_ = !time_sliced(share);
+        CU_TRY(cudaMallocHost(reinterpret_cast<void **>(&d->team_timed_out_), 64));
+        *d->team_timed_out_ = 0;
         if (a.cfg->flag(setting::gpu_agent) && !copies) {
             d->desc_ += ", copy agent for atomics only (GPU time-sliced between processes; HGAS_GPU_AGENT=1 for copies too)";
             HGASI_DEBUG("device", "GPU %d: the copy agent serves atomics only: %d ranks in processes of %d share %d GPU(s) "
@@ -690,6 +697,32 @@ public:
         return record(stream);
     }
 
+    bool team_kernels() const override { return team_kernels_; }
+
+    // The one-kernel allreduce (cuda_team_reduce.cu) on the stream. The caller (coll/direct.cpp)
+    // passes pointers this GPU maps and a vector of at most team_kernel_max_bytes.
+    result<ticket> team_allreduce(const team_reduce &a, int stream) override {
+        select();
+        if (stream < 0 || stream >= streams()) stream = 0;
+        if (!team_kernels_)
+            return fail(status::unsupported, "cuda: a team kernel on a GPU time-sliced between processes");
+        if (a.n < 1 || a.n > team_kernel_members || a.me < 0 || a.me >= a.n ||
+            a.count * reduce_dtype_size(a.type) > team_kernel_max_bytes)
+            return fail(status::internal, "cuda: team_allreduce: %d members (me %d), %zu elements: out of range", a.n,
+                        a.me, a.count);
+        std::lock_guard<std::mutex> g(stream_mu_);
+        stream_state &st = streams_[stream];
+        void *before = trace_begin(st.s);
+        CU_TRY(launch_team_allreduce(a, team_timed_out_, st.s));
+        trace_end(before, st.s, trace::op_reduce, a.count * reduce_dtype_size(a.type));
+        return record(stream);
+    }
+    int team_kernel_timed_out() override {
+        const int q = static_cast<int>(__atomic_load_n(team_timed_out_, __ATOMIC_ACQUIRE));
+        if (q) *team_timed_out_ = 0;
+        return q;
+    }
+
     // The longest prefix of [p, p+n) that lies inside one registered user range or outside all.
     size_t uniform_run(const void *p, size_t n) {
         reg_cache::entry e;
@@ -1082,6 +1115,8 @@ private:
     std::vector<stream_state> streams_;
     std::vector<mem_range> own_, mapped_, pinned_;
     uint64_t *amo_result_ = nullptr;
+    bool team_kernels_ = false;             // team_allreduce runs here (not time-sliced)
+    unsigned *team_timed_out_ = nullptr;    // pinned: the team kernel's timeout report
     int sm_count_ = 1;
     uint64_t sm_copy_min_ = 0, sm_copy_max_ = 0, agent_max_ = 0, agent_gpu_max_ = 0, agent_idle_ns_ = 0;
     agent::ring *ring_ = nullptr;  // pinned; nullptr when the agent is off

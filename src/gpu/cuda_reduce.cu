@@ -11,61 +11,12 @@
 
 #include <hgas/hgas.h>
 
+#include "gpu/cuda_combine.cuh"
 #include "gpu/cuda_reduce.hpp"
 
 namespace hgas::gpu {
 
 namespace {
-
-template <class T>
-__device__ __forceinline__ T combine(T a, T b, int op) {
-    if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
-        float x, y;
-        if constexpr (std::is_same_v<T, __half>) {
-            x = __half2float(a);
-            y = __half2float(b);
-        } else {
-            x = __bfloat162float(a);
-            y = __bfloat162float(b);
-        }
-        float r;
-        switch (op) {
-        case HGAS_OP_SUM: r = __fadd_rn(x, y); break;
-        case HGAS_OP_PROD: r = __fmul_rn(x, y); break;
-        case HGAS_OP_MIN: return y < x ? b : a;
-        case HGAS_OP_MAX: return x < y ? b : a;
-        default: return a;
-        }
-        if constexpr (std::is_same_v<T, __half>) return __float2half_rn(r);
-        else return __float2bfloat16_rn(r);
-    } else if constexpr (std::is_integral_v<T>) {
-        using U = std::make_unsigned_t<T>;
-        switch (op) {
-        case HGAS_OP_SUM: return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-        case HGAS_OP_PROD:
-            return static_cast<T>(static_cast<U>(static_cast<unsigned long long>(static_cast<U>(a)) *
-                                                 static_cast<unsigned long long>(static_cast<U>(b))));
-        case HGAS_OP_MIN: return b < a ? b : a;
-        case HGAS_OP_MAX: return a < b ? b : a;
-        case HGAS_OP_AND: return static_cast<T>(a & b);
-        case HGAS_OP_OR: return static_cast<T>(a | b);
-        case HGAS_OP_XOR: return static_cast<T>(a ^ b);
-        }
-        return a;
-    } else {
-        switch (op) {
-        case HGAS_OP_SUM:
-            if constexpr (std::is_same_v<T, float>) return __fadd_rn(a, b);
-            else return __dadd_rn(a, b);
-        case HGAS_OP_PROD:
-            if constexpr (std::is_same_v<T, float>) return __fmul_rn(a, b);
-            else return __dmul_rn(a, b);
-        case HGAS_OP_MIN: return b < a ? b : a;
-        case HGAS_OP_MAX: return a < b ? b : a;
-        }
-        return a;
-    }
-}
 
 template <class T>
 __device__ __forceinline__ T load(const unsigned char *p, bool aligned) {

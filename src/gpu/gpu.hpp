@@ -105,6 +105,37 @@ public:
     virtual result<ticket> reduce(void *, const void *, size_t, int, int, bool, int) {
         return fail(status::unsupported, "%s: no reduction kernels", describe().c_str());
     }
+    // The allreduce of a small vector by one kernel on every member's GPU (cuda only; the
+    // collectives' "kernel" algorithm, coll/direct.cpp). Every member's kernel reads every
+    // member's vector where it lies (in[q], as this GPU addresses it: its own memory, a peer
+    // GPU's by IPC or a rank thread's of this process) and combines them in member order, so
+    // that every member computes the same bits; block b covers bytes [b * slice, (b + 1) *
+    // slice) of the vector. A block holds its part in shared memory until every member's block
+    // b has read its inputs (member q stores `epoch` into word b * team_kernel_members + me of
+    // q's flag block, and waits for the same from every member in its own), then writes dst. So
+    // a member's vector (which may be its dst) is free for its owner once its kernel is done.
+    static constexpr int team_kernel_members = 8;                 // the most members it serves
+    static constexpr size_t team_kernel_max_bytes = size_t{64} << 10;  // the largest vector
+    static constexpr size_t team_kernel_flag_words = team_kernel_members * team_kernel_members;  // per team
+    struct team_reduce {
+        void *dst = nullptr;
+        const void *in[team_kernel_members] = {};
+        uint64_t *flags[team_kernel_members] = {};  // member q's flag block for this team
+        int n = 0, me = 0;
+        size_t count = 0;
+        int type = 0, op = 0;
+        uint64_t epoch = 0;       // the team's collective epoch: grows by one per collective
+        uint64_t timeout_ns = 0;  // a block's wait for its peers fails after this long
+    };
+    // Whether this device runs team_allreduce: a cuda GPU that does not time-slice between
+    // processes (there a member's kernel would wait for the other's slice: sharing.hpp).
+    virtual bool team_kernels() const { return false; }
+    virtual result<ticket> team_allreduce(const team_reduce &, int) {
+        return fail(status::unsupported, "%s: no team kernels", describe().c_str());
+    }
+    // After team_allreduce's ticket completed: 0, or 1 + the member whose block a wait of the
+    // kernel timed out on (then cleared).
+    virtual int team_kernel_timed_out() { return 0; }
     // A ticket that completes when everything submitted to `stream` so far has.
     virtual result<ticket> mark(int stream) = 0;
     virtual result<bool> test(ticket t) = 0;

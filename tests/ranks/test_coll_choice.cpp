@@ -9,11 +9,13 @@
 // the first world reduction of a device vector, and the host scratch before that, on other
 // teams, and with HGAS_COLL_DEVICE_SCRATCH=0.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "coll/testing_coll.h"
@@ -669,6 +671,165 @@ TEST(CollChoice, DeviceVectorsReduceDirectlyWhereMapped) {
     }
     if (pair != HGAS_TEAM_INVALID) {
         HGAS_EXPECT_OK(hgas_team_destroy(pair));
+    }
+    HGAS_OK_OR_FAIL(hgas_free(src));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+// Small device vectors by one kernel per member (HGAS_COLL_KERNEL_MAX, docs/collectives.md):
+// where the GPUs do not time-slice between processes (a GPU per rank process, or ranks as
+// threads) auto runs allreduce of cuda vectors up to 64 KiB as one kernel, elsewhere (sim, or
+// processes sharing a GPU) as before: HGAS_TEST_EXPECT_KERNEL=1 or 0 (the default) says which
+// to expect, `any` checks only the results (rank processes on however many GPUs there are). Every result is checked bit for
+// bit against the combination in member order on the CPU: in place and not, src where it lies
+// and copied, 16-byte aligned and not (the kernel's two load paths), one block and several
+// (8 KiB slices), the largest size and one element over it, many calls back to back (the
+// kernel's flags only grow), and a team made again in a destroyed team's slot (flags cleared).
+template <class T>
+std::vector<T> member_values(size_t count, int member, hgas_op_t op) {
+    std::vector<T> v(count);
+    for (size_t i = 0; i < count; ++i) {
+        if constexpr (std::is_floating_point_v<T>)
+            v[i] = static_cast<T>(0.1 * static_cast<double>(i % 113) + 1.37 * member) * (op == HGAS_OP_PROD ? 0 : 1) +
+                   (op == HGAS_OP_PROD ? static_cast<T>(1.0 + 0.01 * member) : static_cast<T>(0));
+        else
+            v[i] = static_cast<T>((i * 2654435761u + static_cast<size_t>(member) * 40503u) >> 3);
+    }
+    return v;
+}
+template <class T>
+T combine_ref(T a, T b, hgas_op_t op) {
+    switch (op) {
+    case HGAS_OP_SUM: return static_cast<T>(a + b);
+    case HGAS_OP_PROD: return static_cast<T>(a * b);
+    case HGAS_OP_MIN: return b < a ? b : a;
+    case HGAS_OP_MAX: return a < b ? b : a;
+    default: break;
+    }
+    if constexpr (std::is_integral_v<T>) {
+        if (op == HGAS_OP_XOR) return static_cast<T>(a ^ b);
+        if (op == HGAS_OP_AND) return static_cast<T>(a & b);
+        if (op == HGAS_OP_OR) return static_cast<T>(a | b);
+    }
+    return a;
+}
+// One allreduce of `count` T on `team`, this member's vector at src + shift (symmetric) or in
+// a private host vector; returns the number of wrong elements (bitwise) and adds the calls
+// that ran as a kernel to *kernels.
+template <class T>
+size_t kernel_case(hgas_team_t team, char *src, char *dst, size_t shift, size_t count, hgas_dtype_t type,
+                   hgas_op_t op, int mode, uint64_t *kernels) {
+    const int tn = hgas_team_n(team), tme = hgas_team_my_rank(team);
+    const size_t bytes = count * sizeof(T);
+    std::vector<T> mine = member_values<T>(count, tme, op);
+    char *d = dst + shift;
+    const void *from = nullptr;
+    if (mode == 0) {  // src symmetric, apart from dst
+        EXPECT_EQ(hgas_put(gp(src + shift, me()), mine.data(), bytes), HGAS_OK) << hgas_last_error();
+        from = src + shift;
+    } else if (mode == 1) {  // in place
+        EXPECT_EQ(hgas_put(gp(d, me()), mine.data(), bytes), HGAS_OK) << hgas_last_error();
+        from = d;
+    } else {  // a private host vector, copied into dst
+        from = mine.data();
+    }
+    EXPECT_EQ(hgasi_coll_stats_reset(), HGAS_OK);
+    EXPECT_EQ(hgas_team_allreduce(team, d, from, count, type, op), HGAS_OK) << hgas_last_error();
+    *kernels += stats().allreduce_kernel;
+    std::vector<T> want = member_values<T>(count, 0, op), got(count);
+    for (int m = 1; m < tn; ++m) {
+        const std::vector<T> v = member_values<T>(count, m, op);
+        for (size_t i = 0; i < count; ++i) want[i] = combine_ref<T>(want[i], v[i], op);
+    }
+    EXPECT_EQ(hgas_get(got.data(), gp(d, me()), bytes), HGAS_OK) << hgas_last_error();
+    size_t bad = 0;
+    for (size_t i = 0; i < count; ++i) {
+        if constexpr (std::is_floating_point_v<T>)  // the direct algorithm's order differs by part
+            bad += !(std::fabs(static_cast<double>(got[i] - want[i])) <= 1e-5 * std::fabs(static_cast<double>(want[i])));
+        else
+            bad += got[i] != want[i];
+    }
+    // Every member holds the same bits (FNV-1a of the result, its minimum and maximum).
+    uint64_t h = 1469598103934665603ull, lo = 0, hi = 0;
+    for (size_t i = 0; i < bytes; ++i) h = (h ^ reinterpret_cast<const unsigned char *>(got.data())[i]) * 1099511628211ull;
+    EXPECT_EQ(hgas_team_allreduce(team, &lo, &h, 1, HGAS_UINT64, HGAS_OP_MIN), HGAS_OK) << hgas_last_error();
+    EXPECT_EQ(hgas_team_allreduce(team, &hi, &h, 1, HGAS_UINT64, HGAS_OP_MAX), HGAS_OK) << hgas_last_error();
+    return bad + (lo != hi);
+}
+
+TEST(CollChoice, DeviceVectorsSmallAllreduceInOneKernel) {
+    const std::string kname = env("HGAS_TEST_KIND", "");
+    ASSERT_TRUE(kname == "sim" || kname == "cuda") << "this test needs device memory: HGAS_TEST_KIND=sim or cuda";
+    const hgas_kind_t kind = kname == "cuda" ? HGAS_KIND_CUDA : HGAS_KIND_SIM;
+    const std::string expect_env = env("HGAS_TEST_EXPECT_KERNEL", "0");
+    const bool expect = expect_env == "1", any = expect_env == "any";
+    const size_t area = (size_t{64} << 10) + 64;
+    char *src = nullptr, *dst = nullptr;
+    {
+        void *a = nullptr, *b = nullptr;
+        HGAS_OK_OR_FAIL(hgas_malloc_kind(area, kind, &a));
+        HGAS_OK_OR_FAIL(hgas_malloc_kind(area, kind, &b));
+        src = static_cast<char *>(a);
+        dst = static_cast<char *>(b);
+    }
+    for (int round = 0; round < 2; ++round) {
+        // The world, and a pair made again in the slot of the one destroyed in round 0.
+        hgas_team_t pair = HGAS_TEAM_INVALID;
+        if (n() >= 3) {
+            HGAS_OK_OR_FAIL(hgas_team_split_strided(HGAS_TEAM_WORLD, 1, 1, 2, &pair));
+        }
+        for (hgas_team_t t : {HGAS_TEAM_WORLD, pair}) {
+            if (t == HGAS_TEAM_INVALID) continue;
+            const int tn = hgas_team_n(t);
+            const bool k = expect && tn > 1;
+            struct size_case {
+                size_t bytes;
+                bool fits;
+            };
+            const size_case sizes[] = {{8, true}, {264, true}, {8192, true}, {8200, true}, {size_t{64} << 10, true},
+                                       {(size_t{64} << 10) + 8, false}};
+            for (const size_case &sc : sizes) {
+                for (int mode = 0; mode < 3; ++mode) {
+                    for (size_t shift : {size_t{0}, size_t{8}}) {
+                        if (sc.bytes + shift > area) continue;
+                        uint64_t kernels = 0;
+                        size_t bad = 0;
+                        if (shift == 0) {
+                            bad += kernel_case<int64_t>(t, src, dst, shift, sc.bytes / 8, HGAS_INT64, HGAS_OP_SUM, mode,
+                                                        &kernels);
+                            bad += kernel_case<float>(t, src, dst, shift, sc.bytes / 4, HGAS_FLOAT, HGAS_OP_SUM, mode,
+                                                      &kernels);
+                        } else {
+                            bad += kernel_case<double>(t, src, dst, shift, sc.bytes / 8, HGAS_DOUBLE, HGAS_OP_MAX, mode,
+                                                       &kernels);
+                            bad += kernel_case<uint8_t>(t, src, dst, shift + 3, sc.bytes - 3, HGAS_UINT8, HGAS_OP_XOR,
+                                                        mode, &kernels);
+                        }
+                        EXPECT_EQ(bad, 0u) << "wrong allreduce result: " << tn << " members, " << sc.bytes
+                                           << " bytes, mode " << mode << ", shift " << shift;
+                        if (!any) {
+                            EXPECT_EQ(kernels, k && sc.fits ? 2u : 0u)
+                                << tn << " members, " << sc.bytes << " bytes, mode " << mode << ", shift " << shift;
+                        }
+                    }
+                }
+            }
+            // Back to back, no barrier between: products of floats and int16 minima.
+            uint64_t kernels = 0;
+            size_t bad = 0;
+            for (int i = 0; i < 40; ++i) {
+                bad += i % 2 ? kernel_case<float>(t, src, dst, 0, 100 + static_cast<size_t>(i), HGAS_FLOAT,
+                                                  HGAS_OP_PROD, i % 3, &kernels)
+                             : kernel_case<int16_t>(t, src, dst, 0, 3000, HGAS_INT16, HGAS_OP_MIN, i % 3, &kernels);
+            }
+            EXPECT_EQ(bad, 0u) << "wrong result in back-to-back calls on " << tn << " members";
+            if (!any) {
+                EXPECT_EQ(kernels, k ? 40u : 0u);
+            }
+        }
+        if (pair != HGAS_TEAM_INVALID) {
+            HGAS_EXPECT_OK(hgas_team_destroy(pair));
+        }
     }
     HGAS_OK_OR_FAIL(hgas_free(src));
     HGAS_OK_OR_FAIL(hgas_free(dst));
