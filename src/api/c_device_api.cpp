@@ -5,6 +5,7 @@
 #include "api/layout_handle.hpp"
 #include "base/trace.hpp"
 #include "coll/coll.hpp"
+#include "coll/direct.hpp"
 #include "coll/team.hpp"
 #include "core/rank.hpp"
 #include "device/device.hpp"
@@ -149,6 +150,12 @@ hgas_status_t hgas_team_allreduce_on_stream(hgas_team_t team, void *dst, const v
                                             hgas_dtype_t type, hgas_op_t op, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
     if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
+    // Small device vectors: one kernel on the stream, no host step (coll/direct.hpp).
+    if (auto t = coll::find(*r, __func__, team); t.ok()) {
+        auto k = coll::detail::allreduce_kernel_on_stream(**t, __func__, dst, src, count, type, op, s);
+        if (!k.ok()) return to_c(k.error());
+        if (*k) return HGAS_OK;
+    }
     return coll_on_stream(*r, __func__, team, [=](coll::team &t) { return coll::allreduce(t, dst, src, count, type, op); }, s);
 }
 

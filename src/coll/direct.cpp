@@ -178,50 +178,101 @@ status allreduce_direct(team &t, const char *name, char *d, const char *s, mem::
     return ss.wait_count(w_data + 1, static_cast<uint64_t>(n - 1), name);
 }
 
-// Allreduce by one kernel per member (gpu::device::team_allreduce): the host checks that every
-// member has entered and reads where its vector is, as allreduce_direct does; then each
-// member's kernel combines every member's whole vector in member order (the same bits on every
-// member), and a block writes its slice of dst only after every member's block of that slice
-// has read its inputs (flag words in the cuda heap, internal().coll_kernel_flags, one block of
-// team_kernel_flag_words per team slot, cleared when the team is destroyed). When the kernel is
-// done nobody reads this member's vectors any more. No host signal words: the entry word's
-// fingerprint (which names this algorithm) keeps members that chose differently apart.
-status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &dref,
-                        const sym_ref *sref, size_t count, hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
+namespace {
+// The arguments of the team kernel for this member: its vector at `in_off` of `seg` (its src
+// where that is symmetric in dst's segment and apart from dst, else dst), every member's
+// segment and flag block (internal().coll_kernel_flags, one block of team_kernel_flag_words per
+// team slot, cleared when the team is destroyed) as this GPU addresses them, and the team's
+// next kernel epoch.
+gpu::device::team_reduce kernel_args(team &t, char *d, uint16_t seg, uint64_t in_off, size_t count,
+                                     hgas_dtype_t type, hgas_op_t op) {
     static_assert(core::internal_objects::coll_kernel_team_words == gpu::device::team_kernel_flag_words);
     core::rank &r = *t.r;
-    const int n = t.n(), me = t.me;
-    ++stats(r).allreduce_direct;
-    ++stats(r).allreduce_kernel;
-    publish(t, w_vec_off, dref.off);
-    publish(t, w_src_off, sref ? sref->off : dref.off);
-    session ss(t, fp, "%llu elements of type %llu, op %llu", 0,
-               {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
-    std::vector<uint64_t> voff;
-    HGAS_TRY(enter_all(ss, name, w_src_off, sref ? sref->off : dref.off, voff));
     gpu::device::team_reduce a;
     a.dst = d;
-    a.n = n;
-    a.me = me;
+    a.in_off = in_off;
+    a.n = t.n();
+    a.me = t.me;
+    a.slot = t.slot;
     a.count = count;
     a.type = static_cast<int>(type);
     a.op = static_cast<int>(op);
-    a.epoch = ss.epoch;
+    a.epoch = ++t.kernel_epoch;
     a.timeout_ns = static_cast<uint64_t>(r.timeout() * 1e9);
     const uint64_t flags = r.internal().coll_kernel_flags +
                            static_cast<uint64_t>(t.slot) * gpu::device::team_kernel_flag_words * 8;
-    for (int q = 0; q < n; ++q) {
-        a.in[q] = q == me ? (sref ? s : d) : member_base(t, q, dref.seg) + voff[static_cast<size_t>(q)];
-        char *base = q == me ? r.own_base(mem::seg_cuda_symmetric) : member_base(t, q, mem::seg_cuda_symmetric);
-        a.flags[q] = reinterpret_cast<uint64_t *>(base + flags);
+    for (int q = 0; q < a.n; ++q) {
+        a.base[q] = q == a.me ? r.own_base(seg) : member_base(t, q, seg);
+        char *fb = q == a.me ? r.own_base(mem::seg_cuda_symmetric) : member_base(t, q, mem::seg_cuda_symmetric);
+        a.flags[q] = reinterpret_cast<uint64_t *>(fb + flags);
     }
+    return a;
+}
+
+status kernel_timed_out(const team &t, const char *name, int q, const char *how) {
+    return fail(status::timeout, "%s: rank %d's %sallreduce kernel waited %.0f s (HGAS_TIMEOUT) for member %d (rank "
+                "%d) of %s: is that rank stuck, or not calling the matching collective?",
+                name, t.r->me(), how, t.r->timeout(), q - 1, t.rank_of(q - 1), t.describe().c_str());
+}
+}  // namespace
+
+// Allreduce by one kernel per member (gpu::device::team_allreduce, whose comment has the
+// protocol between the members' kernels). The host enters first as the other algorithms do:
+// the entry word's fingerprint names this algorithm, so members that chose differently fail
+// with a message instead of waiting for each other's kernels. Then one launch and one wait.
+status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &dref,
+                        const sym_ref *sref, size_t count, hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
+    (void)s;
+    core::rank &r = *t.r;
+    const int n = t.n();
+    ++stats(r).allreduce_direct;
+    ++stats(r).allreduce_kernel;
+    session ss(t, fp, "%llu elements of type %llu, op %llu", 0,
+               {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
+    for (int q = 0; q < n; ++q)
+        if (q != t.me) HGAS_TRY(ss.wait_entered(q, name));
     gpu::device *dev = r.device(kd);
-    HGAS_TRY_ASSIGN(gpu::ticket tk, dev->team_allreduce(a, 0));
+    HGAS_TRY_ASSIGN(gpu::ticket tk,
+                    dev->team_allreduce(kernel_args(t, d, dref.seg, sref ? sref->off : dref.off, count, type, op), 0,
+                                        nullptr));
     HGAS_TRY(wait_ticket(r, name, dev, tk));
-    if (const int q = dev->team_kernel_timed_out())
-        return fail(status::timeout, "%s: rank %d's allreduce kernel waited %.0f s (HGAS_TIMEOUT) for member %d (rank "
-                    "%d) of %s to read its inputs: is that rank stuck, or not calling the matching collective?",
-                    name, r.me(), r.timeout(), q - 1, t.rank_of(q - 1), t.describe().c_str());
+    if (const int q = dev->team_kernel_timed_out(gpu::device::report_blocking)) return kernel_timed_out(t, name, q, "");
+    return status::ok;
+}
+
+result<bool> allreduce_kernel_on_stream(team &t, const char *name, void *dst, const void *src, size_t count,
+                                        hgas_dtype_t type, hgas_op_t op, void *stream) {
+    core::rank &r = *t.r;
+    const size_t esize = dtype_size(type), bytes = count * esize;
+    if (!esize || !count || t.n() < 2 || !dst || !src || !r.has_devices()) return false;
+    if (count > SIZE_MAX / esize) return false;  // the queued path says what is wrong
+    const mem::kind kd = r.kind_of(dst, bytes);
+    sym_ref dref;
+    if (!direct_chosen(t, kd, bytes) || !kernel_chosen(t, kd, bytes) || !symmetric_at(r, dst, bytes, dref) ||
+        !direct_possible(t, dref.seg))
+        return false;
+    // Every member makes the same choice whatever its src: a src symmetric in dst's segment and
+    // apart from it is read where it lies, any other is copied into dst first (on the stream).
+    char *d = static_cast<char *>(dst);
+    const char *s = static_cast<const char *>(src);
+    sym_ref sref;
+    const bool apart = s + bytes <= d || d + bytes <= s;
+    const bool from_src = apart && r.kind_of(src, bytes) == kd && symmetric_at(r, src, bytes, sref) &&
+                          sref.seg == dref.seg;
+    gpu::device::team_reduce a = kernel_args(t, d, dref.seg, from_src ? sref.off : dref.off, count, type, op);
+    a.copy_src = from_src ? nullptr : src;
+    a.report = gpu::device::report_stream;
+    ++stats(r).allreduce_kernel;
+    HGAS_TRY(r.device(kd)->team_allreduce(a, 0, stream).error());
+    return true;
+}
+
+status kernel_stream_status(core::rank &r) {
+    gpu::device *dev = r.device(mem::kind::cuda);
+    if (!dev) return status::ok;
+    if (const int q = dev->team_kernel_timed_out(gpu::device::report_stream))
+        return fail(status::timeout, "a stream-ordered allreduce kernel of rank %d waited HGAS_TIMEOUT for member %d "
+                    "of its team: is that rank stuck, or not calling the matching collective?", r.me(), q - 1);
     return status::ok;
 }
 

@@ -51,6 +51,17 @@ status allreduce_direct(team &t, const char *name, char *d, const char *s, mem::
 status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &dref,
                         const sym_ref *sref, size_t count, hgas_dtype_t type, hgas_op_t op, uint32_t fp);
 
+// The stream-ordered allreduce as one kernel launched on the user's `stream` (a cudaStream_t)
+// where the blocking call would run allreduce_kernel: true when launched (the stream then
+// carries the whole collective: no host step), false where the call must take the queue of
+// stream-ordered collectives (stream.hpp) instead. Argument errors are left to that path.
+// The team's members must run its stream-ordered collectives in one order (one stream each,
+// or streams ordered by events), as NCCL asks of a communicator.
+result<bool> allreduce_kernel_on_stream(team &t, const char *name, void *dst, const void *src, size_t count,
+                                        hgas_dtype_t type, hgas_op_t op, void *stream);
+// A stream-ordered allreduce kernel of this rank that timed out, for hgas_stream_sync.
+status kernel_stream_status(core::rank &r);
+
 // Reduce-scatter: dst (`count` elements, kind `kd`) gets block me of the reduction of every
 // member's `s` (n blocks, symmetric at `sref`, kind `kd`).
 status reduce_scatter_direct(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &sref,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/log.hpp"
+#include "coll/direct.hpp"
 
 namespace hgas::coll {
 
@@ -112,6 +113,7 @@ void stream_pump(core::rank &r) {
 }
 
 status stream_status(core::rank &r) {
+    HGAS_TRY(detail::kernel_stream_status(r));  // a stream-ordered allreduce kernel that timed out
     queue &q = of(r);
     const status s = q.err;
     if (s == status::ok) return s;

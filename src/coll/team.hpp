@@ -30,6 +30,7 @@ struct team {
     uint64_t own_epoch = 0;        // collectives of this team entered by this rank (not world)
     uint64_t *epoch = &own_epoch;  // the world team counts in internal().coll_epoch
     uint64_t barrier_epoch = 0;    // team barriers entered (the world uses sync::barrier)
+    uint64_t kernel_epoch = 0;     // one-kernel allreduces called (blocking and stream-ordered)
     bool world = false;            // every rank, in job order
     core::rank *r = nullptr;
 

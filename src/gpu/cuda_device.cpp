@@ -198,6 +198,8 @@ public:
         }
         if (amo_result_) cudaFreeHost(amo_result_);
         if (team_timed_out_) cudaFreeHost(team_timed_out_);
+        for (auto &o : team_order_)
+            if (o.ev) cudaEventDestroy(o.ev);
         for (auto &b : reduce_stage_)
             if (b.p) cudaFree(b.p);
     }
@@ -279,7 +281,7 @@ public:
         // A team kernel waits for the other members' kernels: not where they wait for a slice.
         d->team_kernels_ = !time_sliced(share);
         CU_TRY(cudaMallocHost(reinterpret_cast<void **>(&d->team_timed_out_), 64));
-        *d->team_timed_out_ = 0;
+        d->team_timed_out_[0] = d->team_timed_out_[1] = 0;
         if (a.cfg->flag(setting::gpu_agent) && !copies) {
             d->desc_ += ", copy agent for atomics only (GPU time-sliced between processes; HGAS_GPU_AGENT=1 for copies too)";
             HGASI_DEBUG("device", "GPU %d: the copy agent serves atomics only: %d ranks in processes of %d share %d GPU(s) "
@@ -699,27 +701,48 @@ public:
 
     bool team_kernels() const override { return team_kernels_; }
 
-    // The one-kernel allreduce (cuda_team_reduce.cu) on the stream. The caller (coll/direct.cpp)
-    // passes pointers this GPU maps and a vector of at most team_kernel_max_bytes.
-    result<ticket> team_allreduce(const team_reduce &a, int stream) override {
+    // The one-kernel allreduce (cuda_team_reduce.cu) on an internal stream or the user's. The
+    // caller (coll/direct.cpp) passes pointers this GPU maps and a vector of at most
+    // team_kernel_max_bytes. The team's kernels run in the order of the calls: each waits for
+    // the previous one's event where it is on another stream.
+    result<ticket> team_allreduce(const team_reduce &a, int stream, void *user) override {
         select();
         if (stream < 0 || stream >= streams()) stream = 0;
         if (!team_kernels_)
             return fail(status::unsupported, "cuda: a team kernel on a GPU time-sliced between processes");
-        if (a.n < 1 || a.n > team_kernel_members || a.me < 0 || a.me >= a.n ||
-            a.count * reduce_dtype_size(a.type) > team_kernel_max_bytes)
-            return fail(status::internal, "cuda: team_allreduce: %d members (me %d), %zu elements: out of range", a.n,
-                        a.me, a.count);
+        const size_t bytes = a.count * reduce_dtype_size(a.type);
+        if (a.n < 1 || a.n > team_kernel_members || a.me < 0 || a.me >= a.n || bytes > team_kernel_max_bytes ||
+            a.slot < 0 || a.slot >= team_slots)
+            return fail(status::internal, "cuda: team_allreduce: %d members (me %d), slot %d, %zu bytes: out of range",
+                        a.n, a.me, a.slot, bytes);
         std::lock_guard<std::mutex> g(stream_mu_);
-        stream_state &st = streams_[stream];
-        void *before = trace_begin(st.s);
-        CU_TRY(launch_team_allreduce(a, team_timed_out_, st.s));
-        trace_end(before, st.s, trace::op_reduce, a.count * reduce_dtype_size(a.type));
+        cudaStream_t s = user ? static_cast<cudaStream_t>(user) : streams_[stream].s;
+        team_order &o = team_order_[static_cast<size_t>(a.slot)];
+        if (!o.ev) CU_TRY(cudaEventCreateWithFlags(&o.ev, cudaEventDisableTiming));
+        if (o.used && o.s != s) CU_TRY(cudaStreamWaitEvent(s, o.ev, 0));
+        void *before = trace_begin(s);
+        if (a.copy_src && a.copy_src != a.dst) CU_TRY(cudaMemcpyAsync(a.dst, a.copy_src, bytes, cudaMemcpyDefault, s));
+        CU_TRY(launch_team_allreduce(a, team_timed_out_ + (a.report == report_stream), s));
+        trace_end(before, s, trace::op_reduce, bytes);
+        CU_TRY(cudaEventRecord(o.ev, s));
+        o.s = s;
+        o.used = true;
+        if (user) return ticket{};
         return record(stream);
     }
-    int team_kernel_timed_out() override {
-        const int q = static_cast<int>(__atomic_load_n(team_timed_out_, __ATOMIC_ACQUIRE));
-        if (q) *team_timed_out_ = 0;
+    status team_quiesce(int slot) override {
+        if (slot < 0 || slot >= team_slots) return status::ok;
+        team_order &o = team_order_[static_cast<size_t>(slot)];
+        if (!o.used) return status::ok;
+        select();
+        CU_TRY(cudaEventSynchronize(o.ev));
+        o.used = false;
+        return status::ok;
+    }
+    int team_kernel_timed_out(int which) override {
+        unsigned *w = team_timed_out_ + (which == report_stream);
+        const int q = static_cast<int>(__atomic_load_n(w, __ATOMIC_ACQUIRE));
+        if (q) *w = 0;
         return q;
     }
 
@@ -1116,7 +1139,15 @@ private:
     std::vector<mem_range> own_, mapped_, pinned_;
     uint64_t *amo_result_ = nullptr;
     bool team_kernels_ = false;             // team_allreduce runs here (not time-sliced)
-    unsigned *team_timed_out_ = nullptr;    // pinned: the team kernel's timeout report
+    unsigned *team_timed_out_ = nullptr;    // pinned: the team kernels' timeout reports (blocking, stream)
+    // Per team slot: the event after the team's last kernel on this GPU, and its stream.
+    static constexpr int team_slots = 80;   // core::internal_objects::coll_team_slots
+    struct team_order {
+        cudaEvent_t ev = nullptr;
+        cudaStream_t s = nullptr;
+        bool used = false;
+    };
+    std::vector<team_order> team_order_ = std::vector<team_order>(team_slots);
     int sm_count_ = 1;
     uint64_t sm_copy_min_ = 0, sm_copy_max_ = 0, agent_max_ = 0, agent_gpu_max_ = 0, agent_idle_ns_ = 0;
     agent::ring *ring_ = nullptr;  // pinned; nullptr when the agent is off

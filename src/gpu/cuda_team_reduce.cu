@@ -1,7 +1,7 @@
-// The one-kernel allreduce of a small vector (gpu::device::team_allreduce, gpu.hpp): each
-// block combines its slice of every member's vector into shared memory, in member order, waits
-// until every member's block of the same slice has read its inputs (a flag word per member, in
-// each member's device memory), then writes the slice into dst. One launch and one wait per
+// The one-kernel allreduce of a small vector (gpu::device::team_allreduce, gpu.hpp, says the
+// protocol): each block learns where every member's vector lies and that the member has
+// entered, combines its slice of every vector into shared memory in member order, waits until
+// every member's block of the same slice has read its inputs, then writes the slice into dst. One launch and one wait per
 // call, where the host-driven direct algorithm costs a kernel and a copy the host waits for
 // each (26 us for 64 bytes on two H100s, docs/collectives.md).
 #include <cuda/atomic>
@@ -42,70 +42,105 @@ __device__ __forceinline__ uint4 combine16(uint4 acc, uint4 v, int op) {
     return acc;
 }
 
-// `vec`: every input and dst 16-byte aligned, so whole 16-byte words of a slice load as one
-// (the slice's tail, under 16 bytes, element by element). Byte loads otherwise.
+// The words of block b in a flag block (gpu.hpp): entered, done, the sender's vector offset.
+__device__ __forceinline__ uint64_t &entered(uint64_t *f, unsigned b, int q) { return f[b * M + q]; }
+__device__ __forceinline__ uint64_t &done(uint64_t *f, unsigned b, int q) { return f[M * M + b * M + q]; }
+__device__ __forceinline__ uint64_t &offset(uint64_t *f, unsigned b, int q) { return f[2 * M * M + b * M + q]; }
+
+// Thread q of a block: waits until word w (this member's, written by member q) reaches the
+// epoch; false when the deadline passed first (then reported in *timed_out).
+__device__ bool wait_word(uint64_t &w, const device::team_reduce &a, int q, unsigned *timed_out) {
+    cuda::atomic_ref<uint64_t, cuda::thread_scope_system> in(w);
+    const uint64_t deadline = now_ns() + a.timeout_ns;
+    for (unsigned polls = 1; in.load(cuda::memory_order_acquire) < a.epoch; ++polls) {
+        if (polls % 1024 == 0 && now_ns() > deadline) {
+            atomicCAS(timed_out, 0u, static_cast<unsigned>(q + 1));
+            return false;
+        }
+    }
+    return true;
+}
+
 template <class T>
-__global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_reduce a, size_t slice, bool vec,
+__global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_reduce a, size_t slice,
                                                                  unsigned *timed_out) {
     extern __shared__ uint4 smem[];
+    __shared__ const unsigned char *in[M];
+    __shared__ int late, vec;  // a wait timed out (dst is left as it was); every vector 16-byte aligned
     unsigned char *part = reinterpret_cast<unsigned char *>(smem);
-    const size_t bytes = a.count * sizeof(T);
-    const size_t lo = static_cast<size_t>(blockIdx.x) * slice, hi = lo + slice < bytes ? lo + slice : bytes;
-    const size_t whole = vec ? lo + (hi - lo) / 16 * 16 : lo;
-    for (size_t o = lo + threadIdx.x * size_t{16}; o < whole; o += threads * size_t{16}) {
-        uint4 acc = *reinterpret_cast<const uint4 *>(static_cast<const unsigned char *>(a.in[0]) + o);
-        for (int q = 1; q < a.n; ++q)
-            acc = combine16<T>(acc, *reinterpret_cast<const uint4 *>(static_cast<const unsigned char *>(a.in[q]) + o),
-                               a.op);
-        *reinterpret_cast<uint4 *>(part + (o - lo)) = acc;
-    }
-    for (size_t o = whole + threadIdx.x * sizeof(T); o < hi; o += threads * sizeof(T)) {
-        T acc, v;
-        memcpy(&acc, static_cast<const unsigned char *>(a.in[0]) + o, sizeof(T));
-        for (int q = 1; q < a.n; ++q) {
-            memcpy(&v, static_cast<const unsigned char *>(a.in[q]) + o, sizeof(T));
-            acc = combine<T>(acc, v, a.op);
-        }
-        memcpy(part + (o - lo), &acc, sizeof(T));
-    }
-    __shared__ int late;  // a wait of this block timed out: dst is left as it was
-    if (threadIdx.x == 0) late = 0;
-    __syncthreads();
-    // Thread q tells member q that this block has read member q's slice, then waits for the
-    // same from member q: then nobody reads this member's slice any more. The barrier orders
-    // the block's loads before the release store (no fence: the release is cumulative).
-    const int q = static_cast<int>(threadIdx.x);
-    if (q < a.n && q != a.me) {
-        cuda::atomic_ref<uint64_t, cuda::thread_scope_system> out(a.flags[q][blockIdx.x * M + a.me]);
-        out.store(a.epoch, cuda::memory_order_release);
-        cuda::atomic_ref<uint64_t, cuda::thread_scope_system> in(a.flags[a.me][blockIdx.x * M + q]);
-        const uint64_t deadline = now_ns() + a.timeout_ns;
-        unsigned polls = 0;
-        while (in.load(cuda::memory_order_acquire) < a.epoch) {
-            if (++polls % 1024 == 0 && now_ns() > deadline) {
-                atomicCAS(timed_out, 0u, static_cast<unsigned>(q + 1));
+    const unsigned b = blockIdx.x;
+    const int t = static_cast<int>(threadIdx.x);
+    if (t == 0) late = 0;
+    // 1. Entry: thread q trades offsets and the epoch with member q (the barrier orders the
+    // reads below after every thread's acquire; the release orders the offset before the epoch).
+    if (t < a.n) {
+        if (t == a.me) {
+            in[t] = reinterpret_cast<const unsigned char *>(a.base[t]) + a.in_off;
+        } else {
+            cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(offset(a.flags[t], b, a.me))
+                .store(a.in_off, cuda::memory_order_relaxed);
+            cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(entered(a.flags[t], b, a.me))
+                .store(a.epoch, cuda::memory_order_release);
+            if (wait_word(entered(a.flags[a.me], b, t), a, t, timed_out))
+                in[t] = reinterpret_cast<const unsigned char *>(a.base[t]) +
+                        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(offset(a.flags[a.me], b, t))
+                            .load(cuda::memory_order_relaxed);
+            else
                 late = 1;
-                break;
-            }
         }
     }
     __syncthreads();
     if (late) return;
+    if (t == 0) {
+        bool v = reinterpret_cast<uintptr_t>(a.dst) % 16 == 0;
+        for (int q = 0; q < a.n; ++q) v = v && reinterpret_cast<uintptr_t>(in[q]) % 16 == 0;
+        vec = v;
+    }
+    __syncthreads();
+    // 2. Combine this block's slice in member order; whole 16-byte words where every vector is
+    // aligned (the slice's tail, under 16 bytes, element by element), else element by element.
+    const size_t bytes = a.count * sizeof(T);
+    const size_t lo = static_cast<size_t>(b) * slice, hi = lo + slice < bytes ? lo + slice : bytes;
+    const size_t whole = vec ? lo + (hi - lo) / 16 * 16 : lo;
+    for (size_t o = lo + static_cast<size_t>(t) * 16; o < whole; o += threads * size_t{16}) {
+        uint4 acc = *reinterpret_cast<const uint4 *>(in[0] + o);
+        for (int q = 1; q < a.n; ++q) acc = combine16<T>(acc, *reinterpret_cast<const uint4 *>(in[q] + o), a.op);
+        *reinterpret_cast<uint4 *>(part + (o - lo)) = acc;
+    }
+    for (size_t o = whole + static_cast<size_t>(t) * sizeof(T); o < hi; o += threads * sizeof(T)) {
+        T acc, v;
+        memcpy(&acc, in[0] + o, sizeof(T));
+        for (int q = 1; q < a.n; ++q) {
+            memcpy(&v, in[q] + o, sizeof(T));
+            acc = combine<T>(acc, v, a.op);
+        }
+        memcpy(part + (o - lo), &acc, sizeof(T));
+    }
+    __syncthreads();
+    // 3. Done: thread q tells member q that this block has read its slice and waits for the
+    // same from member q. The barrier orders the block's loads before the release (no fence:
+    // the release is cumulative).
+    if (t < a.n && t != a.me) {
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(done(a.flags[t], b, a.me))
+            .store(a.epoch, cuda::memory_order_release);
+        if (!wait_word(done(a.flags[a.me], b, t), a, t, timed_out)) late = 1;
+    }
+    __syncthreads();
+    if (late) return;
+    // 4. Nobody reads this member's slice any more: write it.
     unsigned char *d = static_cast<unsigned char *>(a.dst);
-    for (size_t o = lo + threadIdx.x * size_t{16}; o < whole; o += threads * size_t{16})
+    for (size_t o = lo + static_cast<size_t>(t) * 16; o < whole; o += threads * size_t{16})
         *reinterpret_cast<uint4 *>(d + o) = *reinterpret_cast<const uint4 *>(part + (o - lo));
-    for (size_t o = whole + threadIdx.x; o < hi; o += threads) d[o] = part[o - lo];
+    for (size_t o = whole + static_cast<size_t>(t); o < hi; o += threads) d[o] = part[o - lo];
 }
 
 template <class T>
 cudaError_t launch(const device::team_reduce &a, unsigned *timed_out, cudaStream_t s) {
     const size_t bytes = a.count * sizeof(T);
-    bool vec = reinterpret_cast<uintptr_t>(a.dst) % 16 == 0;
-    for (int q = 0; q < a.n; ++q) vec = vec && reinterpret_cast<uintptr_t>(a.in[q]) % 16 == 0;
     // Slices of whole 16-byte words, so that every block but the last has no tail.
     const size_t blocks = (bytes + slice_max - 1) / slice_max;
     const size_t slice = ((bytes + blocks - 1) / blocks + 15) / 16 * 16;
-    team_allreduce_kernel<T><<<static_cast<unsigned>(blocks), threads, slice, s>>>(a, slice, vec, timed_out);
+    team_allreduce_kernel<T><<<static_cast<unsigned>(blocks), threads, slice, s>>>(a, slice, timed_out);
     return cudaGetLastError();
 }
 

@@ -106,36 +106,52 @@ public:
         return fail(status::unsupported, "%s: no reduction kernels", describe().c_str());
     }
     // The allreduce of a small vector by one kernel on every member's GPU (cuda only; the
-    // collectives' "kernel" algorithm, coll/direct.cpp). Every member's kernel reads every
-    // member's vector where it lies (in[q], as this GPU addresses it: its own memory, a peer
-    // GPU's by IPC or a rank thread's of this process) and combines them in member order, so
-    // that every member computes the same bits; block b covers bytes [b * slice, (b + 1) *
-    // slice) of the vector. A block holds its part in shared memory until every member's block
-    // b has read its inputs (member q stores `epoch` into word b * team_kernel_members + me of
-    // q's flag block, and waits for the same from every member in its own), then writes dst. So
-    // a member's vector (which may be its dst) is free for its owner once its kernel is done.
-    static constexpr int team_kernel_members = 8;                 // the most members it serves
-    static constexpr size_t team_kernel_max_bytes = size_t{64} << 10;  // the largest vector
-    static constexpr size_t team_kernel_flag_words = team_kernel_members * team_kernel_members;  // per team
+    // collectives' "kernel" algorithm, coll/direct.cpp). Each block b of a member's kernel
+    // covers bytes [b * slice, (b + 1) * slice) of the vector and trades words with block b of
+    // every other member, in the members' flag blocks (flags[q]: member q's, as this GPU
+    // addresses it; team_kernel_flag_words words: entered, done and offset words, one per
+    // (block, member)):
+    // 1. entry: it stores where this member's vector lies (its offset in the segment) and then
+    //    `epoch` into every member's block, and waits for the same from every member;
+    // 2. it reads every member's slice where it lies (base[q] + the offset member q sent: its
+    //    own memory, a peer GPU's by IPC, a rank thread's of this process) and combines them in
+    //    member order into shared memory, so that every member computes the same bits;
+    // 3. done: it stores `epoch` into every member's done word and waits for every member's;
+    // 4. it writes its slice of dst (which may be this member's vector: nobody reads it now).
+    // Epochs grow by one per call of the team; a team's kernels run on this GPU in that order
+    // (each waits for the previous one's event), so a word never holds a later call's value
+    // while a member still waits for an earlier one.
+    static constexpr int team_kernel_members = 8;                      // the most members it serves
+    static constexpr size_t team_kernel_max_bytes = size_t{64} << 10;  // the largest vector (8 blocks)
+    static constexpr size_t team_kernel_flag_words = 3 * team_kernel_members * team_kernel_members;  // per team
+    enum team_report : int { report_blocking = 0, report_stream = 1 };
     struct team_reduce {
         void *dst = nullptr;
-        const void *in[team_kernel_members] = {};
-        uint64_t *flags[team_kernel_members] = {};  // member q's flag block for this team
-        int n = 0, me = 0;
+        const void *copy_src = nullptr;  // copied into dst (in stream order) first, when not null
+        const char *base[team_kernel_members] = {};  // member q's segment as this GPU addresses it
+        uint64_t in_off = 0;                         // this member's vector: base[me] + in_off
+        uint64_t *flags[team_kernel_members] = {};   // member q's flag block for this team
+        int n = 0, me = 0, slot = 0;
         size_t count = 0;
         int type = 0, op = 0;
-        uint64_t epoch = 0;       // the team's collective epoch: grows by one per collective
+        uint64_t epoch = 0;
         uint64_t timeout_ns = 0;  // a block's wait for its peers fails after this long
+        int report = report_blocking;  // which word team_kernel_timed_out reads
     };
     // Whether this device runs team_allreduce: a cuda GPU that does not time-slice between
     // processes (there a member's kernel would wait for the other's slice: sharing.hpp).
     virtual bool team_kernels() const { return false; }
-    virtual result<ticket> team_allreduce(const team_reduce &, int) {
+    // On internal stream `stream`, or on the user's stream `user` (a cudaStream_t) when not
+    // null; the ticket is meaningful only for an internal stream.
+    virtual result<ticket> team_allreduce(const team_reduce &, int, void *) {
         return fail(status::unsupported, "%s: no team kernels", describe().c_str());
     }
-    // After team_allreduce's ticket completed: 0, or 1 + the member whose block a wait of the
-    // kernel timed out on (then cleared).
-    virtual int team_kernel_timed_out() { return 0; }
+    // Waits until the team's last kernel on this GPU (slot) is done (before its flags are
+    // cleared).
+    virtual status team_quiesce(int) { return status::ok; }
+    // After a team_allreduce: 0, or 1 + the member whose block a wait of a kernel of that
+    // report kind timed out on (then cleared).
+    virtual int team_kernel_timed_out(int) { return 0; }
     // A ticket that completes when everything submitted to `stream` so far has.
     virtual result<ticket> mark(int stream) = 0;
     virtual result<bool> test(ticket t) = 0;

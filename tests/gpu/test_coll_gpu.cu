@@ -3,7 +3,8 @@
 // source, one enqueued after checks the result and then overwrites the source, which a
 // collective that ran early or late would see -- for allreduce (float, half, bfloat16, int8),
 // reduce, broadcast, fcollect, alltoall, reduce_scatter and the team barrier, on the world and
-// on an odd team; bad arguments fail at the call with nothing enqueued.
+// on an odd team; small allreduces as one kernel on the stream; bad arguments fail at the call
+// with nothing enqueued.
 #include <hgas/hgas.h>
 #include <hgas/hgas_device.h>
 
@@ -11,9 +12,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "coll/testing_coll.h"
 #include "gpu_test.hpp"
 
 namespace {
@@ -144,6 +147,58 @@ TEST(CollStream, DataMovementInStreamOrder) {
     if (me() == n() - 1) k_check_sum<__half><<<64, 256, 0, f.s>>>(reinterpret_cast<__half *>(dst), count, 0, n(), f.bad);
     HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
     EXPECT_EQ(f.take_bad(), 0u) << "reduce";
+    HGAS_OK_OR_FAIL(hgas_free(src));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+// Small device vectors: the stream-ordered allreduce is one kernel on the stream where the GPUs
+// do not time-slice between processes (HGAS_TEST_EXPECT_KERNEL=1: every call; 0: none; any: the
+// results only). Sources symmetric and apart, in place and in a private cudaMalloc buffer (copied
+// on the stream), one block and several, twenty calls back to back before one sync, a blocking
+// allreduce and one on a second stream between them: every result checked on the stream.
+TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
+    rank_gpu f;
+    f.open();
+    const char *e = std::getenv("HGAS_TEST_EXPECT_KERNEL");
+    const std::string expect = e && *e ? e : "any";
+    const size_t cap = 16384;  // floats: 64 KiB, the largest vector of the kernel
+    float *src, *dst, *priv;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(cap * 4, HGAS_KIND_CUDA, reinterpret_cast<void **>(&src)));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(cap * 4, HGAS_KIND_CUDA, reinterpret_cast<void **>(&dst)));
+    CK(cudaMalloc(&priv, cap * 4));
+    cudaStream_t s2;
+    CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+    uint64_t calls = 0;
+    for (size_t c : {size_t{1}, size_t{4097}, cap}) {
+        for (int k = 0; k < 20; ++k) {
+            float *from = k % 3 == 0 ? src : k % 3 == 1 ? dst : priv;
+            k_fill<float><<<64, 256, 0, f.s>>>(from, c, me() + k);
+            HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst, from, c, HGAS_FLOAT, HGAS_OP_SUM, f.s));
+            // Sum over members of val(r + k, i): members k .. k + n - 1 of val's numbering.
+            k_check_sum<float><<<64, 256, 0, f.s>>>(dst, c, k, n(), f.bad);
+            ++calls;
+        }
+        // A blocking call between stream-ordered ones, then one on another stream.
+        k_fill<float><<<64, 256, 0, f.s>>>(src, c, me());
+        CK(cudaStreamSynchronize(f.s));
+        HGAS_OK_OR_FAIL(hgas_allreduce(dst, src, c, HGAS_FLOAT, HGAS_OP_SUM));
+        k_check_sum<float><<<64, 256, 0, f.s>>>(dst, c, 0, n(), f.bad);
+        k_fill<float><<<64, 256, 0, s2>>>(src, c, me() + 7);
+        CK(cudaStreamSynchronize(f.s));
+        HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst, src, c, HGAS_FLOAT, HGAS_OP_SUM, s2));
+        k_check_sum<float><<<64, 256, 0, s2>>>(dst, c, 7, n(), f.bad);
+        HGAS_OK_OR_FAIL(hgas_stream_sync(s2));
+        calls += 2;
+        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+        EXPECT_EQ(f.take_bad(), 0u) << c << " floats";
+    }
+    hgasi_coll_stats_t st{};
+    HGAS_OK_OR_FAIL(hgasi_coll_stats(&st));
+    if (expect == "1" && n() > 1) EXPECT_EQ(st.allreduce_kernel, calls);
+    if (expect == "0" || n() == 1) EXPECT_EQ(st.allreduce_kernel, 0u);
+    CK(cudaStreamDestroy(s2));
+    CK(cudaFree(priv));
     HGAS_OK_OR_FAIL(hgas_free(src));
     HGAS_OK_OR_FAIL(hgas_free(dst));
 }
