@@ -185,12 +185,13 @@ namespace {
 // team slot, cleared when the team is destroyed) as this GPU addresses them, and the team's
 // next kernel epoch.
 gpu::device::team_reduce kernel_args(team &t, char *d, uint16_t seg, uint64_t in_off, size_t count,
-                                     hgas_dtype_t type, hgas_op_t op) {
+                                     hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
     static_assert(core::internal_objects::coll_kernel_team_words == gpu::device::team_kernel_flag_words);
     core::rank &r = *t.r;
     gpu::device::team_reduce a;
     a.dst = d;
     a.in_off = in_off;
+    a.fp = fp & desc_mask;
     a.n = t.n();
     a.me = t.me;
     a.slot = t.slot;
@@ -209,34 +210,42 @@ gpu::device::team_reduce kernel_args(team &t, char *d, uint16_t seg, uint64_t in
     return a;
 }
 
-status kernel_timed_out(const team &t, const char *name, int q, const char *how) {
+status kernel_failed(const team &t, const char *name, int w, const char *how) {
+    const int q = (w & ~gpu::device::team_mismatch) - 1;
+    if (w & gpu::device::team_mismatch)
+        return fail(status::invalid_arg, "%s: rank %d's %sallreduce kernel found that member %d (rank %d) of %s called it "
+                    "with other arguments (count, type, op or a collective of another kind): every member must pass "
+                    "the same", name, t.r->me(), how, q, t.rank_of(q), t.describe().c_str());
     return fail(status::timeout, "%s: rank %d's %sallreduce kernel waited %.0f s (HGAS_TIMEOUT) for member %d (rank "
                 "%d) of %s: is that rank stuck, or not calling the matching collective?",
-                name, t.r->me(), how, t.r->timeout(), q - 1, t.rank_of(q - 1), t.describe().c_str());
+                name, t.r->me(), how, t.r->timeout(), q, t.rank_of(q), t.describe().c_str());
+}
+
+// The fingerprint of an allreduce by the kernel (the same as allreduce() computes for it).
+uint32_t kernel_fingerprint(size_t count, uint16_t seg, hgas_dtype_t type, hgas_op_t op) {
+    return fingerprint(c_allreduce, count, uint64_t{seg} << 24 | uint64_t{3} << 16 | static_cast<uint64_t>(type) << 8 | op);
 }
 }  // namespace
 
 // Allreduce by one kernel per member (gpu::device::team_allreduce, whose comment has the
-// protocol between the members' kernels). The host enters first as the other algorithms do:
-// the entry word's fingerprint names this algorithm, so members that chose differently fail
-// with a message instead of waiting for each other's kernels. Then one launch and one wait.
+// protocol between the members' kernels). The host announces its entry as the other algorithms
+// do (a member that chose another algorithm finds the fingerprint, which names this one, and
+// fails with a message) but waits for nobody: the kernels' own entry does, and compares the
+// fingerprints too. Then one launch and one wait.
 status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &dref,
                         const sym_ref *sref, size_t count, hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
     (void)s;
     core::rank &r = *t.r;
-    const int n = t.n();
     ++stats(r).allreduce_direct;
     ++stats(r).allreduce_kernel;
     session ss(t, fp, "%llu elements of type %llu, op %llu", 0,
                {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
-    for (int q = 0; q < n; ++q)
-        if (q != t.me) HGAS_TRY(ss.wait_entered(q, name));
     gpu::device *dev = r.device(kd);
-    HGAS_TRY_ASSIGN(gpu::ticket tk,
-                    dev->team_allreduce(kernel_args(t, d, dref.seg, sref ? sref->off : dref.off, count, type, op), 0,
-                                        nullptr));
+    HGAS_TRY_ASSIGN(gpu::ticket tk, dev->team_allreduce(kernel_args(t, d, dref.seg, sref ? sref->off : dref.off, count,
+                                                                    type, op, fp),
+                                                        0, nullptr));
     HGAS_TRY(wait_ticket(r, name, dev, tk));
-    if (const int q = dev->team_kernel_timed_out(gpu::device::report_blocking)) return kernel_timed_out(t, name, q, "");
+    if (const int w = dev->team_kernel_timed_out(gpu::device::report_blocking)) return kernel_failed(t, name, w, "");
     return status::ok;
 }
 
@@ -259,7 +268,8 @@ result<bool> allreduce_kernel_on_stream(team &t, const char *name, void *dst, co
     const bool apart = s + bytes <= d || d + bytes <= s;
     const bool from_src = apart && r.kind_of(src, bytes) == kd && symmetric_at(r, src, bytes, sref) &&
                           sref.seg == dref.seg;
-    gpu::device::team_reduce a = kernel_args(t, d, dref.seg, from_src ? sref.off : dref.off, count, type, op);
+    gpu::device::team_reduce a = kernel_args(t, d, dref.seg, from_src ? sref.off : dref.off, count, type, op,
+                                             kernel_fingerprint(count, dref.seg, type, op));
     a.copy_src = from_src ? nullptr : src;
     a.report = gpu::device::report_stream;
     ++stats(r).allreduce_kernel;
@@ -270,10 +280,16 @@ result<bool> allreduce_kernel_on_stream(team &t, const char *name, void *dst, co
 status kernel_stream_status(core::rank &r) {
     gpu::device *dev = r.device(mem::kind::cuda);
     if (!dev) return status::ok;
-    if (const int q = dev->team_kernel_timed_out(gpu::device::report_stream))
-        return fail(status::timeout, "a stream-ordered allreduce kernel of rank %d waited HGAS_TIMEOUT for member %d "
-                    "of its team: is that rank stuck, or not calling the matching collective?", r.me(), q - 1);
-    return status::ok;
+    const int w = dev->team_kernel_timed_out(gpu::device::report_stream);
+    if (!w) return status::ok;
+    const int q = (w & ~gpu::device::team_mismatch) - 1;
+    if (w & gpu::device::team_mismatch)
+        return fail(status::invalid_arg, "hgas_allreduce_on_stream: a stream-ordered allreduce kernel of rank %d found "
+                    "that member %d of its team called it with other arguments (count, type or op): every member must "
+                    "pass the same", r.me(), q);
+    return fail(status::timeout, "hgas_allreduce_on_stream: a stream-ordered allreduce kernel of rank %d waited "
+                "HGAS_TIMEOUT for member %d of its team: is that rank stuck, or not calling the matching collective?",
+                r.me(), q);
 }
 
 // Reduce-scatter: block `me` of every member's src (symmetric, at `sref`) combined into dst.

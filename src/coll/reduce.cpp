@@ -514,6 +514,7 @@ status allreduce(team &t, void *dst, const void *src, size_t count, hgas_dtype_t
         // Small device vectors in one kernel per member; the fingerprint names the algorithm, so
         // members that chose differently fail with a message instead of waiting for each other.
         const bool one_kernel = kernel_chosen(t, kd, bytes);
+        // (allreduce_kernel_on_stream computes the kernel's the same way: one protocol.)
         const uint32_t fp = fingerprint(c_allreduce, count, uint64_t{dref.seg} << 24 |
                                                                 (static_cast<uint64_t>(algo) + one_kernel) << 16 |
                                                                 static_cast<uint64_t>(type) << 8 | op);

@@ -20,6 +20,8 @@
 //   memory). Mid-size device-to-device copies use an SM copy kernel (HGAS_SM_COPY_MAX).
 // - The runtime is linked statically and finds the driver with dlopen, so a build with CUDA
 //   runs on machines without one: open_cuda then reports "no GPU" and the kind is off.
+#include <chrono>
+#include <thread>
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -703,8 +705,8 @@ public:
 
     // The one-kernel allreduce (cuda_team_reduce.cu) on an internal stream or the user's. The
     // caller (coll/direct.cpp) passes pointers this GPU maps and a vector of at most
-    // team_kernel_max_bytes. The team's kernels run in the order of the calls: each waits for
-    // the previous one's event where it is on another stream.
+    // team_kernel_max_bytes. The team's kernels run in the order of the calls: one on another
+    // stream than the last waits for the last one's event.
     result<ticket> team_allreduce(const team_reduce &a, int stream, void *user) override {
         select();
         if (stream < 0 || stream >= streams()) stream = 0;
@@ -724,18 +726,30 @@ public:
         if (a.copy_src && a.copy_src != a.dst) CU_TRY(cudaMemcpyAsync(a.dst, a.copy_src, bytes, cudaMemcpyDefault, s));
         CU_TRY(launch_team_allreduce(a, team_timed_out_ + (a.report == report_stream), s));
         trace_end(before, s, trace::op_reduce, bytes);
+        // Recorded after every kernel, not when the next comes on another stream: the user may
+        // have destroyed this stream by then.
         CU_TRY(cudaEventRecord(o.ev, s));
         o.s = s;
         o.used = true;
         if (user) return ticket{};
         return record(stream);
     }
-    status team_quiesce(int slot) override {
+    status team_quiesce(int slot, double timeout_s) override {
         if (slot < 0 || slot >= team_slots) return status::ok;
         team_order &o = team_order_[static_cast<size_t>(slot)];
         if (!o.used) return status::ok;
         select();
-        CU_TRY(cudaEventSynchronize(o.ev));
+        // Polled with a deadline: the stream may wait for work of this rank's that never comes.
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+        for (;;) {
+            const cudaError_t e = cudaEventQuery(o.ev);
+            if (e == cudaSuccess) break;
+            if (e != cudaErrorNotReady) CU_TRY(e);
+            if (std::chrono::steady_clock::now() > end)
+                return fail(status::timeout, "cuda: the team's last allreduce kernel did not finish within HGAS_TIMEOUT "
+                            "(%.0f s): its stream has not reached it", timeout_s);
+            std::this_thread::yield();
+        }
         o.used = false;
         return status::ok;
     }

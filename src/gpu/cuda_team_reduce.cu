@@ -78,15 +78,20 @@ __global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_re
             in[t] = reinterpret_cast<const unsigned char *>(a.base[t]) + a.in_off;
         } else {
             cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(offset(a.flags[t], b, a.me))
-                .store(a.in_off, cuda::memory_order_relaxed);
+                .store(a.in_off | static_cast<uint64_t>(a.fp) << 40, cuda::memory_order_relaxed);
             cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(entered(a.flags[t], b, a.me))
                 .store(a.epoch, cuda::memory_order_release);
-            if (wait_word(entered(a.flags[a.me], b, t), a, t, timed_out))
-                in[t] = reinterpret_cast<const unsigned char *>(a.base[t]) +
-                        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(offset(a.flags[a.me], b, t))
-                            .load(cuda::memory_order_relaxed);
-            else
+            if (wait_word(entered(a.flags[a.me], b, t), a, t, timed_out)) {
+                const uint64_t w = cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(offset(a.flags[a.me], b, t))
+                                       .load(cuda::memory_order_relaxed);
+                in[t] = reinterpret_cast<const unsigned char *>(a.base[t]) + (w & ((uint64_t{1} << 40) - 1));
+                if (static_cast<uint32_t>(w >> 40) != a.fp) {
+                    atomicCAS(timed_out, 0u, static_cast<unsigned>(t + 1) | device::team_mismatch);
+                    late = 1;
+                }
+            } else {
                 late = 1;
+            }
         }
     }
     __syncthreads();

@@ -111,8 +111,9 @@ public:
     // every other member, in the members' flag blocks (flags[q]: member q's, as this GPU
     // addresses it; team_kernel_flag_words words: entered, done and offset words, one per
     // (block, member)):
-    // 1. entry: it stores where this member's vector lies (its offset in the segment) and then
-    //    `epoch` into every member's block, and waits for the same from every member;
+    // 1. entry: it stores where this member's vector lies (its offset in the segment, with the
+    //    call's fingerprint) and then `epoch` into every member's block, and waits for the same
+    //    from every member (a fingerprint that differs ends the kernel: a mismatch);
     // 2. it reads every member's slice where it lies (base[q] + the offset member q sent: its
     //    own memory, a peer GPU's by IPC, a rank thread's of this process) and combines them in
     //    member order into shared memory, so that every member computes the same bits;
@@ -129,7 +130,8 @@ public:
         void *dst = nullptr;
         const void *copy_src = nullptr;  // copied into dst (in stream order) first, when not null
         const char *base[team_kernel_members] = {};  // member q's segment as this GPU addresses it
-        uint64_t in_off = 0;                         // this member's vector: base[me] + in_off
+        uint64_t in_off = 0;                         // this member's vector: base[me] + in_off (< 2^40)
+        uint32_t fp = 0;  // the call's fingerprint (24 bits), sent with in_off: members that differ fail
         uint64_t *flags[team_kernel_members] = {};   // member q's flag block for this team
         int n = 0, me = 0, slot = 0;
         size_t count = 0;
@@ -146,11 +148,13 @@ public:
     virtual result<ticket> team_allreduce(const team_reduce &, int, void *) {
         return fail(status::unsupported, "%s: no team kernels", describe().c_str());
     }
-    // Waits until the team's last kernel on this GPU (slot) is done (before its flags are
-    // cleared).
-    virtual status team_quiesce(int) { return status::ok; }
+    // Waits (up to timeout_s) until the team's last kernel on this GPU (slot) is done, before
+    // its flags are cleared.
+    virtual status team_quiesce(int, double) { return status::ok; }
     // After a team_allreduce: 0, or 1 + the member whose block a wait of a kernel of that
-    // report kind timed out on (then cleared).
+    // report kind timed out on, plus team_mismatch where that member's fingerprint differed
+    // (then cleared).
+    static constexpr int team_mismatch = 1 << 16;
     virtual int team_kernel_timed_out(int) { return 0; }
     // A ticket that completes when everything submitted to `stream` so far has.
     virtual result<ticket> mark(int stream) = 0;

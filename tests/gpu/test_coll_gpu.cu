@@ -181,11 +181,11 @@ TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
         }
         // A blocking call between stream-ordered ones, then one on another stream.
         k_fill<float><<<64, 256, 0, f.s>>>(src, c, me());
-        CK(cudaStreamSynchronize(f.s));
+        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));  // (not cudaStreamSynchronize: a queued call needs this thread)
         HGAS_OK_OR_FAIL(hgas_allreduce(dst, src, c, HGAS_FLOAT, HGAS_OP_SUM));
         k_check_sum<float><<<64, 256, 0, f.s>>>(dst, c, 0, n(), f.bad);
         k_fill<float><<<64, 256, 0, s2>>>(src, c, me() + 7);
-        CK(cudaStreamSynchronize(f.s));
+        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
         HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst, src, c, HGAS_FLOAT, HGAS_OP_SUM, s2));
         k_check_sum<float><<<64, 256, 0, s2>>>(dst, c, 7, n(), f.bad);
         HGAS_OK_OR_FAIL(hgas_stream_sync(s2));

@@ -684,7 +684,8 @@ TEST(CollChoice, DeviceVectorsReduceDirectlyWhereMapped) {
 // bit against the combination in member order on the CPU: in place and not, src where it lies
 // and copied, 16-byte aligned and not (the kernel's two load paths), one block and several
 // (8 KiB slices), the largest size and one element over it, many calls back to back (the
-// kernel's flags only grow), and a team made again in a destroyed team's slot (flags cleared).
+// kernel's flags only grow), counts that differ between members (a message, not a hang), and a
+// team made again in a destroyed team's slot (flags cleared).
 template <class T>
 std::vector<T> member_values(size_t count, int member, hgas_op_t op) {
     std::vector<T> v(count);
@@ -825,6 +826,18 @@ TEST(CollChoice, DeviceVectorsSmallAllreduceInOneKernel) {
             EXPECT_EQ(bad, 0u) << "wrong result in back-to-back calls on " << tn << " members";
             if (!any) {
                 EXPECT_EQ(kernels, k ? 40u : 0u);
+            }
+            if (k) {
+                // Counts that differ: every member's kernel finds a fingerprint unlike its own
+                // and fails with a message, and the next call is whole again.
+                const int tme = hgas_team_my_rank(t);
+                EXPECT_EQ(hgas_team_allreduce(t, dst, src, tme == 0 ? 10 : 11, HGAS_INT32, HGAS_OP_SUM),
+                          HGAS_ERR_INVALID_ARG);
+                EXPECT_NE(std::string(hgas_last_error()).find("other arguments"), std::string::npos)
+                    << hgas_last_error();
+                uint64_t again = 0;
+                EXPECT_EQ(kernel_case<int64_t>(t, src, dst, 0, 77, HGAS_INT64, HGAS_OP_SUM, 0, &again), 0u);
+                EXPECT_EQ(again, 1u);
             }
         }
         if (pair != HGAS_TEAM_INVALID) {
