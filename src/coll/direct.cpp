@@ -228,22 +228,27 @@ uint32_t kernel_fingerprint(size_t count, uint16_t seg, hgas_dtype_t type, hgas_
 }  // namespace
 
 // Allreduce by one kernel per member (gpu::device::team_allreduce, whose comment has the
-// protocol between the members' kernels). The host announces its entry as the other algorithms
-// do (a member that chose another algorithm finds the fingerprint, which names this one, and
-// fails with a message) but waits for nobody: the kernels' own entry does, and compares the
-// fingerprints too. Then one launch and one wait.
+// protocol between the members' kernels). The host enters as allreduce_direct does: it waits
+// until every member has entered (a member that chose another algorithm or other arguments
+// fails with a message: the fingerprint names this one) and reads where each member's vector
+// lies, so the kernel skips its own entry step (measured on two H100s: 13.7-14.5 us against
+// 17.5-18.5 with the kernels' entry, a release store and a round trip more). Then one launch
+// and one wait.
 status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::kind kd, const sym_ref &dref,
                         const sym_ref *sref, size_t count, hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
-    (void)s;
     core::rank &r = *t.r;
     ++stats(r).allreduce_direct;
     ++stats(r).allreduce_kernel;
+    publish(t, w_src_off, sref ? sref->off : dref.off);
     session ss(t, fp, "%llu elements of type %llu, op %llu", 0,
                {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
+    std::vector<uint64_t> voff;
+    HGAS_TRY(enter_all(ss, name, w_src_off, sref ? sref->off : dref.off, voff));
+    gpu::device::team_reduce a = kernel_args(t, d, dref.seg, sref ? sref->off : dref.off, count, type, op, fp);
+    a.entry = false;
+    for (int q = 0; q < a.n; ++q) a.in[q] = q == t.me ? (sref ? s : d) : a.base[q] + voff[static_cast<size_t>(q)];
     gpu::device *dev = r.device(kd);
-    HGAS_TRY_ASSIGN(gpu::ticket tk, dev->team_allreduce(kernel_args(t, d, dref.seg, sref ? sref->off : dref.off, count,
-                                                                    type, op, fp),
-                                                        0, nullptr));
+    HGAS_TRY_ASSIGN(gpu::ticket tk, dev->team_allreduce(a, 0, nullptr));
     HGAS_TRY(wait_ticket(r, name, dev, tk));
     if (const int w = dev->team_kernel_timed_out(gpu::device::report_blocking)) return kernel_failed(t, name, w, "");
     return status::ok;

@@ -73,7 +73,9 @@ __global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_re
     if (t == 0) late = 0;
     // 1. Entry: thread q trades offsets and the epoch with member q (the barrier orders the
     // reads below after every thread's acquire; the release orders the offset before the epoch).
-    if (t < a.n) {
+    if (t < a.n && !a.entry) {
+        in[t] = static_cast<const unsigned char *>(a.in[t]);
+    } else if (t < a.n) {
         if (t == a.me) {
             in[t] = reinterpret_cast<const unsigned char *>(a.base[t]) + a.in_off;
         } else {
@@ -123,11 +125,12 @@ __global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_re
     }
     __syncthreads();
     // 3. Done: thread q tells member q that this block has read its slice and waits for the
-    // same from member q. The barrier orders the block's loads before the release (no fence:
-    // the release is cumulative).
+    // same from member q. The block's loads have returned their values (they are in shared
+    // memory, behind the barrier), so a relaxed store cannot overtake them; a release would
+    // add a system-wide fence (an NVLink round trip) for nothing.
     if (t < a.n && t != a.me) {
         cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(done(a.flags[t], b, a.me))
-            .store(a.epoch, cuda::memory_order_release);
+            .store(a.epoch, cuda::memory_order_relaxed);
         if (!wait_word(done(a.flags[a.me], b, t), a, t, timed_out)) late = 1;
     }
     __syncthreads();

@@ -113,7 +113,8 @@ public:
     // (block, member)):
     // 1. entry: it stores where this member's vector lies (its offset in the segment, with the
     //    call's fingerprint) and then `epoch` into every member's block, and waits for the same
-    //    from every member (a fingerprint that differs ends the kernel: a mismatch);
+    //    from every member (a fingerprint that differs ends the kernel: a mismatch); skipped
+    //    where the host has done it (`entry` false: `in` holds the vectors);
     // 2. it reads every member's slice where it lies (base[q] + the offset member q sent: its
     //    own memory, a peer GPU's by IPC, a rank thread's of this process) and combines them in
     //    member order into shared memory, so that every member computes the same bits;
@@ -131,6 +132,10 @@ public:
         const void *copy_src = nullptr;  // copied into dst (in stream order) first, when not null
         const char *base[team_kernel_members] = {};  // member q's segment as this GPU addresses it
         uint64_t in_off = 0;                         // this member's vector: base[me] + in_off (< 2^40)
+        // Where every member's vector lies (as this GPU addresses it), when the host already
+        // knows (the blocking call: its entry read the members' words): the kernel skips step 1.
+        const void *in[team_kernel_members] = {};
+        bool entry = true;
         uint32_t fp = 0;  // the call's fingerprint (24 bits), sent with in_off: members that differ fail
         uint64_t *flags[team_kernel_members] = {};   // member q's flag block for this team
         int n = 0, me = 0, slot = 0;
