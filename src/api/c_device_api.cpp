@@ -170,6 +170,11 @@ hgas_status_t hgas_team_reduce_on_stream(hgas_team_t team, void *dst, const void
 hgas_status_t hgas_team_broadcast_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes, int root,
                                             cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
+    if (auto t = coll::find(*r, __func__, team); t.ok()) {  // small device vectors: one kernel on the stream
+        auto k = coll::detail::broadcast_kernel_on_stream(**t, dst, src, bytes, root, s);
+        if (!k.ok()) return to_c(k.error());
+        if (*k) return HGAS_OK;
+    }
     return coll_on_stream(*r, __func__, team, [=](coll::team &t) { return coll::broadcast(t, dst, src, bytes, root); },
                           s);
 }
@@ -185,6 +190,11 @@ hgas_status_t hgas_team_reduce_scatter_on_stream(hgas_team_t team, void *dst, co
 hgas_status_t hgas_team_fcollect_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes,
                                            cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
+    if (auto t = coll::find(*r, __func__, team); t.ok()) {  // small device vectors: one kernel on the stream
+        auto k = coll::detail::fcollect_kernel_on_stream(**t, dst, src, bytes, s);
+        if (!k.ok()) return to_c(k.error());
+        if (*k) return HGAS_OK;
+    }
     return coll_on_stream(*r, __func__, team, [=](coll::team &t) { return coll::fcollect(t, dst, src, bytes); }, s);
 }
 

@@ -254,32 +254,74 @@ status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::
     return status::ok;
 }
 
-result<bool> allreduce_kernel_on_stream(team &t, const char *name, void *dst, const void *src, size_t count,
-                                        hgas_dtype_t type, hgas_op_t op, void *stream) {
+namespace {
+// The stream-ordered collective `what` as the team kernel on `stream` where it runs (see
+// direct.hpp): `out` bytes of dst (symmetric, mapped for every member), this member's vector
+// of `vbytes` at `src`, which goes to dst + `own_at` first unless it is symmetric in dst's
+// segment and apart from dst (or already there). The choice depends only on what every member
+// has alike (dst's kind and heap, the sizes, the team), never on src.
+result<bool> kernel_on_stream(team &t, int what, void *dst, const void *src, size_t count, hgas_dtype_t type,
+                              hgas_op_t op, int root, size_t own_at, uint32_t fp, void *stream) {
     core::rank &r = *t.r;
-    const size_t esize = dtype_size(type), bytes = count * esize;
-    if (!esize || !count || t.n() < 2 || !dst || !src || !r.has_devices()) return false;
-    if (count > SIZE_MAX / esize) return false;  // the queued path says what is wrong
-    const mem::kind kd = r.kind_of(dst, bytes);
+    const size_t esize = dtype_size(type);
+    // A broadcast's src matters on its root only (NULL elsewhere is fine).
+    const bool has_src = what != gpu::device::team_broadcast_op || t.me == root;
+    if (!esize || !count || t.n() < 2 || !dst || (has_src && !src) || !r.has_devices() ||
+        count > (SIZE_MAX >> 8) / esize)
+        return false;  // the queued path says what is wrong
+    const size_t vbytes = count * esize;
+    const size_t out = what == gpu::device::team_fcollect_op ? vbytes * static_cast<size_t>(t.n()) : vbytes;
+    const mem::kind kd = r.kind_of(dst, out);
     sym_ref dref;
-    if (!direct_chosen(t, kd, bytes) || !kernel_chosen(t, kd, bytes) || !symmetric_at(r, dst, bytes, dref) ||
+    if (kd == mem::kind::host || !kernel_chosen(t, kd, out) || !symmetric_at(r, dst, out, dref) ||
         !direct_possible(t, dref.seg))
         return false;
-    // Every member makes the same choice whatever its src: a src symmetric in dst's segment and
-    // apart from it is read where it lies, any other is copied into dst first (on the stream).
+    if (what == gpu::device::team_allreduce_op && !direct_chosen(t, kd, out)) return false;
     char *d = static_cast<char *>(dst);
     const char *s = static_cast<const char *>(src);
     sym_ref sref;
-    const bool apart = s + bytes <= d || d + bytes <= s;
-    const bool from_src = apart && r.kind_of(src, bytes) == kd && symmetric_at(r, src, bytes, sref) &&
+    const bool apart = s + vbytes <= d || d + out <= s;
+    const bool from_src = has_src && apart && r.kind_of(src, vbytes) == kd && symmetric_at(r, src, vbytes, sref) &&
                           sref.seg == dref.seg;
-    gpu::device::team_reduce a = kernel_args(t, d, dref.seg, from_src ? sref.off : dref.off, count, type, op,
-                                             kernel_fingerprint(count, dref.seg, type, op));
-    a.copy_src = from_src ? nullptr : src;
+    gpu::device::team_reduce a = kernel_args(t, d, dref.seg, from_src ? sref.off : dref.off + own_at, count, type, op, fp);
+    a.what = what;
+    a.root = root;
+    a.copy_at = own_at;
+    a.copy_src = from_src || !has_src ? nullptr : src;
     a.report = gpu::device::report_stream;
-    ++stats(r).allreduce_kernel;
     HGAS_TRY(r.device(kd)->team_allreduce(a, 0, stream).error());
     return true;
+}
+}  // namespace
+
+result<bool> allreduce_kernel_on_stream(team &t, const char *name, void *dst, const void *src, size_t count,
+                                        hgas_dtype_t type, hgas_op_t op, void *stream) {
+    (void)name;
+    sym_ref dref;
+    const size_t esize = dtype_size(type);
+    uint16_t seg = 0;
+    if (esize && dst && symmetric_at(*t.r, dst, count * esize, dref)) seg = dref.seg;
+    HGAS_TRY_ASSIGN(bool run, kernel_on_stream(t, gpu::device::team_allreduce_op, dst, src, count, type, op, 0, 0,
+                                               kernel_fingerprint(count, seg, type, op), stream));
+    if (run) ++stats(*t.r).allreduce_kernel;
+    return run;
+}
+
+result<bool> broadcast_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, int root, void *stream) {
+    if (root < 0 || root >= t.n()) return false;
+    HGAS_TRY_ASSIGN(bool run, kernel_on_stream(t, gpu::device::team_broadcast_op, dst, src, bytes, HGAS_UINT8,
+                                               HGAS_OP_SUM, root, 0,
+                                               fingerprint(c_broadcast, bytes, static_cast<uint64_t>(root), 3), stream));
+    if (run) ++stats(*t.r).bcast_kernel;
+    return run;
+}
+
+result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, void *stream) {
+    HGAS_TRY_ASSIGN(bool run, kernel_on_stream(t, gpu::device::team_fcollect_op, dst, src, bytes, HGAS_UINT8,
+                                               HGAS_OP_SUM, 0, bytes * static_cast<size_t>(t.me),
+                                               fingerprint(c_fcollect, bytes, 3), stream));
+    if (run) ++stats(*t.r).fcollect_kernel;
+    return run;
 }
 
 status kernel_stream_status(core::rank &r) {

@@ -59,7 +59,11 @@ status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::
 // or streams ordered by events), as NCCL asks of a communicator.
 result<bool> allreduce_kernel_on_stream(team &t, const char *name, void *dst, const void *src, size_t count,
                                         hgas_dtype_t type, hgas_op_t op, void *stream);
-// A stream-ordered allreduce kernel of this rank that timed out, for hgas_stream_sync.
+// The same for broadcast (the root's src copied into its dst first unless it is symmetric and
+// apart) and fcollect (each member's src copied into its block of dst first, likewise).
+result<bool> broadcast_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, int root, void *stream);
+result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, void *stream);
+// A stream-ordered kernel collective of this rank that timed out, for hgas_stream_sync.
 status kernel_stream_status(core::rank &r);
 
 // Reduce-scatter: dst (`count` elements, kind `kd`) gets block me of the reduction of every

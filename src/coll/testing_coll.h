@@ -44,6 +44,9 @@ typedef struct {
     /* Allreduce calls of device vectors that ran as one kernel per member (algorithm "kernel",
      * counted in allreduce_direct too: it reads the members' vectors where they lie). */
     uint64_t allreduce_kernel;
+    /* Stream-ordered broadcast and fcollect calls of device vectors that ran as one kernel on
+     * the stream. */
+    uint64_t bcast_kernel, fcollect_kernel;
 } hgasi_coll_stats_t;
 
 /* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED

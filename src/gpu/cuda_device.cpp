@@ -712,9 +712,10 @@ public:
         if (stream < 0 || stream >= streams()) stream = 0;
         if (!team_kernels_)
             return fail(status::unsupported, "cuda: a team kernel on a GPU time-sliced between processes");
-        const size_t bytes = a.count * reduce_dtype_size(a.type);
+        const size_t vbytes = a.count * reduce_dtype_size(a.type);
+        const size_t bytes = a.what == team_fcollect_op ? vbytes * static_cast<size_t>(a.n) : vbytes;
         if (a.n < 1 || a.n > team_kernel_members || a.me < 0 || a.me >= a.n || bytes > team_kernel_max_bytes ||
-            a.slot < 0 || a.slot >= team_slots)
+            a.slot < 0 || a.slot >= team_slots || a.root < 0 || a.root >= a.n)
             return fail(status::internal, "cuda: team_allreduce: %d members (me %d), slot %d, %zu bytes: out of range",
                         a.n, a.me, a.slot, bytes);
         std::lock_guard<std::mutex> g(stream_mu_);
@@ -723,7 +724,8 @@ public:
         if (!o.ev) CU_TRY(cudaEventCreateWithFlags(&o.ev, cudaEventDisableTiming));
         if (o.used && o.s != s) CU_TRY(cudaStreamWaitEvent(s, o.ev, 0));
         void *before = trace_begin(s);
-        if (a.copy_src && a.copy_src != a.dst) CU_TRY(cudaMemcpyAsync(a.dst, a.copy_src, bytes, cudaMemcpyDefault, s));
+        char *copy_to = static_cast<char *>(a.dst) + a.copy_at;
+        if (a.copy_src && a.copy_src != copy_to) CU_TRY(cudaMemcpyAsync(copy_to, a.copy_src, vbytes, cudaMemcpyDefault, s));
         CU_TRY(launch_team_allreduce(a, team_timed_out_ + (a.report == report_stream), s));
         trace_end(before, s, trace::op_reduce, bytes);
         // Recorded after every kernel, not when the next comes on another stream: the user may

@@ -1,7 +1,8 @@
-// The one-kernel allreduce of a small vector (gpu::device::team_allreduce, gpu.hpp, says the
+// The one-kernel collectives of small vectors (gpu::device::team_allreduce, gpu.hpp, says the
 // protocol): each block learns where every member's vector lies and that the member has
-// entered, combines its slice of every vector into shared memory in member order, waits until
-// every member's block of the same slice has read its inputs, then writes the slice into dst. One launch and one wait per
+// entered, computes its slice of the output into shared memory (every member's slice combined
+// in member order for allreduce; the root's for broadcast; its member's for fcollect), waits
+// until every member's block of the same slice has read its inputs, then writes it into dst. One launch and one wait per
 // call, where the host-driven direct algorithm costs a kernel and a copy the host waits for
 // each (26 us for 64 bytes on two H100s, docs/collectives.md).
 #include <cuda/atomic>
@@ -61,6 +62,17 @@ __device__ bool wait_word(uint64_t &w, const device::team_reduce &a, int q, unsi
     return true;
 }
 
+// Where output byte o comes from: the member and the byte of its vector (fcollect: block o / B
+// of the output is member o / B's vector; allreduce and broadcast: byte o of the vectors).
+struct source {
+    int q;
+    size_t at;
+};
+__device__ __forceinline__ source source_of(const device::team_reduce &a, size_t o, size_t vbytes) {
+    if (a.what == device::team_fcollect_op) return {static_cast<int>(o / vbytes), o % vbytes};
+    return {a.what == device::team_broadcast_op ? a.root : 0, o};
+}
+
 template <class T>
 __global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_reduce a, size_t slice,
                                                                  unsigned *timed_out) {
@@ -98,29 +110,36 @@ __global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_re
     }
     __syncthreads();
     if (late) return;
+    const size_t vbytes = a.count * sizeof(T);  // one member's vector
+    const size_t bytes = a.what == device::team_fcollect_op ? vbytes * static_cast<size_t>(a.n) : vbytes;
     if (t == 0) {
-        bool v = reinterpret_cast<uintptr_t>(a.dst) % 16 == 0;
+        bool v = reinterpret_cast<uintptr_t>(a.dst) % 16 == 0 && (a.what != device::team_fcollect_op || vbytes % 16 == 0);
         for (int q = 0; q < a.n; ++q) v = v && reinterpret_cast<uintptr_t>(in[q]) % 16 == 0;
         vec = v;
     }
     __syncthreads();
-    // 2. Combine this block's slice in member order; whole 16-byte words where every vector is
-    // aligned (the slice's tail, under 16 bytes, element by element), else element by element.
-    const size_t bytes = a.count * sizeof(T);
+    // 2. This block's slice of the output: combined in member order (allreduce) or copied from
+    // its member (broadcast, fcollect); whole 16-byte words where every vector is aligned (the
+    // slice's tail, under 16 bytes, element by element), else element by element.
     const size_t lo = static_cast<size_t>(b) * slice, hi = lo + slice < bytes ? lo + slice : bytes;
     const size_t whole = vec ? lo + (hi - lo) / 16 * 16 : lo;
+    const bool reduce = a.what == device::team_allreduce_op;
     for (size_t o = lo + static_cast<size_t>(t) * 16; o < whole; o += threads * size_t{16}) {
-        uint4 acc = *reinterpret_cast<const uint4 *>(in[0] + o);
-        for (int q = 1; q < a.n; ++q) acc = combine16<T>(acc, *reinterpret_cast<const uint4 *>(in[q] + o), a.op);
+        const source src = source_of(a, o, vbytes);
+        uint4 acc = *reinterpret_cast<const uint4 *>(in[src.q] + src.at);
+        if (reduce)
+            for (int q = 1; q < a.n; ++q) acc = combine16<T>(acc, *reinterpret_cast<const uint4 *>(in[q] + o), a.op);
         *reinterpret_cast<uint4 *>(part + (o - lo)) = acc;
     }
     for (size_t o = whole + static_cast<size_t>(t) * sizeof(T); o < hi; o += threads * sizeof(T)) {
+        const source src = source_of(a, o, vbytes);
         T acc, v;
-        memcpy(&acc, in[0] + o, sizeof(T));
-        for (int q = 1; q < a.n; ++q) {
-            memcpy(&v, in[q] + o, sizeof(T));
-            acc = combine<T>(acc, v, a.op);
-        }
+        memcpy(&acc, in[src.q] + src.at, sizeof(T));
+        if (reduce)
+            for (int q = 1; q < a.n; ++q) {
+                memcpy(&v, in[q] + o, sizeof(T));
+                acc = combine<T>(acc, v, a.op);
+            }
         memcpy(part + (o - lo), &acc, sizeof(T));
     }
     __syncthreads();
@@ -144,7 +163,7 @@ __global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_re
 
 template <class T>
 cudaError_t launch(const device::team_reduce &a, unsigned *timed_out, cudaStream_t s) {
-    const size_t bytes = a.count * sizeof(T);
+    const size_t bytes = a.count * sizeof(T) * (a.what == device::team_fcollect_op ? static_cast<size_t>(a.n) : 1);
     // Slices of whole 16-byte words, so that every block but the last has no tail.
     const size_t blocks = (bytes + slice_max - 1) / slice_max;
     const size_t slice = ((bytes + blocks - 1) / blocks + 15) / 16 * 16;

@@ -124,12 +124,20 @@ public:
     // (each waits for the previous one's event), so a word never holds a later call's value
     // while a member still waits for an earlier one.
     static constexpr int team_kernel_members = 8;                      // the most members it serves
-    static constexpr size_t team_kernel_max_bytes = size_t{64} << 10;  // the largest vector (8 blocks)
+    static constexpr size_t team_kernel_max_bytes = size_t{64} << 10;  // the largest dst (8 blocks)
     static constexpr size_t team_kernel_flag_words = 3 * team_kernel_members * team_kernel_members;  // per team
     enum team_report : int { report_blocking = 0, report_stream = 1 };
+    // What the kernel computes (B = count elements of `type`, in bytes): allreduce: dst[0, B)
+    // = every member's vector combined; broadcast: dst[0, B) = member root's vector; fcollect:
+    // dst[q B, (q + 1) B) = member q's vector, for every member q (n B bytes, the slices over
+    // them). For the copies `type` is HGAS_UINT8 and `op` unused.
+    enum team_op : int { team_allreduce_op = 0, team_broadcast_op = 1, team_fcollect_op = 2 };
     struct team_reduce {
+        int what = team_allreduce_op;
+        int root = 0;  // broadcast
         void *dst = nullptr;
-        const void *copy_src = nullptr;  // copied into dst (in stream order) first, when not null
+        const void *copy_src = nullptr;  // copied into dst + copy_at (in stream order) first, when not null
+        size_t copy_at = 0;
         const char *base[team_kernel_members] = {};  // member q's segment as this GPU addresses it
         uint64_t in_off = 0;                         // this member's vector: base[me] + in_off (< 2^40)
         // Where every member's vector lies (as this GPU addresses it), when the host already

@@ -203,6 +203,60 @@ TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
     HGAS_OK_OR_FAIL(hgas_free(dst));
 }
 
+// The same for broadcast and fcollect of up to 64 KiB of dst: every root, sources symmetric and
+// apart, in place, in a private cudaMalloc buffer (copied on the stream) and, off the root, NULL;
+// sizes aligned and not; all back to back on one stream before one sync.
+TEST(CollStream, SmallBroadcastAndFcollectAreOneKernelOnTheStream) {
+    rank_gpu f;
+    f.open();
+    const char *e = std::getenv("HGAS_TEST_EXPECT_KERNEL");
+    const std::string expect = e && *e ? e : "any";
+    const size_t cap = size_t{64} << 10;
+    unsigned char *src, *dst, *priv;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(cap, HGAS_KIND_CUDA, reinterpret_cast<void **>(&src)));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(cap, HGAS_KIND_CUDA, reinterpret_cast<void **>(&dst)));
+    CK(cudaMalloc(&priv, cap));
+    HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+    uint64_t bcasts = 0, fcollects = 0;
+    int salt = 0;
+    for (size_t bytes : {size_t{1}, size_t{100}, size_t{4096}, cap / static_cast<size_t>(n())}) {
+        for (int root = 0; root < n(); ++root) {
+            for (int mode = 0; mode < 4; ++mode) {
+                ++salt;
+                unsigned char *from = mode == 0 ? src : mode == 1 ? dst : priv;
+                if (me() == root) k_bytes<<<64, 256, 0, f.s>>>(from, bytes, salt);
+                const void *arg = mode == 3 && me() != root ? nullptr : (mode == 3 ? src : from);
+                if (mode == 3 && me() == root) k_bytes<<<64, 256, 0, f.s>>>(src, bytes, salt);
+                HGAS_OK_OR_FAIL(hgas_broadcast_on_stream(dst, arg, bytes, root, f.s));
+                k_check_bytes<<<64, 256, 0, f.s>>>(dst, bytes, salt, f.bad);
+                ++bcasts;
+            }
+        }
+        for (int mode = 0; mode < 3; ++mode) {
+            ++salt;
+            unsigned char *mine = dst + bytes * static_cast<size_t>(me());
+            unsigned char *from = mode == 0 ? src : mode == 1 ? mine : priv;
+            k_bytes<<<64, 256, 0, f.s>>>(from, bytes, salt * 16 + me());
+            HGAS_OK_OR_FAIL(hgas_team_fcollect_on_stream(HGAS_TEAM_WORLD, dst, from, bytes, f.s));
+            for (int q = 0; q < n(); ++q)
+                k_check_bytes<<<64, 256, 0, f.s>>>(dst + bytes * static_cast<size_t>(q), bytes, salt * 16 + q, f.bad);
+            ++fcollects;
+        }
+        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+        EXPECT_EQ(f.take_bad(), 0u) << bytes << " bytes";
+    }
+    hgasi_coll_stats_t st{};
+    HGAS_OK_OR_FAIL(hgasi_coll_stats(&st));
+    if (expect == "1" && n() > 1) {
+        EXPECT_EQ(st.bcast_kernel, bcasts);
+        EXPECT_EQ(st.fcollect_kernel, fcollects);
+    }
+    if (expect == "0" || n() == 1) EXPECT_EQ(st.bcast_kernel + st.fcollect_kernel, 0u);
+    CK(cudaFree(priv));
+    HGAS_OK_OR_FAIL(hgas_free(src));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
 TEST(CollStream, BadArgumentsFailAtTheCall) {
     rank_gpu f;
     f.open();
