@@ -183,10 +183,11 @@ namespace {
 // where that is symmetric in dst's segment and apart from dst, else dst), every member's
 // segment and flag block (internal().coll_kernel_flags, one block of team_kernel_flag_words per
 // team slot, cleared when the team is destroyed) as this GPU addresses them, and the team's
-// next kernel epoch.
-gpu::device::team_reduce kernel_args(team &t, char *d, uint16_t seg, uint64_t in_off, size_t count,
+// next epoch of blocking or stream-ordered kernels.
+gpu::device::team_reduce kernel_args(team &t, bool blocking, char *d, uint16_t seg, uint64_t in_off, size_t count,
                                      hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
     static_assert(core::internal_objects::coll_kernel_team_words == gpu::device::team_kernel_flag_words);
+    static_assert(core::internal_objects::coll_team_slots == gpu::device::team_kernel_slots);
     core::rank &r = *t.r;
     gpu::device::team_reduce a;
     a.dst = d;
@@ -198,7 +199,8 @@ gpu::device::team_reduce kernel_args(team &t, char *d, uint16_t seg, uint64_t in
     a.count = count;
     a.type = static_cast<int>(type);
     a.op = static_cast<int>(op);
-    a.epoch = ++t.kernel_epoch;
+    a.blocking = blocking;
+    a.epoch = blocking ? ++t.blocking_epoch : ++t.kernel_epoch;
     a.timeout_ns = static_cast<uint64_t>(r.timeout() * 1e9);
     const uint64_t flags = r.internal().coll_kernel_flags +
                            static_cast<uint64_t>(t.slot) * gpu::device::team_kernel_flag_words * 8;
@@ -210,17 +212,28 @@ gpu::device::team_reduce kernel_args(team &t, char *d, uint16_t seg, uint64_t in
     return a;
 }
 
-status kernel_failed(const team &t, const char *name, int w, const char *how) {
-    const int q = (w & ~gpu::device::team_mismatch) - 1;
-    if (w & gpu::device::team_mismatch)
-        return fail(status::invalid_arg, "%s: rank %d's %sallreduce kernel found that member %d (rank %d) of %s called it "
-                    "with other arguments (count, type, op or a collective of another kind): every member must pass "
-                    "the same", name, t.r->me(), how, q, t.rank_of(q), t.describe().c_str());
-    return fail(status::timeout, "%s: rank %d's %sallreduce kernel waited %.0f s (HGAS_TIMEOUT) for member %d (rank "
-                "%d) of %s: is that rank stuck, or not calling the matching collective?",
-                name, t.r->me(), how, t.r->timeout(), q, t.rank_of(q), t.describe().c_str());
+// What a kernel reported (gpu::device::team_report's fields), as a message; `who` names the call.
+status kernel_failed(core::rank &r, const std::string &who, int w) {
+    const int q = (w & 0xff) - 1;
+    const int slot = w >> gpu::device::team_report_slot_shift;
+    switch (w & gpu::device::team_why_mask) {
+    case gpu::device::team_mismatch:
+        return fail(status::invalid_arg, "%s: rank %d's kernel found that member %d of its team (slot %d) called the "
+                    "collective with other arguments (another collective, count, type, op or root): every member must "
+                    "pass the same", who.c_str(), r.me(), q, slot);
+    case gpu::device::team_out_of_step:
+        return fail(status::internal, "%s: rank %d's kernel found member %d of its team (slot %d) at a later call: the "
+                    "members are out of step after a collective kernel of the team failed; destroy the team",
+                    who.c_str(), r.me(), q, slot);
+    case gpu::device::team_broken:
+        return fail(status::internal, "%s: a stream-ordered collective kernel of rank %d's team (slot %d) failed "
+                    "before (an earlier hgas_stream_sync said why), so its later ones fail at once; destroy the team",
+                    who.c_str(), r.me(), slot);
+    }
+    return fail(status::timeout, "%s: rank %d's kernel waited %.0f s (HGAS_TIMEOUT) for member %d of its team (slot "
+                "%d): is that rank stuck, or not calling the matching collective?", who.c_str(), r.me(), r.timeout(), q,
+                slot);
 }
-
 // The fingerprint of an allreduce by the kernel (the same as allreduce() computes for it).
 uint32_t kernel_fingerprint(size_t count, uint16_t seg, hgas_dtype_t type, hgas_op_t op) {
     return fingerprint(c_allreduce, count, uint64_t{seg} << 24 | uint64_t{3} << 16 | static_cast<uint64_t>(type) << 8 | op);
@@ -244,13 +257,13 @@ status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::
                {count, static_cast<uint64_t>(type), static_cast<uint64_t>(op)});
     std::vector<uint64_t> voff;
     HGAS_TRY(enter_all(ss, name, w_src_off, sref ? sref->off : dref.off, voff));
-    gpu::device::team_reduce a = kernel_args(t, d, dref.seg, sref ? sref->off : dref.off, count, type, op, fp);
-    a.entry = false;
+    gpu::device::team_reduce a = kernel_args(t, true, d, dref.seg, sref ? sref->off : dref.off, count, type, op, fp);
     for (int q = 0; q < a.n; ++q) a.in[q] = q == t.me ? (sref ? s : d) : a.base[q] + voff[static_cast<size_t>(q)];
     gpu::device *dev = r.device(kd);
-    HGAS_TRY_ASSIGN(gpu::ticket tk, dev->team_allreduce(a, 0, nullptr));
+    HGAS_TRY_ASSIGN(gpu::ticket tk, dev->team_allreduce(a, 0, false, nullptr));
     HGAS_TRY(wait_ticket(r, name, dev, tk));
-    if (const int w = dev->team_kernel_timed_out(gpu::device::report_blocking)) return kernel_failed(t, name, w, "");
+    if (const int w = dev->team_kernel_timed_out(gpu::device::report_blocking))
+        return kernel_failed(r, std::string(name) + " (" + t.describe() + ")", w);
     return status::ok;
 }
 
@@ -283,13 +296,13 @@ result<bool> kernel_on_stream(team &t, int what, void *dst, const void *src, siz
     const bool apart = s + vbytes <= d || d + out <= s;
     const bool from_src = has_src && apart && r.kind_of(src, vbytes) == kd && symmetric_at(r, src, vbytes, sref) &&
                           sref.seg == dref.seg;
-    gpu::device::team_reduce a = kernel_args(t, d, dref.seg, from_src ? sref.off : dref.off + own_at, count, type, op, fp);
+    gpu::device::team_reduce a =
+        kernel_args(t, false, d, dref.seg, from_src ? sref.off : dref.off + own_at, count, type, op, fp);
     a.what = what;
     a.root = root;
     a.copy_at = own_at;
     a.copy_src = from_src || !has_src ? nullptr : src;
-    a.report = gpu::device::report_stream;
-    HGAS_TRY(r.device(kd)->team_allreduce(a, 0, stream).error());
+    HGAS_TRY(r.device(kd)->team_allreduce(a, 0, true, stream).error());
     return true;
 }
 }  // namespace
@@ -328,15 +341,8 @@ status kernel_stream_status(core::rank &r) {
     gpu::device *dev = r.device(mem::kind::cuda);
     if (!dev) return status::ok;
     const int w = dev->team_kernel_timed_out(gpu::device::report_stream);
-    if (!w) return status::ok;
-    const int q = (w & ~gpu::device::team_mismatch) - 1;
-    if (w & gpu::device::team_mismatch)
-        return fail(status::invalid_arg, "hgas_allreduce_on_stream: a stream-ordered allreduce kernel of rank %d found "
-                    "that member %d of its team called it with other arguments (count, type or op): every member must "
-                    "pass the same", r.me(), q);
-    return fail(status::timeout, "hgas_allreduce_on_stream: a stream-ordered allreduce kernel of rank %d waited "
-                "HGAS_TIMEOUT for member %d of its team: is that rank stuck, or not calling the matching collective?",
-                r.me(), q);
+    return w ? kernel_failed(r, "a stream-ordered collective kernel (allreduce, broadcast or fcollect)", w)
+             : status::ok;
 }
 
 // Reduce-scatter: block `me` of every member's src (symmetric, at `sref`) combined into dst.

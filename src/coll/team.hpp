@@ -30,7 +30,8 @@ struct team {
     uint64_t own_epoch = 0;        // collectives of this team entered by this rank (not world)
     uint64_t *epoch = &own_epoch;  // the world team counts in internal().coll_epoch
     uint64_t barrier_epoch = 0;    // team barriers entered (the world uses sync::barrier)
-    uint64_t kernel_epoch = 0;     // one-kernel allreduces called (blocking and stream-ordered)
+    uint64_t kernel_epoch = 0;     // stream-ordered one-kernel collectives called (coll/direct.cpp)
+    uint64_t blocking_epoch = 0;   // blocking one-kernel allreduces called
     bool world = false;            // every rank, in job order
     core::rank *r = nullptr;
 

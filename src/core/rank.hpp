@@ -65,7 +65,7 @@ struct internal_objects {
     static constexpr uint64_t device_sync_bytes = max_rounds * 64;
     static constexpr int coll_team_slots = 80;   // teams a rank may belong to at once (coll/team.hpp)
     static constexpr int coll_team_words = 97;   // words (64 bytes apart) per team slot
-    static constexpr uint64_t coll_kernel_team_words = 192;  // gpu::device::team_kernel_flag_words
+    static constexpr uint64_t coll_kernel_team_words = 264;  // gpu::device::team_kernel_flag_words
 };
 
 // Bytes of the message area (src/msg/msg.hpp has its layout): a ring of `slots` slots of

@@ -703,11 +703,10 @@ public:
 
     bool team_kernels() const override { return team_kernels_; }
 
-    // The one-kernel allreduce (cuda_team_reduce.cu) on an internal stream or the user's. The
-    // caller (coll/direct.cpp) passes pointers this GPU maps and a vector of at most
-    // team_kernel_max_bytes. The team's kernels run in the order of the calls: one on another
-    // stream than the last waits for the last one's event.
-    result<ticket> team_allreduce(const team_reduce &a, int stream, void *user) override {
+    // The one-kernel collectives (cuda_team_reduce.cu): blocking on an internal stream, or on
+    // the user's stream. The caller (coll/direct.cpp) passes pointers this GPU maps and at most
+    // team_kernel_max_bytes of dst.
+    result<ticket> team_allreduce(const team_reduce &a, int stream, bool user_stream, void *user) override {
         select();
         if (stream < 0 || stream >= streams()) stream = 0;
         if (!team_kernels_)
@@ -715,29 +714,33 @@ public:
         const size_t vbytes = a.count * reduce_dtype_size(a.type);
         const size_t bytes = a.what == team_fcollect_op ? vbytes * static_cast<size_t>(a.n) : vbytes;
         if (a.n < 1 || a.n > team_kernel_members || a.me < 0 || a.me >= a.n || bytes > team_kernel_max_bytes ||
-            a.slot < 0 || a.slot >= team_slots || a.root < 0 || a.root >= a.n)
+            a.slot < 0 || a.slot >= team_kernel_slots || a.root < 0 || a.root >= a.n || a.blocking == user_stream)
             return fail(status::internal, "cuda: team_allreduce: %d members (me %d), slot %d, %zu bytes: out of range",
                         a.n, a.me, a.slot, bytes);
         std::lock_guard<std::mutex> g(stream_mu_);
-        cudaStream_t s = user ? static_cast<cudaStream_t>(user) : streams_[stream].s;
-        team_order &o = team_order_[static_cast<size_t>(a.slot)];
-        if (!o.ev) CU_TRY(cudaEventCreateWithFlags(&o.ev, cudaEventDisableTiming));
-        if (o.used && o.s != s) CU_TRY(cudaStreamWaitEvent(s, o.ev, 0));
+        cudaStream_t s = user_stream ? static_cast<cudaStream_t>(user) : streams_[stream].s;
+        unsigned *report = team_timed_out_ + (a.blocking ? report_blocking : report_stream);
         void *before = trace_begin(s);
         char *copy_to = static_cast<char *>(a.dst) + a.copy_at;
+        if (a.blocking) {  // on an internal stream, one at a time (the caller waits): no ordering to add
+            CU_TRY(launch_team_allreduce(a, report, s));
+            trace_end(before, s, trace::op_reduce, bytes);
+            return record(stream);
+        }
+        // The team's stream-ordered kernels run in call order on this GPU: each waits for the
+        // last one's event (always: a destroyed stream's handle may come back for a new one).
+        team_order &o = team_order_[static_cast<size_t>(a.slot)];
+        if (!o.ev) CU_TRY(cudaEventCreateWithFlags(&o.ev, cudaEventDisableTiming));
+        if (o.used) CU_TRY(cudaStreamWaitEvent(s, o.ev, 0));
         if (a.copy_src && a.copy_src != copy_to) CU_TRY(cudaMemcpyAsync(copy_to, a.copy_src, vbytes, cudaMemcpyDefault, s));
-        CU_TRY(launch_team_allreduce(a, team_timed_out_ + (a.report == report_stream), s));
+        CU_TRY(launch_team_allreduce(a, report, s));
         trace_end(before, s, trace::op_reduce, bytes);
-        // Recorded after every kernel, not when the next comes on another stream: the user may
-        // have destroyed this stream by then.
         CU_TRY(cudaEventRecord(o.ev, s));
-        o.s = s;
         o.used = true;
-        if (user) return ticket{};
-        return record(stream);
+        return ticket{};
     }
     status team_quiesce(int slot, double timeout_s) override {
-        if (slot < 0 || slot >= team_slots) return status::ok;
+        if (slot < 0 || slot >= team_kernel_slots) return status::ok;
         team_order &o = team_order_[static_cast<size_t>(slot)];
         if (!o.used) return status::ok;
         select();
@@ -756,10 +759,7 @@ public:
         return status::ok;
     }
     int team_kernel_timed_out(int which) override {
-        unsigned *w = team_timed_out_ + (which == report_stream);
-        const int q = static_cast<int>(__atomic_load_n(w, __ATOMIC_ACQUIRE));
-        if (q) *w = 0;
-        return q;
+        return static_cast<int>(__atomic_exchange_n(team_timed_out_ + (which == report_stream), 0u, __ATOMIC_ACQ_REL));
     }
 
     // The longest prefix of [p, p+n) that lies inside one registered user range or outside all.
@@ -1156,14 +1156,12 @@ private:
     uint64_t *amo_result_ = nullptr;
     bool team_kernels_ = false;             // team_allreduce runs here (not time-sliced)
     unsigned *team_timed_out_ = nullptr;    // pinned: the team kernels' timeout reports (blocking, stream)
-    // Per team slot: the event after the team's last kernel on this GPU, and its stream.
-    static constexpr int team_slots = 80;   // core::internal_objects::coll_team_slots
+    // Per team slot: the event after the team's last stream-ordered kernel on this GPU.
     struct team_order {
         cudaEvent_t ev = nullptr;
-        cudaStream_t s = nullptr;
         bool used = false;
     };
-    std::vector<team_order> team_order_ = std::vector<team_order>(team_slots);
+    std::vector<team_order> team_order_ = std::vector<team_order>(team_kernel_slots);
     int sm_count_ = 1;
     uint64_t sm_copy_min_ = 0, sm_copy_max_ = 0, agent_max_ = 0, agent_gpu_max_ = 0, agent_idle_ns_ = 0;
     agent::ring *ring_ = nullptr;  // pinned; nullptr when the agent is off

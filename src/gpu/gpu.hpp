@@ -106,27 +106,38 @@ public:
         return fail(status::unsupported, "%s: no reduction kernels", describe().c_str());
     }
     // The allreduce of a small vector by one kernel on every member's GPU (cuda only; the
-    // collectives' "kernel" algorithm, coll/direct.cpp). Each block b of a member's kernel
-    // covers bytes [b * slice, (b + 1) * slice) of the vector and trades words with block b of
-    // every other member, in the members' flag blocks (flags[q]: member q's, as this GPU
-    // addresses it; team_kernel_flag_words words: entered, done and offset words, one per
-    // (block, member)):
-    // 1. entry: it stores where this member's vector lies (its offset in the segment, with the
-    //    call's fingerprint) and then `epoch` into every member's block, and waits for the same
-    //    from every member (a fingerprint that differs ends the kernel: a mismatch); skipped
-    //    where the host has done it (`entry` false: `in` holds the vectors);
-    // 2. it reads every member's slice where it lies (base[q] + the offset member q sent: its
-    //    own memory, a peer GPU's by IPC, a rank thread's of this process) and combines them in
-    //    member order into shared memory, so that every member computes the same bits;
+    // collectives' "kernel" algorithm, coll/direct.cpp), and the stream-ordered broadcast and
+    // fcollect. Each block b of a member's kernel covers bytes [b * slice, (b + 1) * slice) of
+    // dst and trades words with block b of every other member, in the members' flag blocks
+    // (flags[q]: member q's, as this GPU addresses it; team_kernel_flag_words words: for each
+    // (block, member) an entered, a done and an offset word for the stream-ordered kernels and
+    // a done word for the blocking ones, then one word marking the team broken):
+    // 1. entry (stream-ordered): it stores where this member's vector lies (its offset in the
+    //    segment, with the call's fingerprint) and then `epoch` into every member's block, and
+    //    waits for the same from every member (a fingerprint that differs fails the call: a
+    //    mismatch); the blocking call's host has entered already and passes `in`;
+    // 2. it reads its slice of the inputs where they lie (base[q] + the offset member q sent:
+    //    its own memory, a peer GPU's by IPC, a rank thread's of this process) into shared
+    //    memory, combining them in member order for allreduce (every member computes the same
+    //    bits);
     // 3. done: it stores `epoch` into every member's done word and waits for every member's;
     // 4. it writes its slice of dst (which may be this member's vector: nobody reads it now).
-    // Epochs grow by one per call of the team; a team's kernels run on this GPU in that order
-    // (each waits for the previous one's event), so a word never holds a later call's value
-    // while a member still waits for an earlier one.
+    // Stream-ordered and blocking kernels count their own epochs (team::kernel_epoch,
+    // blocking_epoch) in words of their own, so neither waits for the other. Epochs grow by one
+    // per call; the stream-ordered kernels of a team run on each GPU in call order, whatever
+    // their streams (each waits for the last one's event), so while a kernel waits a word holds
+    // its epoch or an earlier one: a later one means the members are out of step (a kernel
+    // failed), reported as such. A stream-ordered kernel that fails marks the team broken on
+    // its member, and the team's later ones there fail at once (until the team is destroyed).
     static constexpr int team_kernel_members = 8;                      // the most members it serves
+    static constexpr int team_kernel_slots = 80;                       // core::internal_objects::coll_team_slots
     static constexpr size_t team_kernel_max_bytes = size_t{64} << 10;  // the largest dst (8 blocks)
-    static constexpr size_t team_kernel_flag_words = 3 * team_kernel_members * team_kernel_members;  // per team
+    static constexpr size_t team_kernel_flag_words =
+        4 * team_kernel_members * team_kernel_members + 8;  // per team slot (the last 8: broken, padding)
     enum team_report : int { report_blocking = 0, report_stream = 1 };
+    // What team_kernel_timed_out returns: 1 + the member, why, and the team's slot.
+    static constexpr int team_timeout = 1 << 8, team_mismatch = 2 << 8, team_out_of_step = 3 << 8,
+                         team_broken = 4 << 8, team_why_mask = 7 << 8, team_report_slot_shift = 16;
     // What the kernel computes (B = count elements of `type`, in bytes): allreduce: dst[0, B)
     // = every member's vector combined; broadcast: dst[0, B) = member root's vector; fcollect:
     // dst[q B, (q + 1) B) = member q's vector, for every member q (n B bytes, the slices over
@@ -140,34 +151,31 @@ public:
         size_t copy_at = 0;
         const char *base[team_kernel_members] = {};  // member q's segment as this GPU addresses it
         uint64_t in_off = 0;                         // this member's vector: base[me] + in_off (< 2^40)
-        // Where every member's vector lies (as this GPU addresses it), when the host already
-        // knows (the blocking call: its entry read the members' words): the kernel skips step 1.
-        const void *in[team_kernel_members] = {};
-        bool entry = true;
         uint32_t fp = 0;  // the call's fingerprint (24 bits), sent with in_off: members that differ fail
-        uint64_t *flags[team_kernel_members] = {};   // member q's flag block for this team
+        // The blocking call: its host entered and knows where every member's vector lies (`in`,
+        // as this GPU addresses it); the kernel skips step 1 and uses the blocking done words.
+        bool blocking = false;
+        const void *in[team_kernel_members] = {};
+        uint64_t *flags[team_kernel_members] = {};  // member q's flag block for this team
         int n = 0, me = 0, slot = 0;
         size_t count = 0;
         int type = 0, op = 0;
         uint64_t epoch = 0;
         uint64_t timeout_ns = 0;  // a block's wait for its peers fails after this long
-        int report = report_blocking;  // which word team_kernel_timed_out reads
     };
     // Whether this device runs team_allreduce: a cuda GPU that does not time-slice between
     // processes (there a member's kernel would wait for the other's slice: sharing.hpp).
     virtual bool team_kernels() const { return false; }
-    // On internal stream `stream`, or on the user's stream `user` (a cudaStream_t) when not
-    // null; the ticket is meaningful only for an internal stream.
-    virtual result<ticket> team_allreduce(const team_reduce &, int, void *) {
+    // Blocking (`user_stream` false): on internal stream `stream`, with a ticket; else on the
+    // user's stream `user` (a cudaStream_t; NULL is the legacy default stream), no ticket.
+    virtual result<ticket> team_allreduce(const team_reduce &, int, bool, void *) {
         return fail(status::unsupported, "%s: no team kernels", describe().c_str());
     }
-    // Waits (up to timeout_s) until the team's last kernel on this GPU (slot) is done, before
-    // its flags are cleared.
+    // Waits (up to timeout_s) until the team's last stream-ordered kernel on this GPU (slot) is
+    // done, before its flags are cleared.
     virtual status team_quiesce(int, double) { return status::ok; }
-    // After a team_allreduce: 0, or 1 + the member whose block a wait of a kernel of that
-    // report kind timed out on, plus team_mismatch where that member's fingerprint differed
-    // (then cleared).
-    static constexpr int team_mismatch = 1 << 16;
+    // After a team_allreduce: 0, or what a kernel of that report kind found (team_report's
+    // fields: 1 + the member, why, the slot), then cleared.
     virtual int team_kernel_timed_out(int) { return 0; }
     // A ticket that completes when everything submitted to `stream` so far has.
     virtual result<ticket> mark(int stream) = 0;

@@ -23,6 +23,12 @@ namespace {
 
 using namespace gpu_test;
 
+#ifdef HGAS_RANK_THREADS
+constexpr bool rank_threads = true;
+#else
+constexpr bool rank_threads = false;
+#endif
+
 // Rank r's element i: a small integer, exact in every float type and in int8 sums of 8 ranks.
 __host__ __device__ int val(int r, size_t i) { return static_cast<int>((r * 5 + i * 3 + (i >> 7)) % 7) - 3; }
 
@@ -155,16 +161,19 @@ TEST(CollStream, DataMovementInStreamOrder) {
 // do not time-slice between processes (HGAS_TEST_EXPECT_KERNEL=1: every call; 0: none; any: the
 // results only). Sources symmetric and apart, in place and in a private cudaMalloc buffer (copied
 // on the stream), one block and several, twenty calls back to back before one sync, a blocking
-// allreduce and one on a second stream between them: every result checked on the stream.
+// allreduce between them, calls on two streams without a sync between, the default stream,
+// and counts that differ between members: every result checked on the stream.
 TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
     rank_gpu f;
     f.open();
     const char *e = std::getenv("HGAS_TEST_EXPECT_KERNEL");
     const std::string expect = e && *e ? e : "any";
     const size_t cap = 16384;  // floats: 64 KiB, the largest vector of the kernel
-    float *src, *dst, *priv;
+    float *src, *dst, *src2, *dst2, *priv;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(cap * 4, HGAS_KIND_CUDA, reinterpret_cast<void **>(&src)));
     HGAS_OK_OR_FAIL(hgas_malloc_kind(cap * 4, HGAS_KIND_CUDA, reinterpret_cast<void **>(&dst)));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(cap * 4, HGAS_KIND_CUDA, reinterpret_cast<void **>(&src2)));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(cap * 4, HGAS_KIND_CUDA, reinterpret_cast<void **>(&dst2)));
     CK(cudaMalloc(&priv, cap * 4));
     cudaStream_t s2;
     CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
@@ -179,19 +188,49 @@ TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
             k_check_sum<float><<<64, 256, 0, f.s>>>(dst, c, k, n(), f.bad);
             ++calls;
         }
-        // A blocking call between stream-ordered ones, then one on another stream.
+        // A blocking call between stream-ordered ones (its kernels have words of their own and
+        // wait for no stream).
         k_fill<float><<<64, 256, 0, f.s>>>(src, c, me());
         HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));  // (not cudaStreamSynchronize: a queued call needs this thread)
         HGAS_OK_OR_FAIL(hgas_allreduce(dst, src, c, HGAS_FLOAT, HGAS_OP_SUM));
         k_check_sum<float><<<64, 256, 0, f.s>>>(dst, c, 0, n(), f.bad);
-        k_fill<float><<<64, 256, 0, s2>>>(src, c, me() + 7);
-        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
-        HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst, src, c, HGAS_FLOAT, HGAS_OP_SUM, s2));
-        k_check_sum<float><<<64, 256, 0, s2>>>(dst, c, 7, n(), f.bad);
+        // One on a second stream while the first may still run one: the team's kernels run in
+        // call order on each GPU whatever their streams.
+        k_fill<float><<<64, 256, 0, f.s>>>(src, c, me() + 3);
+        HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst, src, c, HGAS_FLOAT, HGAS_OP_SUM, f.s));
+        k_check_sum<float><<<64, 256, 0, f.s>>>(dst, c, 3, n(), f.bad);
+        k_fill<float><<<64, 256, 0, s2>>>(src2, c, me() + 7);
+        HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst2, src2, c, HGAS_FLOAT, HGAS_OP_SUM, s2));
+        k_check_sum<float><<<64, 256, 0, s2>>>(dst2, c, 7, n(), f.bad);
         HGAS_OK_OR_FAIL(hgas_stream_sync(s2));
-        calls += 2;
         HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+        // The default stream: the legacy one (NULL) for rank processes; ranks as threads share
+        // it, so there each takes its thread's own (two members' kernels on one stream would
+        // wait for each other).
+        cudaStream_t dflt = rank_threads ? cudaStreamPerThread : static_cast<cudaStream_t>(nullptr);
+        k_fill<float><<<64, 256, 0, dflt>>>(src, c, me() + 11);
+        HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst, src, c, HGAS_FLOAT, HGAS_OP_SUM, dflt));
+        k_check_sum<float><<<64, 256, 0, dflt>>>(dst, c, 11, n(), f.bad);
+        HGAS_OK_OR_FAIL(hgas_stream_sync(dflt));
+        calls += 4;
         EXPECT_EQ(f.take_bad(), 0u) << c << " floats";
+    }
+    // Counts that differ between members, on a team of its own: every member's call fails at
+    // its hgas_stream_sync with a message (the kernel compares fingerprints; the queued path's
+    // host does), and the team is destroyed (a failed stream kernel marks it broken).
+    if (n() > 1) {
+        hgas_team_t t = HGAS_TEAM_INVALID;
+        HGAS_OK_OR_FAIL(hgas_team_split_strided(HGAS_TEAM_WORLD, 0, 1, n(), &t));
+        HGAS_OK_OR_FAIL(hgas_team_allreduce_on_stream(t, dst, src, me() == 0 ? 10 : 11, HGAS_INT32, HGAS_OP_SUM, f.s));
+        EXPECT_EQ(hgas_stream_sync(f.s), HGAS_ERR_INVALID_ARG);
+        EXPECT_NE(std::string(hgas_last_error()).find("other arguments"), std::string::npos) << hgas_last_error();
+        HGAS_OK_OR_FAIL(hgas_team_destroy(t));
+        k_fill<float><<<64, 256, 0, f.s>>>(src, 100, me());
+        HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst, src, 100, HGAS_FLOAT, HGAS_OP_SUM, f.s));
+        k_check_sum<float><<<64, 256, 0, f.s>>>(dst, 100, 0, n(), f.bad);
+        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+        EXPECT_EQ(f.take_bad(), 0u) << "after a failed call on another team";
+        ++calls;
     }
     hgasi_coll_stats_t st{};
     HGAS_OK_OR_FAIL(hgasi_coll_stats(&st));
@@ -201,6 +240,8 @@ TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
     CK(cudaFree(priv));
     HGAS_OK_OR_FAIL(hgas_free(src));
     HGAS_OK_OR_FAIL(hgas_free(dst));
+    HGAS_OK_OR_FAIL(hgas_free(src2));
+    HGAS_OK_OR_FAIL(hgas_free(dst2));
 }
 
 // The same for broadcast and fcollect of up to 64 KiB of dst: every root, sources symmetric and

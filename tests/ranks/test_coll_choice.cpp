@@ -686,15 +686,20 @@ TEST(CollChoice, DeviceVectorsReduceDirectlyWhereMapped) {
 // (8 KiB slices), the largest size and one element over it, many calls back to back (the
 // kernel's flags only grow), counts that differ between members (a message, not a hang), and a
 // team made again in a destroyed team's slot (flags cleared).
+// Member `member`'s vector for call `salt` (every call's values differ, so a stale read or a
+// slice in the wrong place shows).
 template <class T>
-std::vector<T> member_values(size_t count, int member, hgas_op_t op) {
+std::vector<T> member_values(size_t count, int member, hgas_op_t op, unsigned salt) {
     std::vector<T> v(count);
     for (size_t i = 0; i < count; ++i) {
-        if constexpr (std::is_floating_point_v<T>)
-            v[i] = static_cast<T>(0.1 * static_cast<double>(i % 113) + 1.37 * member) * (op == HGAS_OP_PROD ? 0 : 1) +
-                   (op == HGAS_OP_PROD ? static_cast<T>(1.0 + 0.01 * member) : static_cast<T>(0));
-        else
-            v[i] = static_cast<T>((i * 2654435761u + static_cast<size_t>(member) * 40503u) >> 3);
+        if constexpr (std::is_floating_point_v<T>) {
+            if (op == HGAS_OP_PROD)
+                v[i] = static_cast<T>(1.0 + 0.01 * static_cast<double>((i + salt) % 17) + 0.003 * member);
+            else
+                v[i] = static_cast<T>(0.1 * static_cast<double>((i + salt) % 113) + 1.37 * member);
+        } else {
+            v[i] = static_cast<T>(((i + salt * 7919u) * 2654435761u + static_cast<size_t>(member) * 40503u) >> 3);
+        }
     }
     return v;
 }
@@ -719,10 +724,15 @@ T combine_ref(T a, T b, hgas_op_t op) {
 // that ran as a kernel to *kernels.
 template <class T>
 size_t kernel_case(hgas_team_t team, char *src, char *dst, size_t shift, size_t count, hgas_dtype_t type,
-                   hgas_op_t op, int mode, uint64_t *kernels) {
+                   hgas_op_t op, int mode, uint64_t *kernels, unsigned call = 0) {
     const int tn = hgas_team_n(team), tme = hgas_team_my_rank(team);
     const size_t bytes = count * sizeof(T);
-    std::vector<T> mine = member_values<T>(count, tme, op);
+    // The values differ from call to call (`call`: back-to-back calls of one shape), alike on
+    // every member.
+    const unsigned salt = static_cast<unsigned>(count * 31 + shift * 7 + static_cast<size_t>(mode) * 3 +
+                                                static_cast<size_t>(type) * 13 + static_cast<size_t>(op)) +
+                          call * 101;
+    std::vector<T> mine = member_values<T>(count, tme, op, salt);
     char *d = dst + shift;
     const void *from = nullptr;
     if (mode == 0) {  // src symmetric, apart from dst
@@ -737,9 +747,9 @@ size_t kernel_case(hgas_team_t team, char *src, char *dst, size_t shift, size_t 
     EXPECT_EQ(hgasi_coll_stats_reset(), HGAS_OK);
     EXPECT_EQ(hgas_team_allreduce(team, d, from, count, type, op), HGAS_OK) << hgas_last_error();
     *kernels += stats().allreduce_kernel;
-    std::vector<T> want = member_values<T>(count, 0, op), got(count);
+    std::vector<T> want = member_values<T>(count, 0, op, salt), got(count);
     for (int m = 1; m < tn; ++m) {
-        const std::vector<T> v = member_values<T>(count, m, op);
+        const std::vector<T> v = member_values<T>(count, m, op, salt);
         for (size_t i = 0; i < count; ++i) want[i] = combine_ref<T>(want[i], v[i], op);
     }
     EXPECT_EQ(hgas_get(got.data(), gp(d, me()), bytes), HGAS_OK) << hgas_last_error();
@@ -820,16 +830,17 @@ TEST(CollChoice, DeviceVectorsSmallAllreduceInOneKernel) {
             size_t bad = 0;
             for (int i = 0; i < 40; ++i) {
                 bad += i % 2 ? kernel_case<float>(t, src, dst, 0, 100 + static_cast<size_t>(i), HGAS_FLOAT,
-                                                  HGAS_OP_PROD, i % 3, &kernels)
-                             : kernel_case<int16_t>(t, src, dst, 0, 3000, HGAS_INT16, HGAS_OP_MIN, i % 3, &kernels);
+                                                  HGAS_OP_PROD, i % 3, &kernels, static_cast<unsigned>(i))
+                             : kernel_case<int16_t>(t, src, dst, 0, 3000, HGAS_INT16, HGAS_OP_MIN, i % 3, &kernels,
+                                                    static_cast<unsigned>(i));
             }
             EXPECT_EQ(bad, 0u) << "wrong result in back-to-back calls on " << tn << " members";
             if (!any) {
                 EXPECT_EQ(kernels, k ? 40u : 0u);
             }
             if (k) {
-                // Counts that differ: every member's kernel finds a fingerprint unlike its own
-                // and fails with a message, and the next call is whole again.
+                // Counts that differ: every member's host finds a fingerprint unlike its own at
+                // entry (before any kernel) and fails with a message; the next call is whole.
                 const int tme = hgas_team_my_rank(t);
                 EXPECT_EQ(hgas_team_allreduce(t, dst, src, tme == 0 ? 10 : 11, HGAS_INT32, HGAS_OP_SUM),
                           HGAS_ERR_INVALID_ARG);
