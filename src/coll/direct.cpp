@@ -223,12 +223,8 @@ status kernel_failed(core::rank &r, const std::string &who, int w) {
                     "pass the same", who.c_str(), r.me(), q, slot);
     case gpu::device::team_out_of_step:
         return fail(status::internal, "%s: rank %d's kernel found member %d of its team (slot %d) at a later call: the "
-                    "members are out of step after a collective kernel of the team failed; destroy the team",
+                    "members are out of step after a collective kernel of the team failed or timed out",
                     who.c_str(), r.me(), q, slot);
-    case gpu::device::team_broken:
-        return fail(status::internal, "%s: a stream-ordered collective kernel of rank %d's team (slot %d) failed "
-                    "before (an earlier hgas_stream_sync said why), so its later ones fail at once; destroy the team",
-                    who.c_str(), r.me(), slot);
     }
     return fail(status::timeout, "%s: rank %d's kernel waited %.0f s (HGAS_TIMEOUT) for member %d of its team (slot "
                 "%d): is that rank stuck, or not calling the matching collective?", who.c_str(), r.me(), r.timeout(), q,

@@ -111,7 +111,7 @@ public:
     // dst and trades words with block b of every other member, in the members' flag blocks
     // (flags[q]: member q's, as this GPU addresses it; team_kernel_flag_words words: for each
     // (block, member) an entered, a done and an offset word for the stream-ordered kernels and
-    // a done word for the blocking ones, then one word marking the team broken):
+    // a done word for the blocking ones):
     // 1. entry (stream-ordered): it stores where this member's vector lies (its offset in the
     //    segment, with the call's fingerprint) and then `epoch` into every member's block, and
     //    waits for the same from every member (a fingerprint that differs fails the call: a
@@ -125,19 +125,20 @@ public:
     // Stream-ordered and blocking kernels count their own epochs (team::kernel_epoch,
     // blocking_epoch) in words of their own, so neither waits for the other. Epochs grow by one
     // per call; the stream-ordered kernels of a team run on each GPU in call order, whatever
-    // their streams (each waits for the last one's event), so while a kernel waits a word holds
-    // its epoch or an earlier one: a later one means the members are out of step (a kernel
-    // failed), reported as such. A stream-ordered kernel that fails marks the team broken on
-    // its member, and the team's later ones there fail at once (until the team is destroyed).
+    // their streams (each waits for the last one on another stream), so while a kernel waits a
+    // word holds its epoch or an earlier one. A wait takes only its own epoch: a later one
+    // means the members are out of step (a kernel of the team failed or gave up, and a member
+    // went on), and fails the call, so a late kernel never uses another call's offsets or
+    // signals; a block writes dst only when every wait of it succeeded.
     static constexpr int team_kernel_members = 8;                      // the most members it serves
     static constexpr int team_kernel_slots = 80;                       // core::internal_objects::coll_team_slots
     static constexpr size_t team_kernel_max_bytes = size_t{64} << 10;  // the largest dst (8 blocks)
     static constexpr size_t team_kernel_flag_words =
-        4 * team_kernel_members * team_kernel_members + 8;  // per team slot (the last 8: broken, padding)
+        4 * team_kernel_members * team_kernel_members + 8;  // per team slot (the last 8: spare)
     enum team_report : int { report_blocking = 0, report_stream = 1 };
     // What team_kernel_timed_out returns: 1 + the member, why, and the team's slot.
     static constexpr int team_timeout = 1 << 8, team_mismatch = 2 << 8, team_out_of_step = 3 << 8,
-                         team_broken = 4 << 8, team_why_mask = 7 << 8, team_report_slot_shift = 16;
+                         team_why_mask = 7 << 8, team_report_slot_shift = 16;
     // What the kernel computes (B = count elements of `type`, in bytes): allreduce: dst[0, B)
     // = every member's vector combined; broadcast: dst[0, B) = member root's vector; fcollect:
     // dst[q B, (q + 1) B) = member q's vector, for every member q (n B bytes, the slices over

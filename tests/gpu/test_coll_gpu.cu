@@ -217,7 +217,7 @@ TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
     }
     // Counts that differ between members, on a team of its own: every member's call fails at
     // its hgas_stream_sync with a message (the kernel compares fingerprints; the queued path's
-    // host does), and the team is destroyed (a failed stream kernel marks it broken).
+    // host does), and the team is destroyed after it (its flags cleared once its last kernel is done).
     if (n() > 1) {
         hgas_team_t t = HGAS_TEAM_INVALID;
         HGAS_OK_OR_FAIL(hgas_team_split_strided(HGAS_TEAM_WORLD, 0, 1, n(), &t));
