@@ -113,7 +113,7 @@ void stream_pump(core::rank &r) {
 }
 
 status stream_status(core::rank &r) {
-    HGAS_TRY(detail::kernel_stream_status(r));  // a stream-ordered allreduce kernel that timed out
+    HGAS_TRY(detail::kernel_stream_status(r));  // a stream-ordered collective kernel that failed
     queue &q = of(r);
     const status s = q.err;
     if (s == status::ok) return s;

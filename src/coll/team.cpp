@@ -213,7 +213,7 @@ status destroy(core::rank &r, hgas_team_t id) {
     // Once every member is past the barrier, nothing more arrives in this rank's words of the
     // slot (every signal of a collective or barrier is waited for by its receiver), so they can
     // be cleared for the next team that takes the slot: its epochs start at 0 again.
-    // The team's last allreduce kernel on this GPU may still be queued on a stream: done first.
+    // The team's last stream-ordered kernel on this GPU may still be queued on a stream: done first.
     if (gpu::device *d = r.device(mem::kind::cuda)) HGAS_TRY(d->team_quiesce(t->slot, r.timeout()));
     HGAS_TRY(team_barrier(*t));
     const uint64_t first = t->word_off(0);
