@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/base/cpus.h" /* relative: the OpenSHMEM peer is built from this directory alone */
+
 /* Most timed batches per point: the programs' sample arrays hold this many. */
 #define BENCH_MAX_BATCHES 64
 
@@ -141,15 +143,20 @@ static inline size_t bench_next_size(const bench_opts_t *o, size_t s) {
 }
 
 /* Pins the calling process to one CPU chosen by its rank, so that the two ranks of a
- * benchmark never share a core (on a 2-core machine: rank 0 on CPU 0, rank 1 on CPU 1).
- * Peers are pinned the same way. */
+ * benchmark never share a core: rank r takes the r-th CPU of the order in src/base/cpus.h
+ * (the first hardware thread of every physical core first, so that the ranks are not SMT
+ * siblings where a core is free). Peers are pinned the same way. Threads started before the
+ * call (hgas's helper thread, at hgas_init) keep the process's whole CPU set. */
 static inline void bench_pin(const bench_opts_t *o, int rank) {
     if (!o->pin) return;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) == 0) return;
+    static int order[CPU_SETSIZE];
+    const int n = hgas_cpu_order(&allowed, NULL, order, CPU_SETSIZE);
     if (n <= 0) return;
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(rank % n, &set);
+    CPU_SET(order[rank % n], &set);
     if (sched_setaffinity(0, sizeof set, &set) != 0) perror("bench: sched_setaffinity");
 }
 

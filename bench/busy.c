@@ -72,6 +72,17 @@ static void window(int busy, long limit, point_t *p, void (*op)(void *), void *a
     CHECK(hgas_barrier());
 }
 
+/* One point: idle and busy windows alternate (`batches` of each), so that a drift of the
+ * machine over the point (another job, the clock, page placement) lands on both alike. */
+static void measure(const bench_opts_t *o, long limit, point_t *idle, point_t *busy, void (*op)(void *), void *arg) {
+    idle->n = busy->n = 0;
+    idle->first_max = busy->first_max = 0;
+    for (int b = 0; b < o->batches; ++b) {
+        window(0, limit, idle, op, arg);
+        window(1, limit, busy, op, arg);
+    }
+}
+
 typedef struct opargs {
     hgas_gptr_t target;
     void *local;
@@ -146,40 +157,32 @@ static void sweep(const bench_opts_t *o, const char *mem, const char *kind, void
             CHECK(hgas_put(mine, pat, s));
             CHECK(hgas_quiet());
         }
-        for (int pass = 0; pass < 2; ++pass) {
-            point_t *p = pass ? &busy : &idle;
-            p->n = 0;
-            p->first_max = 0;
-            for (int b = 0; b < o->batches; ++b) window(pass, iters, p, do_get, &a);
-            if (me == 0) {
-                memset(check, 0, s);
-                CHECK(hgas_get(check, g_local, s));  /* what the gets left in `local` */
-                ok = bench_check(check, s, 1) < 0;
-                if (!ok) fprintf(stderr, "hgas-bench-busy: get %s %zu B: wrong data\n", mem, s);
-            }
-            report(o, "get", mem, kind, s, pass ? "busy" : "idle", p, ok);
-            CHECK(hgas_barrier());  /* the check is done before rank 1 changes the memory */
+        measure(o, iters, &idle, &busy, do_get, &a);
+        if (me == 0) {
+            memset(check, 0, s);
+            CHECK(hgas_get(check, g_local, s));  /* what the gets left in `local` */
+            ok = bench_check(check, s, 1) < 0;
+            if (!ok) fprintf(stderr, "hgas-bench-busy: get %s %zu B: wrong data\n", mem, s);
         }
+        report(o, "get", mem, kind, s, "idle", &idle, ok);
+        report(o, "get", mem, kind, s, "busy", &busy, ok);
+        CHECK(hgas_barrier());  /* the check is done before rank 1 changes the memory */
         /* put: rank 0's `local` holds round 2's pattern; rank 1's memory is read back. */
         if (me == 0) {
             bench_fill(pat, s, 2);
             CHECK(hgas_put(g_local, pat, s));
             CHECK(hgas_quiet());
         }
-        for (int pass = 0; pass < 2; ++pass) {
-            point_t *p = pass ? &busy : &idle;
-            p->n = 0;
-            p->first_max = 0;
-            for (int b = 0; b < o->batches; ++b) window(pass, iters, p, do_put, &a);
-            if (me == 0) {
-                memset(check, 0, s);
-                CHECK(hgas_get(check, g_remote, s));
-                ok = bench_check(check, s, 2) < 0;
-                if (!ok) fprintf(stderr, "hgas-bench-busy: put %s %zu B: wrong data at the target\n", mem, s);
-            }
-            report(o, "put", mem, kind, s, pass ? "busy" : "idle", p, ok);
-            CHECK(hgas_barrier());
+        measure(o, iters, &idle, &busy, do_put, &a);
+        if (me == 0) {
+            memset(check, 0, s);
+            CHECK(hgas_get(check, g_remote, s));
+            ok = bench_check(check, s, 2) < 0;
+            if (!ok) fprintf(stderr, "hgas-bench-busy: put %s %zu B: wrong data at the target\n", mem, s);
         }
+        report(o, "put", mem, kind, s, "idle", &idle, ok);
+        report(o, "put", mem, kind, s, "busy", &busy, ok);
+        CHECK(hgas_barrier());
     }
 }
 
@@ -230,33 +233,25 @@ int main(int argc, char **argv) {
             const long iters = bench_iters(s, o.quick ? 100 : 400, o.quick ? 4e6 : 16e6, 3);
             opargs_t a = {g_remote, hloc, s, hgas_local_addr(g_remote)};
             if (me == 1) bench_fill(hsym, s, 1);
-            for (int pass = 0; pass < 2; ++pass) {
-                point_t *p = pass ? &busy : &idle;
-                p->n = 0;
-                p->first_max = 0;
-                if (me == 0) memset(hloc, 0, s);
-                for (int b = 0; b < o.batches; ++b) window(pass, iters, p, do_get, &a);
-                const int ok = me != 0 || bench_check(hloc, s, 1) < 0;
-                if (!ok) fprintf(stderr, "hgas-bench-busy: get host %zu B: wrong data\n", s);
-                report(&o, "get", "host", "host", s, pass ? "busy" : "idle", p, ok);
-                CHECK(hgas_barrier());  /* the check is done before rank 1 changes the memory */
-            }
+            if (me == 0) memset(hloc, 0, s);
+            measure(&o, iters, &idle, &busy, do_get, &a);
+            int ok = me != 0 || bench_check(hloc, s, 1) < 0;
+            if (!ok) fprintf(stderr, "hgas-bench-busy: get host %zu B: wrong data\n", s);
+            report(&o, "get", "host", "host", s, "idle", &idle, ok);
+            report(&o, "get", "host", "host", s, "busy", &busy, ok);
+            CHECK(hgas_barrier());  /* the check is done before rank 1 changes the memory */
             if (me == 0) bench_fill(hloc, s, 2);
-            for (int pass = 0; pass < 2; ++pass) {
-                point_t *p = pass ? &busy : &idle;
-                p->n = 0;
-                p->first_max = 0;
-                if (me == 1) memset(hsym, 0, s);
-                for (int b = 0; b < o.batches; ++b) window(pass, iters, p, do_put, &a);
-                int ok = 1;
-                if (me == 0) {
-                    CHECK(hgas_get(check, g_remote, s));
-                    ok = bench_check(check, s, 2) < 0;
-                    if (!ok) fprintf(stderr, "hgas-bench-busy: put host %zu B: wrong data at the target\n", s);
-                }
-                report(&o, "put", "host", "host", s, pass ? "busy" : "idle", p, ok);
-                CHECK(hgas_barrier());
+            if (me == 1) memset(hsym, 0, s);
+            CHECK(hgas_barrier());
+            measure(&o, iters, &idle, &busy, do_put, &a);
+            if (me == 0) {
+                CHECK(hgas_get(check, g_remote, s));
+                ok = bench_check(check, s, 2) < 0;
+                if (!ok) fprintf(stderr, "hgas-bench-busy: put host %zu B: wrong data at the target\n", s);
             }
+            report(&o, "put", "host", "host", s, "idle", &idle, ok);
+            report(&o, "put", "host", "host", s, "busy", &busy, ok);
+            CHECK(hgas_barrier());
             /* The peer, where the target's heap is mapped here (shm): memcpy, get then put. Rank 1
              * learns whether rank 0 runs it from the same mapping test on its side. */
             int raw = me == 0 ? a.raw != NULL : 0;
@@ -267,16 +262,13 @@ int main(int argc, char **argv) {
                     if (dir == 0) memset(hloc, 0, s);
                     else bench_fill(hloc, s, 2);
                 }
-                for (int pass = 0; pass < 2; ++pass) {
-                    point_t *p = pass ? &busy : &idle;
-                    p->n = 0;
-                    p->first_max = 0;
-                    for (int b = 0; b < o.batches; ++b) window(pass, iters, p, dir ? do_raw_put : do_raw_get, &a);
-                    int ok = 1;
-                    if (me == 0) ok = bench_check(dir ? (unsigned char *)a.raw : hloc, s, dir ? 2 : 1) < 0;
-                    report_impl(&o, "memcpy", dir ? "put" : "get", "host", "host", s, pass ? "busy" : "idle", p, ok);
-                    CHECK(hgas_barrier());
-                }
+                CHECK(hgas_barrier());
+                measure(&o, iters, &idle, &busy, dir ? do_raw_put : do_raw_get, &a);
+                ok = 1;
+                if (me == 0) ok = bench_check(dir ? (unsigned char *)a.raw : hloc, s, dir ? 2 : 1) < 0;
+                report_impl(&o, "memcpy", dir ? "put" : "get", "host", "host", s, "idle", &idle, ok);
+                report_impl(&o, "memcpy", dir ? "put" : "get", "host", "host", s, "busy", &busy, ok);
+                CHECK(hgas_barrier());
             }
         }
     }

@@ -252,7 +252,8 @@ status rank::init() {
     // What was allocated so far is hgas's own: no user free, put or get reaches it.
     for (auto &h : heaps_) h.seal_runtime_prefix();
     if (cfg_.flag(setting::progress_thread))
-        engine_.start_helper(static_cast<unsigned>(cfg_.integer(setting::progress_interval_us)), job_.rank);
+        engine_.start_helper(static_cast<unsigned>(cfg_.integer(setting::progress_interval_us)),
+                             static_cast<unsigned>(cfg_.integer(setting::progress_spin_us)), job_.rank);
     phase("objects");
     HGAS_TRY(store_->barrier("init.done", boot_timeout));
     phase("barrier");
@@ -462,7 +463,12 @@ status rank::create_staging() {
     c.wait = [this](const char *what, const std::function<bool()> &pred) { return wait(what, pred); };
     staging_ = std::make_unique<proto::staging>(std::move(c));
     proto::staging *st = staging_.get();
-    return engine_.add_poller([st](bool on_rank_thread) { return st->poll(on_rank_thread); });
+    return engine_.add_poller([this, st](bool on_rank_thread) {
+        const uint64_t before = st->messages_applied();
+        const status s = st->poll(on_rank_thread);
+        if (st->messages_applied() != before) engine_.note_work();
+        return s;
+    });
 }
 
 mem::kind rank::kind_of(const void *p, size_t n) const {

@@ -2,6 +2,10 @@
 
 #include <chrono>
 
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
 #include "base/log.hpp"
 #include "base/trace.hpp"
 
@@ -29,12 +33,21 @@ status engine::poll() {
     return status::ok;
 }
 
-void engine::start_helper(unsigned interval_us, int rank) {
+void engine::start_helper(unsigned interval_us, unsigned spin_us, int rank) {
     if (helper_.joinable() || (polled_.empty() && !n_pollers_.load(std::memory_order_relaxed))) return;  // nothing needs the target's CPU
     stop_.store(false);
-    helper_ = std::thread([this, interval_us, rank] {
+    helper_ = std::thread([this, interval_us, spin_us, rank] {
         log_set_rank(rank);
         trace::thread_name("progress helper");
+#ifdef __linux__
+        // The kernel's default timer slack (50 us) would stretch every sleep below to 70 us; a
+        // request that meets a sleeping helper waits out the rest of the sleep.
+        (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+#endif
+        using clock = std::chrono::steady_clock;
+        const auto spin = std::chrono::microseconds(spin_us);
+        uint64_t seen = activity();
+        auto last_work = clock::now();
         while (!stop_.load(std::memory_order_acquire)) {
             for (auto *t : polled_) {
                 status s = t->progress();
@@ -46,9 +59,27 @@ void engine::start_helper(unsigned interval_us, int rank) {
                 if (s != status::ok) HGASI_WARN("progress", "helper thread: %s", last_error().c_str());
             }
             helper_polls_.fetch_add(1, std::memory_order_relaxed);
-            if (interval_us) std::this_thread::sleep_for(std::chrono::microseconds(interval_us));
+            if (!interval_us) continue;
+            // A peer that sent one request usually sends the next within microseconds (a
+            // loop of gets, the fragments of a large message): after work the helper polls
+            // without sleeping for spin_us, and sleeps only once the peers have gone quiet.
+            const uint64_t now_seen = activity();
+            const auto now = clock::now();
+            if (now_seen != seen) {
+                seen = now_seen;
+                last_work = now;
+            } else if (now - last_work >= spin) {
+                helper_sleeps_.fetch_add(1, std::memory_order_relaxed);
+                std::this_thread::sleep_for(std::chrono::microseconds(interval_us));
+            }
         }
     });
+}
+
+uint64_t engine::activity() const {
+    uint64_t n = work_.load(std::memory_order_relaxed);
+    for (auto *t : polled_) n += t->progressed();
+    return n;
 }
 
 void engine::stop_helper() {

@@ -28,11 +28,16 @@ public:
     status add_poller(std::function<status(bool on_rank_thread)> f);
     // One pass over the transports that need polling. Cheap when they have nothing to do.
     status poll();
-    // Start the helper thread; it sleeps `interval_us` between polls (0 = spin).
-    void start_helper(unsigned interval_us, int rank);
+    // Start the helper thread. It polls without sleeping while work comes in and for
+    // `spin_us` after the last work it saw, then sleeps `interval_us` between polls (0 = it
+    // never sleeps).
+    void start_helper(unsigned interval_us, unsigned spin_us, int rank);
     void stop_helper();
     bool helper_running() const { return helper_.joinable(); }
     uint64_t helper_polls() const { return helper_polls_.load(std::memory_order_relaxed); }
+    uint64_t helper_sleeps() const { return helper_sleeps_.load(std::memory_order_relaxed); }
+    // A poller that served a peer says so (from any thread), which keeps the helper awake.
+    void note_work() { work_.fetch_add(1, std::memory_order_relaxed); }
 
 private:
     std::vector<transport::transport *> polled_;  // only those with needs_target_progress
@@ -41,7 +46,9 @@ private:
     std::atomic<size_t> n_pollers_{0};  // entries [0, n) are complete (release on add)
     std::thread helper_;
     std::atomic<bool> stop_{false};
-    std::atomic<uint64_t> helper_polls_{0};
+    std::atomic<uint64_t> helper_polls_{0}, helper_sleeps_{0};
+    std::atomic<uint64_t> work_{0};  // note_work() calls
+    uint64_t activity() const;       // work_ plus the polled transports' events
 };
 
 }  // namespace hgas::progress

@@ -2,11 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
 #include <unistd.h>
 
+#include "base/cpus.h"
 #include "base/log.hpp"
 #include "base/settings.hpp"
 #include "base/status.hpp"
@@ -129,4 +132,42 @@ TEST(Log, DebugAllAndInfoLevel) {
     EXPECT_NE(line.find(" pid " + std::to_string(getpid()) + "] core info: hello"), std::string::npos) << line;
     EXPECT_EQ(line.find("rank -1"), std::string::npos) << line;
     log_configure(log_level::warn, "");
+}
+
+// Rank placement (hgasrun --bind core, the benchmarks' pinning): one rank on every physical
+// core before a core gets its second, read from a sysfs tree; a tree that says nothing is
+// the plain CPU order.
+namespace {
+std::vector<int> order_of(const std::string &root, std::vector<std::string> siblings, std::vector<int> allowed) {
+    for (size_t c = 0; c < siblings.size(); ++c) {
+        const std::string dir = root + "/cpu" + std::to_string(c) + "/topology";
+        std::filesystem::create_directories(dir);
+        std::ofstream(dir + "/thread_siblings_list") << siblings[c] << "\n";
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : allowed) CPU_SET(c, &set);
+    std::vector<int> out(64);
+    out.resize(static_cast<size_t>(hgas_cpu_order(&set, root.c_str(), out.data(), 64)));
+    return out;
+}
+}  // namespace
+
+TEST(CpuOrder, FirstHardwareThreadOfEveryCoreFirst) {
+    const std::string root = testing::TempDir() + "cpus-" + std::to_string(getpid());
+    // Siblings numbered apart (Intel's usual numbering): 0,4 1,5 2,6 3,7.
+    EXPECT_EQ(order_of(root + "/a", {"0,4", "1,5", "2,6", "3,7", "0,4", "1,5", "2,6", "3,7"}, {0, 1, 2, 3, 4, 5, 6, 7}),
+              (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+    // Siblings numbered together (many VMs): 0-1 2-3 4-5.
+    EXPECT_EQ(order_of(root + "/b", {"0-1", "0-1", "2-3", "2-3", "4-5", "4-5"}, {0, 1, 2, 3, 4, 5}),
+              (std::vector<int>{0, 2, 4, 1, 3, 5}));
+    // Only part of the machine allowed (a cgroup): a core of which only one thread is allowed
+    // counts as free (1 and 5 here), then the second threads.
+    EXPECT_EQ(order_of(root + "/b", {}, {1, 2, 3, 5}), (std::vector<int>{1, 2, 5, 3}));
+    // Four-way SMT.
+    EXPECT_EQ(order_of(root + "/c", {"0-3", "0-3", "0-3", "0-3", "4-7", "4-7", "4-7", "4-7"}, {0, 1, 2, 3, 4, 5, 6, 7}),
+              (std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7}));
+    // No topology files: CPU order.
+    EXPECT_EQ(order_of(root + "/none", {}, {0, 3, 7}), (std::vector<int>{0, 3, 7}));
+    std::filesystem::remove_all(root);
 }

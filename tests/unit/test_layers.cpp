@@ -232,6 +232,8 @@ public:
         polls.fetch_add(1);
         return status::ok;
     }
+    uint64_t progressed() const override { return events.load(); }
+    std::atomic<uint64_t> events{0};  // what the test says progress() completed
 };
 }  // namespace
 
@@ -242,7 +244,7 @@ TEST(ProgressEngine, HelperThreadPollsOnlyTransportsThatNeedIt) {
     e.set_transports({self.get(), &c});
     ASSERT_EQ(e.poll(), status::ok);
     EXPECT_EQ(c.polls.load(), 1);
-    e.start_helper(10, 0);
+    e.start_helper(10, 0, 0);
     ASSERT_TRUE(e.helper_running());
     for (int i = 0; i < 500 && c.polls.load() < 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     EXPECT_GE(c.polls.load(), 20) << "the helper thread does not poll";
@@ -253,8 +255,41 @@ TEST(ProgressEngine, HelperThreadPollsOnlyTransportsThatNeedIt) {
     EXPECT_EQ(c.polls.load(), after);  // stopped means stopped
     progress::engine idle;  // nothing needs polling: no thread at all
     idle.set_transports({self.get()});
-    idle.start_helper(0, 0);
+    idle.start_helper(0, 0, 0);
     EXPECT_FALSE(idle.helper_running());
+}
+
+// The helper sleeps between idle polls, but not while peers keep it busy: a request that
+// follows another within the spin window is served at once, not after the rest of a sleep.
+// Work is what a polled transport reports (its event count) or what a poller notes.
+TEST(ProgressEngine, HelperPollsWithoutSleepingWhileWorkComesIn) {
+    counting_transport c;
+    progress::engine e;
+    e.set_transports({&c});
+    e.start_helper(100000 /* 100 ms sleeps */, 2000000 /* 2 s spin window */, 0);
+    ASSERT_TRUE(e.helper_running());
+    // 1 s of work reported every 2 ms, half from the transport, half noted by a poller.
+    for (int i = 0; i < 500; ++i) {
+        if (i % 2) c.events.fetch_add(1);
+        else e.note_work();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_EQ(e.helper_sleeps(), 0u) << "the helper slept while work came in every 2 ms";
+    EXPECT_GT(c.polls.load(), 100) << "the helper did not keep polling";
+    // Quiet: after the spin window it sleeps, and then polls about once per 100 ms.
+    for (int i = 0; i < 1000 && e.helper_sleeps() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_GE(e.helper_sleeps(), 2u) << "the helper never went to sleep once the peers were quiet";
+    const int before = c.polls.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_LE(c.polls.load() - before, 5) << "the helper polled without sleeping while nothing came in";
+    // Work again: it wakes at the end of its sleep and spins again.
+    const uint64_t sleeps = e.helper_sleeps();
+    for (int i = 0; i < 250; ++i) {
+        c.events.fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_LE(e.helper_sleeps(), sleeps + 1) << "the helper went back to sleep while work came in";
+    e.stop_helper();
 }
 
 // Layers add pollers while the helper thread runs (the message layer right after init, the
@@ -266,7 +301,7 @@ TEST(ProgressEngine, PollersAddedWhileTheHelperRuns) {
     std::atomic<int> runs[8];
     for (auto &r : runs) r.store(0);
     ASSERT_EQ(e.add_poller([&](bool on_rank) { runs[0].fetch_add(on_rank ? 0 : 1); return status::ok; }), status::ok);
-    e.start_helper(0, 0);  // spinning: as many walks of the list as possible while we add
+    e.start_helper(0, 0, 0);  // spinning: as many walks of the list as possible while we add
     ASSERT_TRUE(e.helper_running());
     for (int k = 1; k < 8; ++k) {
         // A capture larger than std::function's small buffer: the entry is a heap object, so

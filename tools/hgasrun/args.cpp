@@ -51,9 +51,10 @@ options:
   --nodes K         pretend the machine is K nodes: ranks are split into K contiguous
                     blocks and block i gets HGAS_NODE_NAME=node<i>, so ranks of different
                     blocks do not share memory (tests the inter-node paths on one machine)
-  --bind core|none  core: pin the i-th rank on this machine to the i-th CPU hgasrun may use
-                    (round robin when there are more ranks than CPUs), so that two ranks never
-                    share a core while another is idle. none (the default): the scheduler
+  --bind core|none  core: pin the i-th rank on this machine to the i-th CPU hgasrun may use,
+                    the first hardware thread of every physical core first (round robin when
+                    there are more ranks than CPUs), so that two ranks never share a core
+                    while another is idle. none (the default): the scheduler
                     places them (several jobs on one machine would otherwise pile onto the
                     same first cores)
   --boot unix|tcp|tcp:ADDR

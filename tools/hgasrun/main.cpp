@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "base/cpus.h"
 #include "base/settings.hpp"
 #include "boot/boot.hpp"
 #include "options.hpp"
@@ -406,17 +407,16 @@ void launcher::spawn(int r, const std::vector<std::string> &base_env, int devnul
         return;
     }
     // --bind core: the CPU of this rank, chosen before fork (the child only makes the call).
+    // The order puts one rank on every physical core before any core gets a second (base/cpus.h).
     int cpu = -1;
     if (o_.bind && !remote(r)) {
         cpu_set_t allowed;
+        std::vector<int> order(CPU_SETSIZE);
         if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
+            const int n = hgas_cpu_order(&allowed, nullptr, order.data(), CPU_SETSIZE);
             int local = 0;  // this rank's index among the ranks on this machine
             for (int q = 0; q < r; ++q) local += !remote(q);
-            for (int c = 0, seen = 0; c < CPU_SETSIZE; ++c)
-                if (CPU_ISSET(c, &allowed) && seen++ == local % CPU_COUNT(&allowed)) {
-                    cpu = c;
-                    break;
-                }
+            if (n > 0) cpu = order[local % n];
         }
     }
     const pid_t parent = getpid();

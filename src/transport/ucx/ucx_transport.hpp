@@ -150,6 +150,7 @@ public:
     status fence() override;
     status quiet() override;
     status progress() override;
+    uint64_t progressed() const override { return progressed_.load(std::memory_order_relaxed); }
 
     data_mode mode() const { return mode_; }
 
@@ -257,6 +258,7 @@ private:
     std::atomic<int64_t> outstanding_{0};
     // progress() calls under way (helper thread); shutdown waits for none.
     std::atomic<int> in_progress_{0};
+    std::atomic<uint64_t> progressed_{0};  // events ucp_worker_progress reported on the helper's path
 
     std::mutex err_mu_;
     status async_code_ = status::ok;
