@@ -1,9 +1,13 @@
 // The element operation of hgas's reductions on the GPU (cuda_reduce.cu, cuda_team_reduce.cu):
 // a op b for one element of an hgas_dtype_t, the values of reduce_cpu.hpp bit for bit (16-bit
-// floats widened to float, combined, rounded to nearest even; integers wrap around).
+// floats widened to float, combined, rounded to nearest even; integers wrap around); and the
+// one switch from an hgas_dtype_t to the element type that both files' launches go through.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
 
 #include <type_traits>
 
@@ -59,6 +63,45 @@ __device__ __forceinline__ T combine(T a, T b, int op) {
         }
         return a;
     }
+}
+
+// The element type of a reduction as a value: f(dtype_tag<T>{}) runs f for type T.
+template <class T>
+struct dtype_tag {
+    using type = T;
+};
+
+// f(dtype_tag<T>{}) for the element type T of `type` (an hgas_dtype_t); cudaErrorInvalidValue
+// for a type that is none of them.
+template <class F>
+cudaError_t with_dtype(int type, F &&f) {
+    switch (type) {
+    case HGAS_INT8: return f(dtype_tag<int8_t>{});
+    case HGAS_INT16: return f(dtype_tag<int16_t>{});
+    case HGAS_INT32: return f(dtype_tag<int32_t>{});
+    case HGAS_INT64: return f(dtype_tag<int64_t>{});
+    case HGAS_UINT8: return f(dtype_tag<uint8_t>{});
+    case HGAS_UINT16: return f(dtype_tag<uint16_t>{});
+    case HGAS_UINT32: return f(dtype_tag<uint32_t>{});
+    case HGAS_UINT64: return f(dtype_tag<uint64_t>{});
+    case HGAS_FLOAT: return f(dtype_tag<float>{});
+    case HGAS_DOUBLE: return f(dtype_tag<double>{});
+    case HGAS_FLOAT16: return f(dtype_tag<__half>{});
+    case HGAS_BFLOAT16: return f(dtype_tag<__nv_bfloat16>{});
+    }
+    return cudaErrorInvalidValue;
+}
+
+// f for every element type, in hgas_dtype_t order; the first error (preloading kernels).
+template <class F>
+cudaError_t for_each_dtype(F &&f) {
+    cudaError_t first = cudaSuccess;
+    for (int type : {HGAS_INT8, HGAS_INT16, HGAS_INT32, HGAS_INT64, HGAS_UINT8, HGAS_UINT16, HGAS_UINT32,
+                     HGAS_UINT64, HGAS_FLOAT, HGAS_DOUBLE, HGAS_FLOAT16, HGAS_BFLOAT16}) {
+        const cudaError_t e = with_dtype(type, f);
+        if (e != cudaSuccess && first == cudaSuccess) first = e;
+    }
+    return first;
 }
 
 }  // namespace hgas::gpu

@@ -66,31 +66,13 @@ cudaError_t launch_reduce(void *inout, const void *in, size_t count, int type, i
                           cudaStream_t s) {
     if (count == 0) return cudaSuccess;
     if (sms < 1) sms = 1;
-    switch (type) {
-    case HGAS_INT8: return launch<int8_t>(inout, in, count, op, rev, sms, s);
-    case HGAS_INT16: return launch<int16_t>(inout, in, count, op, rev, sms, s);
-    case HGAS_INT32: return launch<int32_t>(inout, in, count, op, rev, sms, s);
-    case HGAS_INT64: return launch<int64_t>(inout, in, count, op, rev, sms, s);
-    case HGAS_UINT8: return launch<uint8_t>(inout, in, count, op, rev, sms, s);
-    case HGAS_UINT16: return launch<uint16_t>(inout, in, count, op, rev, sms, s);
-    case HGAS_UINT32: return launch<uint32_t>(inout, in, count, op, rev, sms, s);
-    case HGAS_UINT64: return launch<uint64_t>(inout, in, count, op, rev, sms, s);
-    case HGAS_FLOAT: return launch<float>(inout, in, count, op, rev, sms, s);
-    case HGAS_DOUBLE: return launch<double>(inout, in, count, op, rev, sms, s);
-    case HGAS_FLOAT16: return launch<__half>(inout, in, count, op, rev, sms, s);
-    case HGAS_BFLOAT16: return launch<__nv_bfloat16>(inout, in, count, op, rev, sms, s);
-    }
-    return cudaErrorInvalidValue;
+    return with_dtype(type, [&](auto t) {
+        return launch<typename decltype(t)::type>(inout, in, count, op, rev, sms, s);
+    });
 }
 
 cudaError_t preload_reduce_kernels() {
-    cudaError_t e = cudaSuccess;
-    for (cudaError_t x : {preload_one<int8_t>(), preload_one<int16_t>(), preload_one<int32_t>(),
-                          preload_one<int64_t>(), preload_one<uint8_t>(), preload_one<uint16_t>(),
-                          preload_one<uint32_t>(), preload_one<uint64_t>(), preload_one<float>(),
-                          preload_one<double>(), preload_one<__half>(), preload_one<__nv_bfloat16>()})
-        if (x != cudaSuccess && e == cudaSuccess) e = x;
-    return e;
+    return for_each_dtype([](auto t) { return preload_one<typename decltype(t)::type>(); });
 }
 
 }  // namespace hgas::gpu

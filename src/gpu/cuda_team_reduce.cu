@@ -199,31 +199,11 @@ cudaError_t preload_one() {
 
 cudaError_t launch_team_allreduce(const device::team_reduce &a, unsigned *timed_out, cudaStream_t s) {
     if (a.count == 0) return cudaSuccess;
-    switch (a.type) {
-    case HGAS_INT8: return launch<int8_t>(a, timed_out, s);
-    case HGAS_INT16: return launch<int16_t>(a, timed_out, s);
-    case HGAS_INT32: return launch<int32_t>(a, timed_out, s);
-    case HGAS_INT64: return launch<int64_t>(a, timed_out, s);
-    case HGAS_UINT8: return launch<uint8_t>(a, timed_out, s);
-    case HGAS_UINT16: return launch<uint16_t>(a, timed_out, s);
-    case HGAS_UINT32: return launch<uint32_t>(a, timed_out, s);
-    case HGAS_UINT64: return launch<uint64_t>(a, timed_out, s);
-    case HGAS_FLOAT: return launch<float>(a, timed_out, s);
-    case HGAS_DOUBLE: return launch<double>(a, timed_out, s);
-    case HGAS_FLOAT16: return launch<__half>(a, timed_out, s);
-    case HGAS_BFLOAT16: return launch<__nv_bfloat16>(a, timed_out, s);
-    }
-    return cudaErrorInvalidValue;
+    return with_dtype(a.type, [&](auto t) { return launch<typename decltype(t)::type>(a, timed_out, s); });
 }
 
 cudaError_t preload_team_reduce_kernels() {
-    cudaError_t e = cudaSuccess;
-    for (cudaError_t x : {preload_one<int8_t>(), preload_one<int16_t>(), preload_one<int32_t>(),
-                          preload_one<int64_t>(), preload_one<uint8_t>(), preload_one<uint16_t>(),
-                          preload_one<uint32_t>(), preload_one<uint64_t>(), preload_one<float>(),
-                          preload_one<double>(), preload_one<__half>(), preload_one<__nv_bfloat16>()})
-        if (x != cudaSuccess && e == cudaSuccess) e = x;
-    return e;
+    return for_each_dtype([](auto t) { return preload_one<typename decltype(t)::type>(); });
 }
 
 }  // namespace hgas::gpu

@@ -2,10 +2,6 @@
 
 #include <chrono>
 
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
-
 #include "base/log.hpp"
 #include "base/trace.hpp"
 
@@ -39,11 +35,6 @@ void engine::start_helper(unsigned interval_us, unsigned spin_us, int rank) {
     helper_ = std::thread([this, interval_us, spin_us, rank] {
         log_set_rank(rank);
         trace::thread_name("progress helper");
-#ifdef __linux__
-        // The kernel's default timer slack (50 us) would stretch every sleep below to 70 us; a
-        // request that meets a sleeping helper waits out the rest of the sleep.
-        (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-#endif
         using clock = std::chrono::steady_clock;
         const auto spin = std::chrono::microseconds(spin_us);
         uint64_t seen = activity();

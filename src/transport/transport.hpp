@@ -165,7 +165,7 @@ public:
     virtual status quiet() = 0;
     // Advance outstanding work and serve requests from peers. Cheap when idle.
     virtual status progress() = 0;
-    // Events progress() has completed since the start, where the transport counts them (0
+    // Steps of serving peers' requests since the start, where the transport counts them (0
     // otherwise): the helper thread keeps polling without sleeping while this moves.
     virtual uint64_t progressed() const { return 0; }
     // Its own tag matching for the message layer, if it has one.

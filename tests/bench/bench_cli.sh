@@ -105,7 +105,8 @@ grep -q '"verified":true' "$WORK/coll.jsonl" 2>/dev/null && echo "ok   --coll re
 rc=$?
 [ $rc = 0 ] && echo "ok   --busy: exit 0" || { fail "--busy: exit $rc"; sed 's/^/      | /' "$WORK/busy.out" | tail -20; }
 has "$WORK/busy.out" "cpy idle cpy b+help"
-has "$WORK/busy.out" "points; bounded by the memcpy peer at"
+has "$WORK/busy.out" "points; strict: met at"
+has "$WORK/busy.out" "bounded by the memcpy peer at"
 n=$(grep -c '"impl":"memcpy".*"verified":true' "$WORK/busy.jsonl" 2>/dev/null)
 # get and put x idle and busy x 3 sizes x helper off and on
 [ "${n:-0}" = 24 ] && echo "ok   24 memcpy peer records" || fail "${n:-0} verified memcpy peer records, expected 24"

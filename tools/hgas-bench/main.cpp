@@ -1103,29 +1103,32 @@ int run_busy(const options &o) {
             }
         }
     if (out) std::fclose(out);
-    std::printf("\nbusy target (computes %g ms without calling hgas) vs idle target: median latency in us; goal: "
-                "helper on, busy <= idle (helper off) + 2 us.\nPeer (host memory over shm): memcpy through the "
-                "mapping, no hgas call, under the same conditions: idle target with the helper threads off, busy "
-                "target with them on; 'bounded' where hgas loses no more than 2 us beyond what the memcpy loses "
-                "between the two\n", o.busy_ms);
-    std::printf("%-7s %-4s %-13s %8s | %10s %10s | %10s %10s | %10s %10s | %s\n", "transp", "op", "memory", "size",
-                "idle", "busy", "idle+help", "busy+help", "cpy idle", "cpy b+help", "goal");
-    size_t met = 0, bounded = 0, missed = 0;
+    std::printf("\nbusy target (computes %g ms without calling hgas) vs idle target: median latency in us.\n"
+                "goal: helper on, busy <= idle + 2 us (the same runs, helper threads on: what a computing target "
+                "costs). strict: helper on, busy <= idle with the helper threads off + 2 us (what the target "
+                "costs plus what the helper threads cost the ranks' own calls).\nPeer (host memory over shm): "
+                "memcpy through the mapping, no hgas call, under the strict column's conditions: idle target with "
+                "the helper threads off, busy target with them on; 'bounded' where hgas loses no more than 2 us "
+                "beyond what the memcpy loses between the two\n", o.busy_ms);
+    std::printf("%-7s %-4s %-13s %8s | %10s %10s | %10s %10s | %10s %10s | %-6s %s\n", "transp", "op", "memory", "size",
+                "idle", "busy", "idle+help", "busy+help", "cpy idle", "cpy b+help", "goal", "strict");
+    size_t met = 0, met_strict = 0, bounded = 0, missed = 0;
     for (const auto &[k, v] : table) {
+        met += v[3] <= v[2] + 2.0;
         const bool ok = v[3] <= v[0] + 2.0;
         auto pit = peer.find(k);
         const double ci = pit != peer.end() ? pit->second[0] : NAN, cb = pit != peer.end() ? pit->second[3] : NAN;
         // What the busy target and the helper threads cost the machine itself: what the memcpy
         // loses from the goal's baseline (idle, helpers off) to its condition (busy, helpers on).
         const bool bound = !ok && !std::isnan(ci) && v[3] - v[0] <= std::max(0.0, cb - ci) + 2.0;
-        (ok ? met : bound ? bounded : missed) += 1;
-        std::printf("%-7s %-4s %-13s %8s | %10.2f %10.2f | %10.2f %10.2f | %10.2f %10.2f | %s\n",
+        (ok ? met_strict : bound ? bounded : missed) += 1;
+        std::printf("%-7s %-4s %-13s %8s | %10.2f %10.2f | %10.2f %10.2f | %10.2f %10.2f | %-6s %s\n",
                     std::get<0>(k).c_str(), std::get<1>(k).c_str(), std::get<2>(k).c_str(),
                     size_str(std::get<3>(k)).c_str(), v[0], v[1], v[2], v[3], ci, cb,
-                    ok ? "met" : bound ? "bounded" : "missed");
+                    v[3] <= v[2] + 2.0 ? "met" : "missed", ok ? "met" : bound ? "bounded" : "missed");
     }
-    std::printf("goal met at %zu of %zu points; bounded by the memcpy peer at %zu, missed at %zu\n", met,
-                met + bounded + missed, bounded, missed);
+    std::printf("goal met at %zu of %zu points; strict: met at %zu, bounded by the memcpy peer at %zu, missed at %zu\n",
+                met, table.size(), met_strict, bounded, missed);
     return failed ? 1 : 0;
 }
 

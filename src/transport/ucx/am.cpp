@@ -107,6 +107,7 @@ void request_sent_cb(void *request, ucs_status_t st, void *user_data) {
 }
 
 void reply_sent_cb(void *request, ucs_status_t st, void *user_data) {
+    static_cast<peer_state *>(user_data)->owner->note_served();
     if (st != UCS_OK)
         HGASI_DEBUG("ucx", "a reply to rank %d failed: %s", static_cast<peer_state *>(user_data)->rank,
                     ucs_status_string(st));
@@ -120,6 +121,7 @@ struct rndv_put {
 };
 void rndv_put_done_cb(void *request, ucs_status_t st, size_t, void *user_data) {
     auto *ctx = static_cast<rndv_put *>(user_data);
+    ctx->owner->note_served();
     if (st == UCS_OK) {
         ctx->owner->am_finish_put_at_target(ctx->h);
     } else {
@@ -167,6 +169,7 @@ status ucx_transport::register_am_handlers() {
 
 ucs_status_t ucx_transport::am_on_request(const am_request_hdr &h, void *data, size_t length,
                                           const ucp_am_recv_param_t *param) {
+    note_served();
     const bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
     const int src = static_cast<int>(h.src);
     if (src < 0 || src >= static_cast<int>(peers_.size()) || !peers_[src]->ep) {

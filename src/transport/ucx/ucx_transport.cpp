@@ -533,8 +533,7 @@ status ucx_transport::progress() {
     // from touching a destroyed worker. seq_cst on both sides (here and in shutdown): each
     // thread stores, then loads the other's flag, which weaker orders would let pass.
     in_progress_.fetch_add(1, std::memory_order_seq_cst);
-    if (!closing_.load(std::memory_order_seq_cst) && worker_)
-        if (unsigned n = ucp_worker_progress(worker_)) progressed_.fetch_add(n, std::memory_order_relaxed);
+    if (!closing_.load(std::memory_order_seq_cst) && worker_) ucp_worker_progress(worker_);
     in_progress_.fetch_sub(1, std::memory_order_release);
     return status::ok;
 }

@@ -151,6 +151,11 @@ public:
     status quiet() override;
     status progress() override;
     uint64_t progressed() const override { return progressed_.load(std::memory_order_relaxed); }
+    // A step of serving a peer's active-message request (its arrival, a rendezvous payload
+    // landed, a reply sent): what keeps the helper thread awake. The rank's own operations'
+    // completions do not count, or an initiator's helper would spin on its own worker and
+    // contend for its lock with the rank's calls.
+    void note_served() { progressed_.fetch_add(1, std::memory_order_relaxed); }
 
     data_mode mode() const { return mode_; }
 
@@ -258,7 +263,7 @@ private:
     std::atomic<int64_t> outstanding_{0};
     // progress() calls under way (helper thread); shutdown waits for none.
     std::atomic<int> in_progress_{0};
-    std::atomic<uint64_t> progressed_{0};  // events ucp_worker_progress reported on the helper's path
+    std::atomic<uint64_t> progressed_{0};  // note_served() calls
 
     std::mutex err_mu_;
     status async_code_ = status::ok;
