@@ -22,7 +22,13 @@ export TMPDIR=$WORK/tmp
 mkdir -p "$TMPDIR"
 unset HGAS_RANK HGAS_SIZE HGAS_BOOT_ADDR HGAS_BOOT_SECRET HGAS_JOB_ID HGAS_NODE_NAME HGASRUN_PID
 FAILED=0
-fail() { echo "FAIL [$CASE]: $*"; FAILED=$((FAILED + 1)); }
+fail() {  # the case's output goes with the failure: WORK is removed at exit
+    echo "FAIL [$CASE]: $*"
+    FAILED=$((FAILED + 1))
+    for f in "$WORK/$CASE".log "$WORK/$CASE".*.log; do
+        [ -f "$f" ] && { echo "   --- ${f##*/} (last 15 lines)"; tail -15 "$f" | sed 's/^/   | /'; }
+    done
+}
 pass() { echo "ok   [$CASE]: $*"; }
 show() { sed 's/^/      | /' "$1" | grep -v "ended at" | head -30; }
 count() {  # count FILE REGEX N: at least N lines match
