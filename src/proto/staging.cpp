@@ -648,7 +648,7 @@ status staging::serve(bool on_rank_thread) {
             if (!done) break;
             r.q.pop_front();
             ++r.applied;
-            ++total_applied_;
+            total_applied_.fetch_add(1, std::memory_order_relaxed);
             if (r.applied - r.returned >= half) HGAS_TRY(return_credits(src, r, on_rank_thread, false));
         }
         // An empty ring returns what it holds, so that a sender waiting for credits (or in

@@ -29,6 +29,7 @@
 // does only what needs no transport call (answers to peers that map this rank's heap), and
 // leaves the rest for the rank's thread.
 #pragma once
+#include <atomic>
 #include <array>
 #include <deque>
 #include <functional>
@@ -111,7 +112,7 @@ public:
 
     // Statistics for tests and hgas-info.
     uint64_t messages_sent() const { return total_sent_; }
-    uint64_t messages_applied() const { return total_applied_; }
+    uint64_t messages_applied() const { return total_applied_.load(std::memory_order_relaxed); }
 
 private:
     struct header;
@@ -157,7 +158,8 @@ private:
     char *pinned_ = nullptr;      // slots * slot_bytes: assembly of messages that travel by transport
     gpu::device *pinned_owner_ = nullptr;
     uint64_t next_reply_ = 0, token_ = 0;
-    uint64_t total_sent_ = 0, total_applied_ = 0;
+    uint64_t total_sent_ = 0;
+    std::atomic<uint64_t> total_applied_{0};  // written under agent_mu_, read by the progress poller on either thread
     std::mutex agent_mu_;  // the rank's thread and the helper never run the agent at once
 };
 
