@@ -51,6 +51,10 @@ void engine::start_helper(unsigned interval_us, unsigned spin_us, int rank) {
             }
             helper_polls_.fetch_add(1, std::memory_order_relaxed);
             if (!interval_us) continue;
+            if (!spin_us) {  // the default: a sleep after every poll
+                std::this_thread::sleep_for(std::chrono::microseconds(interval_us));
+                continue;
+            }
             // A peer that sent one request usually sends the next within microseconds (a
             // loop of gets, the fragments of a large message): after work the helper polls
             // without sleeping for spin_us, and sleeps only once the peers have gone quiet.

@@ -107,7 +107,6 @@ void request_sent_cb(void *request, ucs_status_t st, void *user_data) {
 }
 
 void reply_sent_cb(void *request, ucs_status_t st, void *user_data) {
-    static_cast<peer_state *>(user_data)->owner->note_served();
     if (st != UCS_OK)
         HGASI_DEBUG("ucx", "a reply to rank %d failed: %s", static_cast<peer_state *>(user_data)->rank,
                     ucs_status_string(st));
@@ -265,6 +264,9 @@ void ucx_transport::am_send_reply(int src, const am_reply_hdr &h, const void *da
         HGASI_DEBUG("ucx", "no endpoint to rank %d yet: a request of it stays unanswered", src);
         return;
     }
+    // Counted when the reply leaves, not in its completion callback: UCX may complete a
+    // request while the transport shuts down, after the peer state its user data names is gone.
+    note_served();
     ucp_request_param_t prm{};
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     prm.flags = UCP_AM_SEND_FLAG_COPY_HEADER;  // `h` lives on our stack
