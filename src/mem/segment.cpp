@@ -96,13 +96,26 @@ size_t base_alignment(size_t size) {
     return align;
 }
 
-void *aligned_hint(size_t size) {
+aligned_reservation::aligned_reservation(size_t size) {
     const size_t align = base_alignment(size);
-    void *span = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (span == MAP_FAILED) return nullptr;
-    munmap(span, size + align);
-    const uintptr_t at = (reinterpret_cast<uintptr_t>(span) + align - 1) & ~(uintptr_t{align} - 1);
-    return reinterpret_cast<void *>(at);
+    span_len_ = size + align;
+    void *span = mmap(nullptr, span_len_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (span == MAP_FAILED) return;
+    span_ = static_cast<char *>(span);
+    at_ = reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(span) + align - 1) & ~(uintptr_t{align} - 1));
+}
+
+aligned_reservation::~aligned_reservation() {
+    if (span_) munmap(span_, span_len_);
+}
+
+void aligned_reservation::keep(const void *mapped, size_t len) {
+    if (!span_ || mapped != at_) return;  // elsewhere: the destructor frees the whole span
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(span_), at = reinterpret_cast<uintptr_t>(at_);
+    const uintptr_t end = std::min(at + ((len + 4095) & ~uintptr_t{4095}), lo + span_len_);
+    if (at > lo) munmap(span_, at - lo);
+    if (lo + span_len_ > end) munmap(reinterpret_cast<void *>(end), lo + span_len_ - end);
+    span_ = nullptr;
 }
 
 namespace {

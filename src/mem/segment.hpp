@@ -109,11 +109,32 @@ void copy_unchecked(void *dst, const void *src, size_t n);
 
 /// Heaps start at an address aligned to the largest power of two <= their size (from 4 KiB up
 /// to 1 GiB), so that an offset aligned to A is an address aligned to A on every rank
-/// (hgas_align, shmem_align). base_alignment gives that power; aligned_hint an address so
-/// aligned where `size` bytes were free a moment ago (nullptr if none), for allocators that
-/// take a placement hint (UCX), which may still place the heap elsewhere.
+/// (hgas_align, shmem_align). base_alignment gives that power.
 size_t base_alignment(size_t size);
-void *aligned_hint(size_t size);
+
+/// Address space held (PROT_NONE, no memory) around an aligned address, for an allocator that
+/// takes a placement hint (UCX) and maps over it with MAP_FIXED. A hint that was merely free
+/// address space a moment ago is not safe: another thread's mapping made meanwhile (another
+/// rank thread's heap) would be replaced silently, and two ranks would share one heap. The
+/// reservation stays until the allocator has mapped: keep() then frees the reserved parts
+/// around what it mapped at at(); the destructor frees whatever was not kept (the allocator put
+/// the memory elsewhere, or failed).
+class aligned_reservation {
+public:
+    explicit aligned_reservation(size_t size);
+    ~aligned_reservation();
+    aligned_reservation(const aligned_reservation &) = delete;
+    aligned_reservation &operator=(const aligned_reservation &) = delete;
+    void *at() const { return at_; }  // nullptr when no address space could be reserved
+    // The allocator mapped [mapped, mapped + len): if that is at(), the mapping stays and the
+    // reservation's rest is freed; otherwise the whole reservation is.
+    void keep(const void *mapped, size_t len);
+
+private:
+    char *span_ = nullptr;
+    size_t span_len_ = 0;
+    void *at_ = nullptr;
+};
 
 // "/hgas-<job>-<rank>-<seg>": the prefix of the segment's name (host_mapping::create appends a
 // random part); the launcher's safety net removes "hgas-<job>-*".

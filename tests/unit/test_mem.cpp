@@ -187,6 +187,48 @@ TEST(Segment, ShmNamePredictableFromJobIdIsNotUsed) {
 // Every rank reserved its whole heaps in /dev/shm at init (posix_fallocate: ~88 MB a rank at
 // the default sizes, so 256 ranks did not fit in 24 GB). A segment is now sparse: it takes
 // pages for what the allocator hands out (commit) and nothing else.
+// UCX maps a heap over its placement hint with MAP_FIXED. A hint that was only free address
+// space let two rank threads get the same heap (both took the hint before either mapped); a
+// reservation keeps the hint's address space ours until the allocator has mapped.
+TEST(Segment, PlacementHintStaysReservedUntilKept) {
+    const size_t size = 8u << 20;
+    hgas::mem::aligned_reservation hold(size);
+    ASSERT_NE(hold.at(), nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(hold.at()) % hgas::mem::base_alignment(size), 0u);
+    // Another thread asking for that address without MAP_FIXED is placed elsewhere.
+    void *other = mmap(hold.at(), size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(other, MAP_FAILED);
+    EXPECT_NE(other, hold.at());
+    munmap(other, size);
+    // The allocator maps over the hint (as UCX does); keep() leaves that mapping alone and
+    // frees the reservation's rest: the pages just past it can be mapped at their address.
+    void *heap = mmap(hold.at(), size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    ASSERT_EQ(heap, hold.at());
+    hold.keep(heap, size);
+    static_cast<char *>(heap)[size - 1] = 1;  // still mapped
+    char *past = static_cast<char *>(heap) + size;
+    void *next = mmap(past, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(next, MAP_FAILED);
+    EXPECT_EQ(next, past) << "the reservation past the heap was not freed";
+    munmap(next, 4096);
+    munmap(heap, size);
+}
+
+// An allocator that put the memory elsewhere: the whole reservation goes.
+TEST(Segment, ReservationNotKeptIsFreed) {
+    void *at;
+    {
+        hgas::mem::aligned_reservation hold(1u << 20);
+        at = hold.at();
+        ASSERT_NE(at, nullptr);
+        hold.keep(static_cast<char *>(at) + 4096, 4096);  // not at(): nothing kept
+    }
+    void *again = mmap(at, 1u << 20, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(again, MAP_FAILED);
+    EXPECT_EQ(again, at);
+    munmap(again, 1u << 20);
+}
+
 TEST(Segment, HeapIsSparseUntilTheAllocatorCommits) {
     const size_t size = 64u << 20;
     auto a = host_mapping::create(shm_name("sparse" + std::to_string(getpid()), 0, 0), size);

@@ -246,11 +246,14 @@ result<void *> ucx_transport::allocate_segment(uint16_t seg, uint64_t size) {
     if (l.memh) return fail(status::internal, "UCX transport: segment %u allocated twice", seg);
     // UCX's shared-memory transports (posix, sysv) store directly only into memory that UCX
     // allocated; into memory it merely registered, a same-node put becomes a CMA system call.
-    // The address is a hint (no FIXED: nothing mapped meanwhile is replaced) so that the heap
-    // starts aligned like the shm transport's (mem::base_alignment; shmem_align needs it).
+    // The address is a hint so that the heap starts aligned like the shm transport's
+    // (mem::base_alignment; shmem_align needs it). UCX maps over a hint with MAP_FIXED (two
+    // rank threads once got the same heap from hints taken at the same moment), so the hint
+    // lies in address space held for us until UCX has mapped.
+    mem::aligned_reservation hold(size);
     ucp_mem_map_params_t mp{};
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
-    mp.address = mem::aligned_hint(size);
+    mp.address = hold.at();
     mp.length = size;
     mp.flags = UCP_MEM_MAP_ALLOCATE;
     ucs_status_t st = ucp_mem_map(context_, &mp, &l.memh);
@@ -265,6 +268,7 @@ result<void *> ucx_transport::allocate_segment(uint16_t seg, uint64_t size) {
         l.memh = nullptr;
         return fail(status::transport, "UCX allocated segment %u but cannot say where: %s", seg, ucs_status_string(st));
     }
+    hold.keep(attr.address, attr.length);
     l.base = attr.address;
     l.size = size;
     l.allocated = true;
