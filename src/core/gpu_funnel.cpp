@@ -1,13 +1,20 @@
 #include "core/gpu_funnel.hpp"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <csignal>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/log.hpp"
 #include "base/trace.hpp"
 
 namespace hgas::core {
@@ -41,19 +48,36 @@ public:
         }
         if (t.joinable()) t.join();
     }
-    // Runs f on the funnel thread and returns when it is done.
-    void run(const std::function<void()> &f) {
-        job j{&f};
+    // Runs f on the funnel thread and returns when it is done. A hand-off that is not done
+    // within timeout_s (HGAS_TIMEOUT) ends the process: the funnel thread is stuck inside a
+    // job (a GPU call that does not return), which no error return can undo, because the job
+    // refers to its caller's stack. The funnel thread is sent SIGABRT, so that the crash
+    // report shows where it is stuck, rather than the job hanging without a word.
+    void run(const std::function<void()> &f, const char *what, int rank, double timeout_s) {
+        job j{&f, what};
         std::unique_lock<std::mutex> lk(mu_);
         q_.push_back(&j);
         cv_.notify_all();
-        done_.wait(lk, [&] { return j.done; });
+        const auto limit = std::chrono::duration<double>(timeout_s);
+        if (done_.wait_for(lk, limit, [&] { return j.done; })) return;
+        const char *stuck = current_ ? current_ : "nothing (its queue does not move)";
+        HGASI_ERROR("gpu", "rank %d: its GPU operation (%s) waited %g s for the process's GPU funnel thread "
+                    "(HGAS_GPU_SHARING=funneled), which is still inside %s; ending the process with that thread's "
+                    "backtrace (HGAS_GPU_SHARING=threads issues from each rank's thread instead)",
+                    rank, what, timeout_s, stuck);
+        pthread_kill(thread_.native_handle(), SIGABRT);
+        lk.unlock();
+        // The signal ends the process (hgas's crash report prints the funnel thread's stack);
+        // should a handler of the program's return from it instead, end it from here.
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        std::abort();
     }
     uint64_t issued() const { return issued_.load(std::memory_order_relaxed); }
 
 private:
     struct job {
         const std::function<void()> *f;
+        const char *what;
         bool done = false;
     };
     void loop() {
@@ -64,9 +88,11 @@ private:
             if (q_.empty()) return;  // stopping, nothing left
             job *j = q_.front();
             q_.pop_front();
+            current_ = j->what;
             lk.unlock();
             (*j->f)();
             lk.lock();
+            current_ = nullptr;
             j->done = true;
             issued_.fetch_add(1, std::memory_order_relaxed);
             done_.notify_all();
@@ -75,6 +101,7 @@ private:
     std::mutex mu_;
     std::condition_variable cv_, done_;
     std::deque<job *> q_;
+    const char *current_ = nullptr;  // the job the funnel thread is in (under mu_)
     std::thread thread_;
     int users_ = 0;
     bool stop_ = false;
@@ -85,7 +112,10 @@ private:
 // thread and the rank's own threads (test, advance) take its mutex.
 class funneled_device final : public gpu::device {
 public:
-    explicit funneled_device(std::unique_ptr<gpu::device> d) : d_(std::move(d)) { funnel::get().acquire(); }
+    funneled_device(std::unique_ptr<gpu::device> d, int rank, double timeout_s)
+        : d_(std::move(d)), rank_(rank), timeout_s_(timeout_s) {
+        funnel::get().acquire();
+    }
     ~funneled_device() override {
         funnel::get().release();
         d_.reset();
@@ -101,13 +131,13 @@ public:
     void segments_attached() override { d_->segments_attached(); }
     bool owns(const void *p, size_t n) override { return d_->owns(p, n); }
     result<gpu::ticket> copy_async(void *dst, const void *src, size_t n, int stream, bool track) override {
-        return issue<gpu::ticket>([&] { return d_->copy_async(dst, src, n, stream, track); });
+        return issue<gpu::ticket>("a copy", [&] { return d_->copy_async(dst, src, n, stream, track); });
     }
     result<gpu::ticket> gather(char *buf, char *packed, const blocks &b, bool unpack, int stream) override {
-        return issue<gpu::ticket>([&] { return d_->gather(buf, packed, b, unpack, stream); });
+        return issue<gpu::ticket>("a pack or unpack", [&] { return d_->gather(buf, packed, b, unpack, stream); });
     }
     result<gpu::ticket> mark(int stream) override {
-        return issue<gpu::ticket>([&] { return d_->mark(stream); });
+        return issue<gpu::ticket>("a stream mark", [&] { return d_->mark(stream); });
     }
     result<bool> test(gpu::ticket t) override {
         std::lock_guard<std::mutex> g(mu_);
@@ -118,7 +148,7 @@ public:
         d_->advance();
     }
     result<uint64_t> amo(void *p, amo_op op, unsigned width, uint64_t operand, uint64_t compare) override {
-        return issue<uint64_t>([&] { return d_->amo(p, op, width, operand, compare); });
+        return issue<uint64_t>("a device atomic", [&] { return d_->amo(p, op, width, operand, compare); });
     }
     result<void *> alloc_pinned(size_t n) override { return d_->alloc_pinned(n); }
     void free_pinned(void *p) override { d_->free_pinned(p); }
@@ -130,25 +160,27 @@ public:
 private:
     // Runs op on the funnel thread; a failure's message (thread-local there) comes back too.
     template <class T, class Op>
-    result<T> issue(Op op) {
+    result<T> issue(const char *what, Op op) {
         result<T> r = status::internal;
         std::string why;
         funnel::get().run([&] {
             std::lock_guard<std::mutex> g(mu_);
             r = op();
             if (!r.ok()) why = last_error();
-        });
+        }, what, rank_, timeout_s_);
         if (!r.ok()) return fail(r.error(), "%s", why.c_str());
         return r;
     }
     std::unique_ptr<gpu::device> d_;
     std::mutex mu_;
+    const int rank_;
+    const double timeout_s_;
 };
 
 }  // namespace
 
-std::unique_ptr<gpu::device> funnel_device(std::unique_ptr<gpu::device> d) {
-    return std::make_unique<funneled_device>(std::move(d));
+std::unique_ptr<gpu::device> funnel_device(std::unique_ptr<gpu::device> d, int rank, double timeout_s) {
+    return std::make_unique<funneled_device>(std::move(d), rank, timeout_s);
 }
 
 uint64_t funneled_operations() { return funnel::get().issued(); }

@@ -11,8 +11,9 @@
 namespace hgas::core {
 
 // `d` behind the process's funnel thread (started with the first funneled device, stopped
-// with the last).
-std::unique_ptr<gpu::device> funnel_device(std::unique_ptr<gpu::device> d);
+// with the last). An operation the funnel thread has not issued within timeout_s (HGAS_TIMEOUT)
+// ends the process with a message naming `rank` and the funnel thread's backtrace.
+std::unique_ptr<gpu::device> funnel_device(std::unique_ptr<gpu::device> d, int rank, double timeout_s);
 // Operations the funnel thread has issued in this process (hgas-info, tests).
 uint64_t funneled_operations();
 

@@ -286,7 +286,7 @@ status rank::open_devices() {
     // Mode (d): ranks that are threads of this process issue their GPU work through one thread.
     if (ranks_per_process_ > 1 && cfg_.text(setting::gpu_sharing) == "funneled")
         for (auto &d : devices_)
-            if (d) d = funnel_device(std::move(d));
+            if (d) d = funnel_device(std::move(d), job_.rank, timeout_);
     for (auto &d : devices_)
         if (d) HGASI_DEBUG("core", "device %s", d->describe().c_str());
     if (devices_[1] || devices_[2]) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gpu_funnel.hpp"
 #include "mem/segment.hpp"
 #include "progress/engine.hpp"
 #include "proto/router.hpp"
@@ -362,4 +363,54 @@ TEST(StagingPlan, RingsShrinkWithRanksWithinTheBudget) {
     p = proto::staging::plan(64, 256 * k, 8, budget, true, true);
     EXPECT_EQ(p.slots, 8);
     EXPECT_FALSE(p.shrunk);
+}
+
+// Funneled rank threads (HGAS_GPU_SHARING=funneled): an operation handed to the process's funnel
+// thread that does not come back within HGAS_TIMEOUT ends the process with a message naming the
+// rank and what the funnel thread is stuck in -- not a wait without end (a job's funnel thread
+// stuck in a GPU call once hung a test for its whole 300 s with no word).
+namespace {
+class stuck_device final : public hgas::gpu::device {
+public:
+    hgas::gpu::kind which() const override { return hgas::gpu::kind::sim; }
+    std::string describe() const override { return "stuck"; }
+    int ordinal() const override { return 0; }
+    int streams() const override { return 1; }
+    hgas::result<void *> alloc_segment(uint16_t, size_t, std::string &) override { return hgas::status::unsupported; }
+    hgas::result<void *> map_peer(int, const std::string &, size_t) override { return hgas::status::unsupported; }
+    bool owns(const void *, size_t) override { return false; }
+    hgas::result<hgas::gpu::ticket> copy_async(void *, const void *, size_t n, int, bool) override {
+        if (n == 1) for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // a GPU call that never returns
+        return hgas::gpu::ticket{0, 1};
+    }
+    hgas::result<hgas::gpu::ticket> mark(int) override { return hgas::gpu::ticket{0, 1}; }
+    hgas::result<bool> test(hgas::gpu::ticket) override { return true; }
+    hgas::result<uint64_t> amo(void *, hgas::amo_op, unsigned, uint64_t, uint64_t) override { return uint64_t{7}; }
+    hgas::result<void *> alloc_pinned(size_t) override { return hgas::status::unsupported; }
+    void free_pinned(void *) override {}
+    hgas::status register_host(void *, size_t) override { return hgas::status::ok; }
+    void unregister_host(void *) override {}
+};
+}  // namespace
+
+TEST(GpuFunnel, OperationsPassThroughAndAStuckOneEndsTheProcess) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    {
+        auto d = hgas::core::funnel_device(std::make_unique<stuck_device>(), 3, 5.0);
+        char a = 0, b = 0;
+        auto t = d->copy_async(&a, &b, 2, 0, true);  // not stuck: handed off and back
+        ASSERT_TRUE(t.ok());
+        EXPECT_EQ(t->seq, 1u);
+        auto v = d->amo(&a, hgas::amo_op{}, 8, 0, 0);
+        ASSERT_TRUE(v.ok());
+        EXPECT_EQ(*v, 7u);
+    }
+    auto stuck = [] {
+        auto d = hgas::core::funnel_device(std::make_unique<stuck_device>(), 3, 0.3);
+        char a = 0;
+        char b = 0;
+        (void)d->copy_async(&a, &b, 1, 0, true);
+    };
+    EXPECT_DEATH(stuck(),
+        "rank 3: its GPU operation \\(a copy\\) waited 0.3 s for the process's GPU funnel thread.*still inside a copy");
 }
