@@ -119,22 +119,13 @@ void aligned_reservation::keep(const void *mapped, size_t len) {
 }
 
 namespace {
-// Maps `fd` (size bytes) at an address aligned to base_alignment(size): address space is
-// reserved with room to slide, the file mapped over the aligned part, the rest trimmed.
+// Maps `fd` (size bytes) at an address aligned to base_alignment(size): over a reservation,
+// the rest of which is then freed.
 void *map_aligned(int fd, size_t size) {
-    const size_t align = base_alignment(size);
-    void *span = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (span == MAP_FAILED) return mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    const uintptr_t lo = reinterpret_cast<uintptr_t>(span);
-    const uintptr_t at = (lo + align - 1) & ~(uintptr_t{align} - 1);
-    void *p = mmap(reinterpret_cast<void *>(at), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
-    if (p == MAP_FAILED) {
-        munmap(span, size + align);
-        return MAP_FAILED;
-    }
-    const uintptr_t end = at + ((size + 4095) & ~uintptr_t{4095});  // the mapping's last page, rounded up
-    if (at > lo) munmap(span, at - lo);
-    if (lo + size + align > end) munmap(reinterpret_cast<void *>(end), lo + size + align - end);
+    aligned_reservation hold(size);
+    if (!hold.at()) return mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = mmap(hold.at(), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p != MAP_FAILED) hold.keep(p, size);
     return p;
 }
 }  // namespace
