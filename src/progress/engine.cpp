@@ -51,7 +51,7 @@ void engine::start_helper(unsigned interval_us, unsigned spin_us, int rank) {
             }
             helper_polls_.fetch_add(1, std::memory_order_relaxed);
             if (!interval_us) continue;
-            if (!spin_us) {  // the default: a sleep after every poll
+            if (!spin_us) {  // the spin window off (HGAS_PROGRESS_SPIN_US=0): a sleep after every poll
                 std::this_thread::sleep_for(std::chrono::microseconds(interval_us));
                 continue;
             }
