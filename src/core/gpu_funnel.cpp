@@ -143,6 +143,11 @@ public:
         std::lock_guard<std::mutex> g(mu_);
         return d_->test(t);
     }
+    std::string ticket_state(gpu::ticket t) override {  // for timeout messages: never waits for the funnel
+        std::unique_lock<std::mutex> g(mu_, std::try_to_lock);
+        if (!g.owns_lock()) return "(" + d_->describe() + ": its GPU funnel thread is inside one of its operations)";
+        return d_->ticket_state(t);
+    }
     void advance() override {
         std::lock_guard<std::mutex> g(mu_);
         d_->advance();

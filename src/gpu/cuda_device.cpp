@@ -32,12 +32,14 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "base/clock.hpp"
 #include "base/log.hpp"
 #include "base/shm.hpp"
 #include "base/trace_streams.hpp"
+#include "gpu/agent_gate.hpp"
 #include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
 #include "gpu/cuda_reduce.hpp"
@@ -176,11 +178,18 @@ public:
         select();
         tracer_.reset();  // reads back what it can while the streams exist
         if (ring_) {
+            agent_gate::process().remove(this);
             __atomic_store_n(&ring_->stop, 1, __ATOMIC_RELEASE);
             cudaStreamSynchronize(agent_stream_);
             cudaStreamDestroy(agent_stream_);
-            cudaFreeHost(ring_);
         }
+        // The frees wait for the process's kernels: other rank threads' agents stop meanwhile.
+        agent_gate::process().quiesced(agent_stop_wait_s, [&] { release_all(); });
+    }
+
+private:
+    void release_all() {
+        if (ring_) cudaFreeHost(ring_);
         for (auto &st : streams_) cudaStreamSynchronize(st.s);
         fd_server_.reset();  // before the fds it hands out are closed
         user_fd_server_.reset();
@@ -206,6 +215,7 @@ public:
             if (b.p) cudaFree(b.p);
     }
 
+public:
     static result<std::unique_ptr<device>> open(const open_args &a) {
         // CUDA's lazy loading (its default) lets a kernel's first launch wait for the running
         // kernels; with kernels that wait on hgas's proxy that is a deadlock (docs/device.md).
@@ -300,6 +310,9 @@ public:
             std::memset(static_cast<void *>(d->ring_), 0, sizeof(agent::ring));
             d->ring_->exit_seq = 1;  // the first agent starts at sequence number 1
             CU_TRY(cudaStreamCreateWithFlags(&d->agent_stream_, cudaStreamNonBlocking));
+            cuda_device *me = d.get();
+            agent_gate::process().add(me, &d->ring_->stop,
+                                      [me] { return cudaStreamQuery(me->agent_stream_) != cudaErrorNotReady; });
         }
         return std::unique_ptr<device>(std::move(d));
     }
@@ -576,12 +589,12 @@ public:
             }
             auto it = vmm_user_own_.find(reinterpret_cast<CUdeviceptr>(p));
             if (it != vmm_user_own_.end()) {
-                vmm::release(it->second);
+                agent_gate::process().quiesced(agent_stop_wait_s, [&] { vmm::release(it->second); });
                 vmm_user_own_.erase(it);
                 return status::ok;
             }
         }
-        CU_TRY(cudaFree(p));
+        CU_TRY(agent_gate::process().quiesced(agent_stop_wait_s, [&] { return cudaFree(p); }));
         return status::ok;
     }
 
@@ -687,7 +700,7 @@ public:
             if (b.size < bytes) {
                 if (b.p) {
                     CU_TRY(cudaStreamSynchronize(st.s));  // the old buffer may still be read
-                    cudaFree(b.p);
+                    agent_gate::process().quiesced(agent_stop_wait_s, [&] { return cudaFree(b.p); });
                     b = {};
                 }
                 CU_TRY(cudaMalloc(&b.p, bytes));
@@ -844,8 +857,10 @@ public:
         select();
         if (ring_) {
             std::unique_lock<std::mutex> lk(agent_mu_);
+            std::optional<agent_gate::pass> gp(agent_gate::process());
             HGAS_TRY_ASSIGN(uint64_t s, agent_post(agent::op_amo, p, nullptr, width, operand, compare,
                                                    static_cast<uint32_t>(op)));
+            gp.reset();
             lk.unlock();
             const deadline dl(30);
             for (;;) {
@@ -876,7 +891,7 @@ public:
     void free_pinned(void *p) override {
         for (size_t i = 0; i < pinned_.size(); ++i)
             if (pinned_[i].base == p) pinned_.erase(pinned_.begin() + static_cast<long>(i));
-        cudaFreeHost(p);
+        agent_gate::process().quiesced(agent_stop_wait_s, [&] { return cudaFreeHost(p); });
     }
     // hgas_register: mapped too, so that kernels may use the range directly (with unified
     // addressing the device pointer of registered memory is the host pointer).
@@ -914,7 +929,8 @@ public:
             if (--it->second.ranks > 0) return;  // still registered by another rank of the process
             up.refs.erase(it);
         }
-        if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+        if (agent_gate::process().quiesced(agent_stop_wait_s, [&] { return cudaHostUnregister(p); }) != cudaSuccess)
+            cudaGetLastError();
     }
     status register_host(void *p, size_t n) override {
         select();
@@ -932,7 +948,8 @@ public:
         select();
         for (size_t i = 0; i < pinned_.size(); ++i)
             if (pinned_[i].base == p) pinned_.erase(pinned_.begin() + static_cast<long>(i));
-        if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+        if (agent_gate::process().quiesced(agent_stop_wait_s, [&] { return cudaHostUnregister(p); }) != cudaSuccess)
+            cudaGetLastError();
     }
 
 private:
@@ -943,6 +960,9 @@ private:
     };
     std::vector<stage_buf> reduce_stage_;  // per stream: host operands the GPU cannot map
     static constexpr int agent_stream_id = -1;
+    // How long agent_gate waits for the process's agents to stop (they exit within a
+    // millisecond; longer is a stuck kernel).
+    static constexpr double agent_stop_wait_s = 5;
 
     cuda_device() = default;
 
@@ -1027,6 +1047,7 @@ private:
     // A copy through the agent; both ends are places the GPU reaches.
     result<ticket> agent_copy(void *dst, const void *src, size_t n, bool carry = false) {
         std::lock_guard<std::mutex> g(agent_mu_);
+        agent_gate::pass gp(agent_gate::process());
         HGAS_TRY_ASSIGN(uint64_t s, agent_post(agent::op_copy, dst, src, static_cast<uint32_t>(n), 0, 0, 0, carry));
         return ticket{agent_stream_id, s};
     }
@@ -1034,6 +1055,7 @@ private:
     result<bool> agent_test(uint64_t s) {
         if (__atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE) >= s) return true;
         std::lock_guard<std::mutex> g(agent_mu_);
+        agent_gate::pass gp(agent_gate::process());  // no relaunch while the agents are stopped
         HGAS_TRY(agent_alive_check(s));
         return false;
     }

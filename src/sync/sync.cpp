@@ -23,6 +23,17 @@ bool compare(uint64_t v, hgas_cmp_t cmp, uint64_t value) {
 }
 
 namespace {
+const char *cmp_name(hgas_cmp_t cmp) {
+    switch (cmp) {
+    case HGAS_CMP_EQ: return "==";
+    case HGAS_CMP_NE: return "!=";
+    case HGAS_CMP_GT: return ">";
+    case HGAS_CMP_GE: return ">=";
+    case HGAS_CMP_LT: return "<";
+    case HGAS_CMP_LE: return "<=";
+    }
+    return "?";
+}
 status check_sig(core::rank &r, const char *op, const uint64_t *sig, int cmp) {
     if (!sig) return fail(status::invalid_arg, "%s: the signal pointer is NULL", op);
     if (cmp < HGAS_CMP_EQ || cmp > HGAS_CMP_LE)
@@ -76,7 +87,13 @@ status signal_wait_until(core::rank &r, const uint64_t *sig, int cmp_arg, uint64
     sig_reader rd(r, sig);
     uint64_t v = 0;
     core::safe_point sp(r);  // e.g. a local kernel's proxied put_signal may be what we wait for
-    HGAS_TRY(r.wait("hgas_signal_wait_until", [&] { return compare(v = rd(), cmp, value) || rd.error() != status::ok; }));
+    const status s = r.wait("hgas_signal_wait_until", [&] { return compare(v = rd(), cmp, value) || rd.error() != status::ok; });
+    if (s == status::timeout) {  // what the word held says whether an update was lost or never sent
+        const std::string why = last_error();
+        return fail(s, "%s; the signal word at %p last read %llu (waiting for %s %llu)", why.c_str(), (const void *)sig,
+                    (unsigned long long)v, cmp_name(cmp), (unsigned long long)value);
+    }
+    HGAS_TRY(s);
     HGAS_TRY(rd.error());
     if (observed) *observed = v;
     return status::ok;

@@ -102,6 +102,14 @@ if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then pass "exit status $RC"; else fail 
 count "$WORK/$CASE.log" "^rank [02]: second barrier: HGAS_ERR_(TIMEOUT|PEER_FAILED): .*hgas_barrier .*rank 1 has not arrived" 2
 count "$WORK/$CASE.log" "^hgasrun: .*rank 1 has not arrived .*; ending the job" 1
 
+# A signal that never comes: the wait times out and says what the word last held, so that a
+# reader can tell a lost update from one never sent.
+run_hgasrun hang-signal HGAS_TRANSPORTS=self,shm HGAS_TIMEOUT=2 -- -n 3 "$PROG" hang 1 signal
+within 40
+if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then pass "exit status $RC"; else fail "exit status $RC"; fi
+# (The first to time out exits 1 and hgasrun ends the job: the other may see that first.)
+count "$WORK/$CASE.log" "^rank [02]: signal: HGAS_ERR_TIMEOUT: hgas_signal_wait_until did not complete .*; the signal word at 0x[0-9a-f]+ last read 0 \(waiting for >= 1\)" 1
+
 # The same where the ranks reach each other only through UCX's active messages (a peer's
 # barrier word cannot be read without its CPU): the ranks whose barrier timed out report it
 # through the store, and the one that did not report is named.

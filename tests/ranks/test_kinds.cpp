@@ -295,6 +295,7 @@ TEST(Kinds, PutSignalDataBeforeSignal) {
         const int to = (me() + 1) % n(), from = (me() + n() - 1) % n();
         std::vector<unsigned char> src(bytes);
         for (int round = 1; round <= rounds; ++round) {
+            SCOPED_TRACE("combo " + std::to_string(combo) + " round " + std::to_string(round));
             for (size_t i = 0; i < bytes; ++i) src[i] = pat(me(), to, i, round + combo * 10);
             HGAS_OK_OR_FAIL(hgas_put_signal(gp(data, to), src.data(), bytes, gp(sig, to), 1, HGAS_SIGNAL_ADD));
             uint64_t seen = 0;

@@ -1,6 +1,7 @@
 // The CPU-testable parts of the gpu layer: the registration cache (interval map with LRU
 // eviction) and fd passing between processes (what the cuda device's VMM export uses to hand
-// its POSIX fds to same-node ranks), checked with a memfd whose contents both sides see.
+// its POSIX fds to same-node ranks), checked with a memfd whose contents both sides see; and
+// the agent gate, with threads that behave as the copy agents and their posters do.
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
@@ -10,11 +11,14 @@
 
 #include <atomic>
 #include <cmath>
+#include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "base/status.hpp"
+#include "gpu/agent_gate.hpp"
 #include "gpu/fd_pass.hpp"
 #include "gpu/ipc_cache.hpp"
 #include "gpu/reg_cache.hpp"
@@ -494,4 +498,121 @@ TEST(GpuSharing, TimeSlicedOnlyWhereProcessesOutnumberGpusWithoutMps) {
     EXPECT_TRUE(time_sliced(gpu_share{3, 2, 1, false}));   // 3 ranks in 2 processes
     EXPECT_TRUE(time_sliced(gpu_share{16, 1, 8, false}));  // two processes per GPU of eight
     EXPECT_TRUE(time_sliced(gpu_share{4, 0, 1, false}));  // ranks_per_process 0 reads as 1
+}
+
+// --- the agent gate ---------------------------------------------------------------------------
+
+// A copy agent as the kernel behaves: serves what is posted, and exits after many empty polls,
+// or after a few hundred once its stop word is set; a poster relaunches it when it has exited
+// with work outstanding (cuda_device's agent_alive_check).
+struct fake_agent {
+    std::atomic<uint64_t> posted{0}, done{0};
+    uint64_t stop = 0;
+    std::atomic<bool> alive{false};
+    std::thread t;
+    ~fake_agent() {
+        if (t.joinable()) t.join();
+    }
+    void launch() {
+        if (t.joinable()) t.join();
+        alive = true;
+        t = std::thread([this] {
+            for (uint64_t idle = 0;;) {
+                if (done.load() < posted.load()) {
+                    done.fetch_add(1);
+                    idle = 0;
+                    continue;
+                }
+                if (++idle % 256 == 0 && (__atomic_load_n(&stop, __ATOMIC_ACQUIRE) || idle > 2000000)) break;
+                std::this_thread::yield();  // the CI machine has two cores for all of these threads
+            }
+            alive = false;
+        });
+    }
+    // One post and its completion, as a rank polling a signal word does back to back.
+    void post_and_wait(gpu::agent_gate &g) {
+        uint64_t s;
+        {
+            gpu::agent_gate::pass p(g);
+            s = posted.fetch_add(1) + 1;
+            if (!alive) launch();
+        }
+        while (done.load() < s) {
+            gpu::agent_gate::pass p(g);
+            if (!alive && done.load() < s) launch();
+        }
+    }
+};
+
+TEST(AgentGate, QuiescedStopsEveryAgentAndHoldsPostsUntilItReturns) {
+    gpu::agent_gate g;
+    std::vector<std::unique_ptr<fake_agent>> agents;
+    for (int i = 0; i < 3; ++i) {
+        agents.push_back(std::make_unique<fake_agent>());
+        fake_agent *a = agents.back().get();
+        g.add(a, &a->stop, [a] { return !a->alive.load(); });
+    }
+    std::atomic<bool> quit{false};
+    std::vector<std::thread> posters;
+    for (auto &a : agents)
+        posters.emplace_back([&, a = a.get()] {
+            while (!quit) a->post_and_wait(g);
+        });
+    // The posters keep their agents running (no idle exit while they post); each quiesced
+    // call must find them all exited and no post getting through while it runs.
+    for (int k = 0; k < 20; ++k) {
+        // Every poster is posting again (its agent relaunched) before the next call.
+        std::vector<uint64_t> last;
+        for (auto &a : agents) last.push_back(a->posted.load());
+        for (size_t i = 0; i < agents.size(); ++i)
+            while (agents[i]->posted.load() < last[i] + 2) std::this_thread::sleep_for(std::chrono::microseconds(100));
+        g.quiesced(5.0, [&] {
+            std::vector<uint64_t> before;
+            for (auto &a : agents) {
+                EXPECT_FALSE(a->alive) << "an agent still runs inside quiesced (round " << k << ")";
+                EXPECT_EQ(a->done.load(), a->posted.load()) << "posted work was left undone";
+                before.push_back(a->posted.load());
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            for (size_t i = 0; i < agents.size(); ++i)
+                EXPECT_EQ(agents[i]->posted.load(), before[i]) << "a post passed the closed gate";
+        });
+    }
+    quit = true;
+    for (auto &t : posters) t.join();
+    EXPECT_EQ(g.quiesces(), 20u);
+    for (auto &a : agents) {
+        EXPECT_EQ(a->done.load(), a->posted.load());
+        __atomic_store_n(&a->stop, 1, __ATOMIC_RELEASE);  // the stop word is lifted after each call
+    }
+    for (auto &a : agents) g.remove(a.get());
+}
+
+TEST(AgentGate, NestedOnOneThreadAndAStuckAgentDoNotHang) {
+    gpu::agent_gate g;
+    fake_agent a;
+    g.add(&a, &a.stop, [&a] { return !a.alive.load(); });
+    a.post_and_wait(g);
+    int ran = 0;
+    g.quiesced(5.0, [&] {
+        EXPECT_FALSE(a.alive);
+        g.quiesced(5.0, [&] { ++ran; });  // a free inside teardown's quiesced call
+        EXPECT_EQ(__atomic_load_n(&a.stop, __ATOMIC_ACQUIRE), 1u) << "the inner call reopened the gate";
+        ++ran;
+    });
+    EXPECT_EQ(ran, 2);
+    EXPECT_EQ(__atomic_load_n(&a.stop, __ATOMIC_ACQUIRE), 0u);
+    a.post_and_wait(g);  // relaunched after the call
+    EXPECT_EQ(a.done.load(), 2u);
+    // An agent that never stops (a stuck kernel): the call still runs, after the wait.
+    bool stuck_ran = false;
+    g.add(&stuck_ran, &a.stop, [] { return false; });
+    const int r = g.quiesced(0.05, [&] {
+        stuck_ran = true;
+        return 7;
+    });
+    EXPECT_TRUE(stuck_ran);
+    EXPECT_EQ(r, 7);
+    g.remove(&stuck_ran);
+    g.remove(&a);
 }

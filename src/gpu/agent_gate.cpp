@@ -1,0 +1,83 @@
+#include "gpu/agent_gate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "base/log.hpp"
+
+namespace hgas::gpu {
+namespace {
+uint64_t this_thread_id() {
+    static thread_local char marker;
+    return reinterpret_cast<uint64_t>(&marker);
+}
+}  // namespace
+
+agent_gate &agent_gate::process() {
+    static agent_gate g;  // lives to exit: devices remove themselves in their destructors
+    return g;
+}
+
+void agent_gate::add(const void *key, uint64_t *stop, std::function<bool()> exited) {
+    std::lock_guard<std::mutex> g(mu_);
+    members_.push_back({key, stop, std::move(exited)});
+}
+
+void agent_gate::remove(const void *key) {
+    std::lock_guard<std::mutex> g(mu_);
+    members_.erase(std::remove_if(members_.begin(), members_.end(), [&](const member &m) { return m.key == key; }),
+                   members_.end());
+}
+
+// Dekker-style with the closer: a poster announces itself, then looks at the gate; the closer
+// shuts the gate, then waits for the announced posters to leave. Both sides sequentially
+// consistent, so at least one of them sees the other.
+void agent_gate::enter() {
+    for (;;) {
+        passing_.fetch_add(1, std::memory_order_seq_cst);
+        if (!closed_.load(std::memory_order_seq_cst)) return;
+        passing_.fetch_sub(1, std::memory_order_seq_cst);
+        std::unique_lock<std::mutex> lk(mu_);
+        opened_.wait(lk, [&] { return !closed_.load(std::memory_order_seq_cst); });
+    }
+}
+
+void agent_gate::close(double wait_s) {
+    std::unique_lock<std::mutex> lk(mu_);
+    if (closer_.load(std::memory_order_relaxed) == this_thread_id()) {  // already closed by this thread
+        ++depth_;
+        return;
+    }
+    opened_.wait(lk, [&] { return !closed_.load(std::memory_order_seq_cst); });  // one closer at a time
+    closed_.store(true, std::memory_order_seq_cst);
+    closer_.store(this_thread_id(), std::memory_order_relaxed);
+    depth_ = 1;
+    quiesces_.fetch_add(1, std::memory_order_relaxed);
+    // Posts in flight finish (a post waits for a free ring slot at most; it never waits for us).
+    while (passing_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+    for (member &m : members_) __atomic_store_n(m.stop, 1, __ATOMIC_RELEASE);
+    // Each agent runs what was posted, then sees the stop word within a few hundred polls.
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+    for (member &m : members_) {
+        while (!m.exited()) {
+            if (std::chrono::steady_clock::now() > end) {
+                HGASI_WARN("gpu", "a copy agent did not stop within %g s; the CUDA call that waits for the "
+                           "process's kernels (cudaHostUnregister, cudaFree) may wait for it", wait_s);
+                break;
+            }
+            std::this_thread::yield();
+        }
+    }
+}
+
+void agent_gate::open() {
+    std::lock_guard<std::mutex> g(mu_);
+    if (--depth_ > 0) return;
+    for (member &m : members_) __atomic_store_n(m.stop, 0, __ATOMIC_RELEASE);
+    closer_.store(0, std::memory_order_relaxed);
+    closed_.store(false, std::memory_order_seq_cst);
+    opened_.notify_all();
+}
+
+}  // namespace hgas::gpu
