@@ -22,6 +22,7 @@
 #include "device/cuda_ops.hpp"
 #include "device/device.hpp"
 #include "device/proxy.hpp"
+#include "gpu/agent_gate.hpp"
 #include "gpu/gpu.hpp"
 #include "coll/stream.hpp"
 #include "msg/msg.hpp"
@@ -297,8 +298,12 @@ void state::release() {
     if (cuda_) {
         (void)select("hgas_finalize");
         tracer_.reset();
-        for (void *d : dev_tables_) cu::dev_free(d);
-        cu::dev_free(dev_words_);
+        // cudaFree waits for the process's kernels: the copy agents of other rank threads stop
+        // meanwhile (gpu/agent_gate.hpp; free_pinned does the same for itself).
+        gpu::agent_gate::process().quiesced(gpu::agent_gate::stop_wait_s, [&] {
+            for (void *d : dev_tables_) cu::dev_free(d);
+            cu::dev_free(dev_words_);
+        });
         if (ring_mem_) cuda_->free_pinned(ring_mem_);
     } else {
         std::free(dev_words_);

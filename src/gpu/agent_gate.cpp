@@ -15,7 +15,7 @@ uint64_t this_thread_id() {
 }  // namespace
 
 agent_gate &agent_gate::process() {
-    static agent_gate g;  // lives to exit: devices remove themselves in their destructors
+    static agent_gate &g = *new agent_gate;  // never destroyed: a device may go in a later exit handler
     return g;
 }
 
@@ -37,9 +37,16 @@ void agent_gate::enter() {
     for (;;) {
         passing_.fetch_add(1, std::memory_order_seq_cst);
         if (!closed_.load(std::memory_order_seq_cst)) return;
+        // The closing thread itself (a post from inside its call) would wait for itself.
+        if (closer_.load(std::memory_order_relaxed) == this_thread_id()) return;
         passing_.fetch_sub(1, std::memory_order_seq_cst);
         std::unique_lock<std::mutex> lk(mu_);
-        opened_.wait(lk, [&] { return !closed_.load(std::memory_order_seq_cst); });
+        if (!opened_.wait_for(lk, std::chrono::milliseconds(bypass_ms),
+                              [&] { return !closed_.load(std::memory_order_seq_cst); })) {
+            passing_.fetch_add(1, std::memory_order_seq_cst);  // the call waits for something else: go through
+            bypasses_.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 // The process's copy agents (cuda_agent.hpp), stopped around the CUDA calls that wait for them.
 //
 // Some CUDA calls do not return while a kernel of the process's context runs: cudaHostUnregister
-// (the registration cache drops an entry), cudaFree, cudaFreeHost. A rank's own agent is no
+// (the registration cache drops an entry), cudaFree, cudaFreeHost; hgas also runs the unmapping
+// of memory imported from a peer (cudaIpcCloseMemHandle, VMM unmaps) here. A rank's own agent is no
 // obstacle (it exits HGAS_GPU_AGENT_IDLE_US after that rank's thread stops posting), but ranks
 // that are threads of one process share the context, and another rank's agent runs for as long
 // as that rank keeps posting. A rank polling a signal word in device memory posts a fetch every
@@ -14,6 +15,12 @@
 // was posted and exits, the call runs, the stop is lifted and the gate opens. The next post
 // relaunches an agent, as after an idle exit. It costs the call the agents' exit (a few
 // hundred microseconds at most); posts pay two atomic operations.
+//
+// A post waits at the closed gate for `bypass_ms` at most, then goes through: a call that takes
+// longer is waiting for some other kernel (a device-API kernel waiting for a signal that a proxy
+// delivers through an agent, say), and holding the posts back would hold that kernel and the call
+// until the kernel's own timeout. Such a post relaunches its agent, which still sees the stop
+// word and exits once idle: the call then waits for posts as it did before the gate.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -59,6 +66,12 @@ public:
     }
 
     uint64_t quiesces() const { return quiesces_.load(std::memory_order_relaxed); }  // tests, hgas-info
+    uint64_t bypasses() const { return bypasses_.load(std::memory_order_relaxed); }  // posts that did not wait it out
+
+    static constexpr int bypass_ms = 50;
+    // How long quiesced() waits for the agents to exit (they do within a millisecond; longer is
+    // a stuck kernel).
+    static constexpr double stop_wait_s = 5;
 
 private:
     void enter();
@@ -76,7 +89,7 @@ private:
     std::vector<member> members_;
     std::atomic<bool> closed_{false};
     std::atomic<int> passing_{0};
-    std::atomic<uint64_t> quiesces_{0};
+    std::atomic<uint64_t> quiesces_{0}, bypasses_{0};
     int depth_ = 0;  // quiesced() inside quiesced() on the closing thread (a free inside teardown)
     std::atomic<uint64_t> closer_{0};
 };

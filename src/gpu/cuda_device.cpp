@@ -183,18 +183,18 @@ public:
             cudaStreamSynchronize(agent_stream_);
             cudaStreamDestroy(agent_stream_);
         }
-        // The frees wait for the process's kernels: other rank threads' agents stop meanwhile.
-        agent_gate::process().quiesced(agent_stop_wait_s, [&] { release_all(); });
-    }
-
-private:
-    void release_all() {
-        if (ring_) cudaFreeHost(ring_);
         for (auto &st : streams_) cudaStreamSynchronize(st.s);
         fd_server_.reset();  // before the fds it hands out are closed
         user_fd_server_.reset();
         for (auto &[b, u] : exported_)
             if (u.fd >= 0) close(u.fd);
+        // The frees wait for the process's kernels: other rank threads' agents stop meanwhile.
+        agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { release_all(); });
+    }
+
+private:
+    void release_all() {
+        if (ring_) cudaFreeHost(ring_);
         for (auto &[p, m] : vmm_user_mapped_) vmm::release(m);
         for (auto &[p, m] : vmm_user_own_) vmm::release(m);
         for (auto &m : mapped_)
@@ -556,12 +556,13 @@ public:
             std::lock_guard<std::mutex> g(user_mu_);
             auto it = vmm_user_mapped_.find(p);
             if (it != vmm_user_mapped_.end()) {
-                vmm::release(it->second);
+                agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { vmm::release(it->second); });
                 vmm_user_mapped_.erase(it);
                 return;
             }
         }
-        if (cudaIpcCloseMemHandle(p) != cudaSuccess) cudaGetLastError();
+        if (agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { return cudaIpcCloseMemHandle(p); }) != cudaSuccess)
+            cudaGetLastError();
     }
 
     result<void *> alloc_user_vmm(size_t n, void *, bool exportable) override {
@@ -589,12 +590,12 @@ public:
             }
             auto it = vmm_user_own_.find(reinterpret_cast<CUdeviceptr>(p));
             if (it != vmm_user_own_.end()) {
-                agent_gate::process().quiesced(agent_stop_wait_s, [&] { vmm::release(it->second); });
+                agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { vmm::release(it->second); });
                 vmm_user_own_.erase(it);
                 return status::ok;
             }
         }
-        CU_TRY(agent_gate::process().quiesced(agent_stop_wait_s, [&] { return cudaFree(p); }));
+        CU_TRY(agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { return cudaFree(p); }));
         return status::ok;
     }
 
@@ -700,7 +701,7 @@ public:
             if (b.size < bytes) {
                 if (b.p) {
                     CU_TRY(cudaStreamSynchronize(st.s));  // the old buffer may still be read
-                    agent_gate::process().quiesced(agent_stop_wait_s, [&] { return cudaFree(b.p); });
+                    agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { return cudaFree(b.p); });
                     b = {};
                 }
                 CU_TRY(cudaMalloc(&b.p, bytes));
@@ -891,7 +892,7 @@ public:
     void free_pinned(void *p) override {
         for (size_t i = 0; i < pinned_.size(); ++i)
             if (pinned_[i].base == p) pinned_.erase(pinned_.begin() + static_cast<long>(i));
-        agent_gate::process().quiesced(agent_stop_wait_s, [&] { return cudaFreeHost(p); });
+        agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { return cudaFreeHost(p); });
     }
     // hgas_register: mapped too, so that kernels may use the range directly (with unified
     // addressing the device pointer of registered memory is the host pointer).
@@ -929,7 +930,7 @@ public:
             if (--it->second.ranks > 0) return;  // still registered by another rank of the process
             up.refs.erase(it);
         }
-        if (agent_gate::process().quiesced(agent_stop_wait_s, [&] { return cudaHostUnregister(p); }) != cudaSuccess)
+        if (agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { return cudaHostUnregister(p); }) != cudaSuccess)
             cudaGetLastError();
     }
     status register_host(void *p, size_t n) override {
@@ -948,7 +949,7 @@ public:
         select();
         for (size_t i = 0; i < pinned_.size(); ++i)
             if (pinned_[i].base == p) pinned_.erase(pinned_.begin() + static_cast<long>(i));
-        if (agent_gate::process().quiesced(agent_stop_wait_s, [&] { return cudaHostUnregister(p); }) != cudaSuccess)
+        if (agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { return cudaHostUnregister(p); }) != cudaSuccess)
             cudaGetLastError();
     }
 
@@ -960,9 +961,6 @@ private:
     };
     std::vector<stage_buf> reduce_stage_;  // per stream: host operands the GPU cannot map
     static constexpr int agent_stream_id = -1;
-    // How long agent_gate waits for the process's agents to stop (they exit within a
-    // millisecond; longer is a stuck kernel).
-    static constexpr double agent_stop_wait_s = 5;
 
     cuda_device() = default;
 
@@ -1054,6 +1052,7 @@ private:
 
     result<bool> agent_test(uint64_t s) {
         if (__atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE) >= s) return true;
+        if (__atomic_load_n(&ring_->alive, __ATOMIC_ACQUIRE)) return false;  // running: nothing to relaunch
         std::lock_guard<std::mutex> g(agent_mu_);
         agent_gate::pass gp(agent_gate::process());  // no relaunch while the agents are stopped
         HGAS_TRY(agent_alive_check(s));
@@ -1079,11 +1078,11 @@ private:
         HGAS_TRY_ASSIGN(vmm::mapping m, vmm::allocate(dev_, n, seg, "segment " + std::to_string(seg)));
         status s = [&]() -> status {
             CU_TRY(cudaMemset(reinterpret_cast<void *>(m.va), 0, m.size));
-            CU_TRY(cudaDeviceSynchronize());
+            CU_TRY(agent_gate::process().quiesced(agent_gate::stop_wait_s, [] { return cudaDeviceSynchronize(); }));
             return status::ok;
         }();
         if (s != status::ok) {
-            vmm::release(m);
+            agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { vmm::release(m); });
             return s;
         }
         char *p = reinterpret_cast<char *>(m.va);

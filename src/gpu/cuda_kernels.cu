@@ -94,6 +94,7 @@ __global__ void agent_kernel(agent::ring *ring, uint64_t next, uint64_t idle_ns)
             const unsigned lane = threadIdx.x;
             const uint4 *words = reinterpret_cast<const uint4 *>(&ring->d[slot]);
             int g = 0;
+            bool last_look = false;
             for (unsigned polls = 1;; ++polls) {
                 uint4 v = make_uint4(0, 0, 0, 0);
                 if (lane < 4) v = load_relaxed16(words + lane);
@@ -109,12 +110,20 @@ __global__ void agent_kernel(agent::ring *ring, uint64_t next, uint64_t idle_ns)
                 // Idle for a while (about 1,000 polls, some microseconds): poll less often. A
                 // warp reading host memory back to back slowed the copy engines' copies within
                 // the GPU by a fifth (H100, 2 MiB cudaMemcpyAsync while the agent waited).
+                if (last_look) break;
                 if (polls > 1024) __nanosleep(256);
                 // The stop word and the clock only now and then: one PCIe read per poll.
                 if ((polls & 255) == 0) {
                     int quit = 0;
                     if (lane == 0) quit = load_acquire_sys(&ring->stop) || global_ns() - last > idle_ns;
-                    if (__shfl_sync(~0u, quit, 0)) break;
+                    if (__shfl_sync(~0u, quit, 0)) {
+                        // One more look at the slot before exiting. The host sets the stop word
+                        // only after the posts made before it (agent_gate), so a reader that has
+                        // acquired the stop word sees them: a descriptor posted after this poll's
+                        // read and before the stop is served, not left to the next relaunch.
+                        if (lane < 4) (void)load_acquire_sys(&ring->stop);
+                        last_look = true;
+                    }
                 }
             }
             if (lane == 0) go = g;

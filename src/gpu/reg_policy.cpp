@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "base/log.hpp"
+#include "gpu/agent_gate.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/mem_hooks.hpp"
 
@@ -47,10 +48,14 @@ status reg_policy::release(const std::vector<reg_cache::entry> &gone, uint64_t *
     bool any_pinned = false;
     for (const auto &e : gone) any_pinned |= e.pinned;
     if (any_pinned && quiet_) HGAS_TRY(quiet_());
-    for (const auto &e : gone) {
-        if (e.pinned && pin_) pin_->unregister_user(reinterpret_cast<void *>(e.base));
-        ++*counter;
-    }
+    // One stop of the process's copy agents for all of them (each unregister waits for the
+    // context's kernels: agent_gate.hpp), not one per entry.
+    agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] {
+        for (const auto &e : gone) {
+            if (e.pinned && pin_) pin_->unregister_user(reinterpret_cast<void *>(e.base));
+            ++*counter;
+        }
+    });
     return status::ok;
 }
 

@@ -502,15 +502,18 @@ TEST(GpuSharing, TimeSlicedOnlyWhereProcessesOutnumberGpusWithoutMps) {
 
 // --- the agent gate ---------------------------------------------------------------------------
 
-// A copy agent as the kernel behaves: serves what is posted, and exits after many empty polls,
-// or after a few hundred once its stop word is set; a poster relaunches it when it has exited
-// with work outstanding (cuda_device's agent_alive_check).
+// A copy agent as the kernel behaves: serves what is posted, exits a few hundred empty polls
+// after its stop word is set (after one more look for work), and, when `idle_exit`, after many
+// empty polls without it; a poster relaunches it when it has exited with work outstanding
+// (cuda_device's agent_alive_check).
 struct fake_agent {
     std::atomic<uint64_t> posted{0}, done{0};
     uint64_t stop = 0;
     std::atomic<bool> alive{false};
+    bool idle_exit = false;
     std::thread t;
     ~fake_agent() {
+        __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
         if (t.joinable()) t.join();
     }
     void launch() {
@@ -523,7 +526,9 @@ struct fake_agent {
                     idle = 0;
                     continue;
                 }
-                if (++idle % 256 == 0 && (__atomic_load_n(&stop, __ATOMIC_ACQUIRE) || idle > 2000000)) break;
+                if (++idle % 256 == 0 && (__atomic_load_n(&stop, __ATOMIC_ACQUIRE) || (idle_exit && idle > 100000)) &&
+                    done.load() == posted.load())
+                    break;
                 std::this_thread::yield();  // the CI machine has two cores for all of these threads
             }
             alive = false;
@@ -558,8 +563,8 @@ TEST(AgentGate, QuiescedStopsEveryAgentAndHoldsPostsUntilItReturns) {
         posters.emplace_back([&, a = a.get()] {
             while (!quit) a->post_and_wait(g);
         });
-    // The posters keep their agents running (no idle exit while they post); each quiesced
-    // call must find them all exited and no post getting through while it runs.
+    // The agents exit only when told to (no idle exit); each quiesced call must find them all
+    // exited and no post getting through while it runs.
     for (int k = 0; k < 20; ++k) {
         // Every poster is posting again (its agent relaunched) before the next call.
         std::vector<uint64_t> last;
@@ -583,9 +588,36 @@ TEST(AgentGate, QuiescedStopsEveryAgentAndHoldsPostsUntilItReturns) {
     EXPECT_EQ(g.quiesces(), 20u);
     for (auto &a : agents) {
         EXPECT_EQ(a->done.load(), a->posted.load());
-        __atomic_store_n(&a->stop, 1, __ATOMIC_RELEASE);  // the stop word is lifted after each call
+        EXPECT_EQ(__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE), 0u) << "the stop word was not lifted";
     }
+    EXPECT_EQ(g.bypasses(), 0u);
     for (auto &a : agents) g.remove(a.get());
+}
+
+// A call that waits for something only a post brings (a kernel that needs a proxied signal):
+// the post goes through after bypass_ms instead of waiting for the call, and the call ends.
+TEST(AgentGate, APostDoesNotWaitForACallThatWaitsForIt) {
+    gpu::agent_gate g;
+    fake_agent a;
+    g.add(&a, &a.stop, [&a] { return !a.alive.load(); });
+    a.post_and_wait(g);
+    std::atomic<bool> want{false};
+    std::thread poster([&] {
+        while (!want) std::this_thread::yield();
+        a.post_and_wait(g);  // reaches the gate while the call below holds it closed
+    });
+    bool served = false;
+    g.quiesced(5.0, [&] {
+        want = true;
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (a.done.load() < 2 && std::chrono::steady_clock::now() < end)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        served = a.done.load() >= 2;
+    });
+    poster.join();
+    EXPECT_TRUE(served) << "the post waited for the call that waited for it";
+    EXPECT_GE(g.bypasses(), 1u);
+    g.remove(&a);
 }
 
 TEST(AgentGate, NestedOnOneThreadAndAStuckAgentDoNotHang) {
@@ -615,4 +647,8 @@ TEST(AgentGate, NestedOnOneThreadAndAStuckAgentDoNotHang) {
     EXPECT_EQ(r, 7);
     g.remove(&stuck_ran);
     g.remove(&a);
+    // The closing thread's own post inside its call goes through at once.
+    g.quiesced(5.0, [&] { a.post_and_wait(g); });
+    EXPECT_EQ(a.done.load(), 3u);
+    EXPECT_EQ(g.bypasses(), 0u);
 }
