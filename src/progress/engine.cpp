@@ -23,6 +23,7 @@ status engine::add_poller(std::function<status(bool)> f) {
 }
 
 status engine::poll() {
+    rank_polls_.store(rank_polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     for (auto *t : polled_) HGAS_TRY(t->progress());
     const size_t n = n_pollers_.load(std::memory_order_acquire);
     for (size_t i = 0; i < n; ++i) HGAS_TRY(pollers_[i](true));
@@ -39,7 +40,19 @@ void engine::start_helper(unsigned interval_us, unsigned spin_us, int rank) {
         const auto spin = std::chrono::microseconds(spin_us);
         uint64_t seen = activity();
         auto last_work = clock::now();
+        uint64_t rank_seen = rank_polls_.load(std::memory_order_relaxed);
         while (!stop_.load(std::memory_order_acquire)) {
+            // The rank's thread polled since the last pass: it is waiting and progresses
+            // everything itself. Stay awake (it may go back to computing any moment) but out
+            // of its way.
+            const uint64_t rp = rank_polls_.load(std::memory_order_relaxed);
+            if (rp != rank_seen) {
+                rank_seen = rp;
+                helper_yields_.fetch_add(1, std::memory_order_relaxed);
+                last_work = clock::now();
+                std::this_thread::yield();
+                continue;
+            }
             for (auto *t : polled_) {
                 status s = t->progress();
                 if (s != status::ok) HGASI_WARN("progress", "helper thread: %s", last_error().c_str());

@@ -293,6 +293,35 @@ TEST(ProgressEngine, HelperPollsWithoutSleepingWhileWorkComesIn) {
     e.stop_helper();
 }
 
+// While the rank's own thread polls (a wait), the helper leaves the transports to it: two
+// threads progressing one UCX worker take turns on its lock. Once the rank stops polling (it
+// computes), the helper polls again at once.
+TEST(ProgressEngine, HelperStandsBackWhileTheRankPolls) {
+    counting_transport c;
+    progress::engine e;
+    e.set_transports({&c});
+    e.start_helper(0 /* never sleeps */, 0, 0);
+    ASSERT_TRUE(e.helper_running());
+    for (int i = 0; i < 500 && c.polls.load() < 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ASSERT_GE(c.polls.load(), 20) << "the helper does not poll while the rank computes";
+    // The rank waits: back-to-back polls until the helper has stood back 100 times (how often
+    // it gets to look depends on the scheduler; a loaded machine may deschedule either thread).
+    const uint64_t yields0 = e.helper_yields();
+    for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+         e.helper_yields() < yields0 + 100 && std::chrono::steady_clock::now() < end;)
+        ASSERT_EQ(e.poll(), status::ok);
+    EXPECT_GE(e.helper_yields(), yields0 + 100) << "the helper did not stand back while the rank polled";
+    // The rank computes again: the helper polls, and (once it has seen the rank's last poll)
+    // never stands back.
+    const int polls1 = c.polls.load();
+    for (int i = 0; i < 5000 && c.polls.load() < polls1 + 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const uint64_t yields1 = e.helper_yields();
+    for (int i = 0; i < 5000 && c.polls.load() < polls1 + 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    EXPECT_GE(c.polls.load(), polls1 + 20) << "the helper did not go back to polling";
+    EXPECT_EQ(e.helper_yields(), yields1) << "the helper stood back while nobody else polled";
+    e.stop_helper();
+}
+
 // Layers add pollers while the helper thread runs (the message layer right after init, the
 // device proxy at its first use). The helper must see each one whole and never walk a list
 // that is being reallocated (it once did: a rank died of SIGSEGV). Each added poller runs on
