@@ -51,8 +51,8 @@ private:
     std::atomic<uint64_t> helper_polls_{0}, helper_sleeps_{0}, helper_yields_{0};
     // poll() calls of the rank's thread (written by it alone). While it polls -- a wait --
     // the helper leaves the transports to it: two threads progressing one UCX worker take
-    // turns on its lock, and a large transfer's fragments then waited for the other thread's
-    // pass (4 MiB put over active messages, idle target: 970 us with the helper on, 669 off).
+    // turns on its lock (4 MiB put over active messages, idle target: 970 us with the helper
+    // on, 669 off, on one H100 machine).
     std::atomic<uint64_t> rank_polls_{0};
     std::atomic<uint64_t> work_{0};  // note_work() calls
     uint64_t activity() const;       // work_ plus the polled transports' events
