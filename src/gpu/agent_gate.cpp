@@ -56,13 +56,31 @@ void agent_gate::close(double wait_s) {
         ++depth_;
         return;
     }
-    opened_.wait(lk, [&] { return !closed_.load(std::memory_order_seq_cst); });  // one closer at a time
+    // One closer at a time. The other closer's call returns once the kernels it waits for end;
+    // it never waits for us (a closer holds no lock another closer's call takes: callers close
+    // the gate before taking their own locks). Said after a while, so that a wait that does
+    // not end is not silent.
+    for (int waited_s = 0; !opened_.wait_for(lk, std::chrono::seconds(1),
+                                             [&] { return !closed_.load(std::memory_order_seq_cst); });) {
+        if (++waited_s % warn_every_s == 0)
+            HGASI_WARN("gpu", "waiting %d s for another thread's CUDA call that waits for the process's kernels "
+                       "(cudaHostUnregister, cudaFree) before this thread's own", waited_s);
+    }
     closed_.store(true, std::memory_order_seq_cst);
     closer_.store(this_thread_id(), std::memory_order_relaxed);
     depth_ = 1;
     quiesces_.fetch_add(1, std::memory_order_relaxed);
     // Posts in flight finish (a post waits for a free ring slot at most; it never waits for us).
-    while (passing_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+    const auto posts_since = std::chrono::steady_clock::now();
+    for (int warned_s = 0; passing_.load(std::memory_order_seq_cst) != 0;) {
+        std::this_thread::yield();
+        const auto s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - posts_since);
+        if (s.count() >= warned_s + warn_every_s) {
+            warned_s = static_cast<int>(s.count());
+            HGASI_WARN("gpu", "waiting %d s for %d post(s) to the copy agents to finish (a post waits for a free "
+                       "ring slot at most 30 s)", warned_s, passing_.load());
+        }
+    }
     for (member &m : members_) __atomic_store_n(m.stop, 1, __ATOMIC_RELEASE);
     // Each agent runs what was posted, then sees the stop word within a few hundred polls.
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
@@ -76,6 +94,13 @@ void agent_gate::close(double wait_s) {
             std::this_thread::yield();
         }
     }
+}
+
+void agent_gate::slow_call(double s) {
+    if (s >= slow_call_s && depth_ == 1)
+        HGASI_WARN("gpu", "a CUDA call that waits for every kernel of the process (cudaHostUnregister, cudaFree, "
+                   "cudaFreeHost, an unmap) took %.1f s with the copy agents stopped: it waited for another kernel "
+                   "(a collective or device-API kernel of another rank thread that waits for this thread?)", s);
 }
 
 void agent_gate::open() {

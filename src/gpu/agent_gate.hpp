@@ -23,6 +23,7 @@
 // word and exits once idle: the call then waits for posts as it did before the gate.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -60,7 +61,11 @@ public:
         close(wait_s);
         struct reopen {
             agent_gate &g;
-            ~reopen() { g.open(); }
+            std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+            ~reopen() {
+                g.slow_call(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+                g.open();
+            }
         } r{*this};
         return f();
     }
@@ -72,11 +77,17 @@ public:
     // How long quiesced() waits for the agents to exit (they do within a millisecond; longer is
     // a stuck kernel).
     static constexpr double stop_wait_s = 5;
+    // A closer waiting longer than this for another closer or for posts says so (and again).
+    static constexpr int warn_every_s = 10;
+    static constexpr double slow_call_s = 1;
 
 private:
     void enter();
     void leave() { passing_.fetch_sub(1, std::memory_order_release); }
     void close(double wait_s);
+    // Says when the call took long: with the agents stopped, it waited for some other kernel of
+    // the process (another rank thread's collective or device-API kernel, say).
+    void slow_call(double s);
     void open();
 
     struct member {

@@ -33,6 +33,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/clock.hpp"
@@ -97,6 +98,16 @@ struct user_pins {
     std::mutex m;
     std::map<void *, user_pin> refs;
 };
+// A stream's state for a timeout message: a failed context (a kernel's fault) reads "failed:
+// <why>", not "busy".
+const char *stream_word(cudaError_t e) {
+    if (e == cudaSuccess) return "idle";
+    if (e == cudaErrorNotReady) return "busy";
+    thread_local std::string w;
+    w = std::string("failed: ") + cudaGetErrorString(e);
+    return w.c_str();
+}
+
 user_pins &process_user_pins() {
     static user_pins p;
     return p;
@@ -833,14 +844,25 @@ public:
     }
 
     std::string ticket_state(ticket t) override {
-        char b[256];
+        char b[512];
         if (t.stream == agent_stream_id && ring_) {
+            // The first descriptor not done, as the host wrote it: after a fault, what the agent
+            // was running (a payload slot lies inside the ring).
+            const uint64_t done = __atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE), next = done + 1;
+            const agent::desc &d = ring_->d[next % agent::ring_slots];
+            const uint32_t op = d.w[1].a & 0xffffu;
             std::snprintf(b, sizeof b, "the copy agent of GPU %d: waiting for descriptor %llu; done %llu, posted %llu, "
-                          "agent running %llu, its last exit at %llu, agent stream %s", dev_,
-                          (unsigned long long)t.seq, (unsigned long long)__atomic_load_n(&ring_->done, __ATOMIC_ACQUIRE),
+                          "agent running %llu, its last exit at %llu, agent stream %s; descriptor %llu (tag %u): %s "
+                          "%u bytes to %p from %p (ring %p, +%zu)", dev_,
+                          (unsigned long long)t.seq, (unsigned long long)done,
                           (unsigned long long)agent_seq_, (unsigned long long)__atomic_load_n(&ring_->alive, __ATOMIC_ACQUIRE),
                           (unsigned long long)__atomic_load_n(&ring_->exit_seq, __ATOMIC_ACQUIRE),
-                          cudaStreamQuery(agent_stream_) == cudaSuccess ? "idle" : "busy");
+                          stream_word(cudaStreamQuery(agent_stream_)), (unsigned long long)next, d.w[0].tag,
+                          op == agent::op_copy ? "copy" : op == agent::op_copy_inline ? "inline copy"
+                          : op == agent::op_amo ? "atomic" : "unknown op",
+                          d.w[0].a, reinterpret_cast<void *>(d.w[0].b),
+                          op == agent::op_copy ? reinterpret_cast<void *>(d.w[1].b) : nullptr,
+                          static_cast<void *>(ring_), sizeof(agent::ring));
             return b;
         }
         if (t.stream < 0 || static_cast<size_t>(t.stream) >= streams_.size()) return {};
@@ -849,8 +871,7 @@ public:
         const cudaError_t e = cudaStreamQuery(st.s);
         std::snprintf(b, sizeof b, "GPU %d stream %d: waiting for copy %llu; %llu recorded, %llu completed; the stream "
                       "is %s", dev_, t.stream, (unsigned long long)t.seq, (unsigned long long)st.recorded,
-                      (unsigned long long)st.completed, e == cudaSuccess ? "idle" : e == cudaErrorNotReady ? "busy"
-                      : cudaGetErrorString(e));
+                      (unsigned long long)st.completed, stream_word(e));
         return b;
     }
 
@@ -925,13 +946,25 @@ public:
     void unregister_user(void *p) override {
         select();
         user_pins &up = process_user_pins();
-        std::lock_guard<std::mutex> g(up.m);
-        if (auto it = up.refs.find(p); it != up.refs.end()) {
-            if (--it->second.ranks > 0) return;  // still registered by another rank of the process
-            up.refs.erase(it);
+        {
+            std::lock_guard<std::mutex> g(up.m);
+            if (auto it = up.refs.find(p); it != up.refs.end() && it->second.ranks > 1) {
+                --it->second.ranks;  // still registered by another rank of the process
+                return;
+            }
         }
-        if (agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] { return cudaHostUnregister(p); }) != cudaSuccess)
-            cudaGetLastError();
+        // The gate before up.m, never inside it: another rank's quiesced call (its registration
+        // cache dropping entries) unregisters inside the closed gate and takes up.m there, so
+        // closing the gate while holding up.m deadlocked two rank threads (seen on an H200:
+        // test_register_cuda_threads hung until its 300 s limit).
+        agent_gate::process().quiesced(agent_gate::stop_wait_s, [&] {
+            std::lock_guard<std::mutex> g(up.m);
+            if (auto it = up.refs.find(p); it != up.refs.end()) {
+                if (--it->second.ranks > 0) return;  // another rank registered it meanwhile
+                up.refs.erase(it);
+            }
+            if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+        });
     }
     status register_host(void *p, size_t n) override {
         select();
@@ -983,8 +1016,36 @@ private:
             return mem_class::pageable;
         }
         if (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) return mem_class::device;
-        if (attr.type == cudaMemoryTypeHost) return mem_class::pinned;
+        // The driver answers for one address: a range that runs past the end of its
+        // registration is pinned only in part (its last byte tells; a hole between two
+        // registrations inside one range is not looked for here: agent_reaches looks at every page).
+        if (attr.type == cudaMemoryTypeHost)
+            return n <= 1 || host_page_mapped(c + n - 1, false) ? mem_class::pinned : mem_class::pageable;
         return mem_class::pageable;
+    }
+
+    // Whether the page of p is page-locked (and, with at_p, the GPU reaches it at p itself).
+    bool host_page_mapped(const char *p, bool at_p = true) {
+        cudaPointerAttributes attr{};
+        if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        return attr.type == cudaMemoryTypeHost && (!at_p || attr.devicePointer == p);
+    }
+
+    // Whether every page of [p, p + n) after p's own is registered and mapped as well. A range
+    // may start in a registered page and run into one that is not: a small vector in a heap
+    // page that the registration cache holds, ending in the next page. The agent, which reads
+    // and writes host memory through the mapping, then touched an unmapped page: an illegal
+    // memory access that ended the context (seen on an H200, a 128-byte put in test_kinds). At
+    // most agent_max / page size + 1 driver calls, and none for a range inside one page.
+    bool host_pages_mapped(const char *p, size_t n) {
+        static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+        const uintptr_t a = reinterpret_cast<uintptr_t>(p), end = a + n;
+        for (uintptr_t q = (a & ~(page - 1)) + page; q < end; q += page)
+            if (!host_page_mapped(reinterpret_cast<const char *>(q))) return false;
+        return true;
     }
 
     // --- the copy agent -----------------------------------------------------------------
@@ -1161,7 +1222,7 @@ private:
             return false;
         }
         if (attr.type == cudaMemoryTypeDevice) return attr.device == dev_;
-        return attr.type == cudaMemoryTypeHost && host_ptr_ok_ && attr.devicePointer == p;
+        return attr.type == cudaMemoryTypeHost && host_ptr_ok_ && attr.devicePointer == p && host_pages_mapped(c, n);
     }
     int dev_ = 0, count_ = 0;
     bool host_ptr_ok_ = false;  // the GPU uses host pointers of registered memory as they are

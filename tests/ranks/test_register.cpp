@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "rank_test.hpp"
@@ -119,6 +121,51 @@ TEST(Register, PutGetWithRegisteredHeapBuffers) {
     HGAS_OK_OR_FAIL(hgas_deregister(back.data()));
     // Unregistered again: the same transfers still work (pageable copies).
     check_put_get(src.data(), back.data(), maxsz, "after deregistering");
+}
+
+// A host buffer that starts in a registered page and runs into one that is not, or the other
+// way round. The GPU's copy agent reaches host memory through its registration, and taking the
+// first byte's registration for the whole range made it read an unmapped page: an illegal memory
+// access that ended the context (a 128-byte put from a vector whose page the registration
+// cache held, on an H200). Each range is put to and got back from the next rank's device memory,
+// and got into the straddling host range too; the bytes around it must stay as they were.
+TEST(Register, RangesRunningPastTheEdgeOfARegistration) {
+    const hgas_kind_t D = device_kind();
+    ASSERT_TRUE(hgas_kind_available(D));
+    const size_t page = 4096;
+    std::unique_ptr<unsigned char, decltype(&std::free)> buf(
+        static_cast<unsigned char *>(std::aligned_alloc(page, 4 * page)), &std::free);
+    ASSERT_NE(buf, nullptr);
+    unsigned char *b = buf.get();
+    HGAS_OK_OR_FAIL(hgas_register(b + page, page));  // the second page only
+    void *dst;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(4 * page, D, &dst));
+    HGAS_OK_OR_FAIL(hgas_barrier());
+    const int t = (me() + 1) % n();
+    // {offset, length}: across the registration's end, across its start, inside it, around it,
+    // one byte past each edge.
+    const std::pair<size_t, size_t> cases[] = {{2 * page - 64, 128}, {page - 64, 128}, {page + 100, 200},
+                                               {page - 8, page + 16}, {2 * page - 1, 2}, {page - 1, 2}};
+    int salt = 0;
+    for (auto [off, len] : cases) {
+        SCOPED_TRACE("offset " + std::to_string(off) + " length " + std::to_string(len));
+        ++salt;
+        for (size_t i = 0; i < 4 * page; ++i) b[i] = pat(me(), t, i, salt);
+        HGAS_OK_OR_FAIL(hgas_put(gp(dst, t), b + off, len));
+        HGAS_OK_OR_FAIL(hgas_barrier());
+        // What the previous rank put, got back into the same straddling range here.
+        const int from = (me() + n() - 1) % n();
+        std::memset(b, 0xee, 4 * page);
+        HGAS_OK_OR_FAIL(hgas_get(b + off, gp(dst, me()), len));
+        for (size_t i = 0; i < 4 * page; ++i) {
+            const unsigned char want = i >= off && i < off + len ? pat(from, me(), i, salt) : 0xee;
+            ASSERT_EQ(b[i], want) << "byte " << i << (i >= off && i < off + len ? " (put by rank " : " (outside the range; rank ")
+                                  << from << ")";
+        }
+        HGAS_OK_OR_FAIL(hgas_barrier());
+    }
+    HGAS_OK_OR_FAIL(hgas_deregister(b + page));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
 }
 
 TEST(Register, GlobalsAndHostTargets) {
