@@ -57,9 +57,10 @@ void agent_gate::close(double wait_s) {
         return;
     }
     // One closer at a time. The other closer's call returns once the kernels it waits for end;
-    // it never waits for us (a closer holds no lock another closer's call takes: callers close
-    // the gate before taking their own locks). Said after a while, so that a wait that does
-    // not end is not silent.
+    // it never waits for us as long as no call inside the gate takes a lock that a closer may
+    // hold while closing (closers hold their device's user_mu_ or stream_mu_, which no call
+    // inside the gate takes; the process's pin table is taken only inside it). Said after a
+    // while, so that a wait that does not end is not silent.
     for (int waited_s = 0; !opened_.wait_for(lk, std::chrono::seconds(1),
                                              [&] { return !closed_.load(std::memory_order_seq_cst); });) {
         if (++waited_s % warn_every_s == 0)

@@ -698,7 +698,12 @@ public:
         if (c != mem_class::device) {
             void *mapped = nullptr;
             src = nullptr;
-            if (c == mem_class::pinned && cudaHostGetDevicePointer(&mapped, const_cast<void *>(in), 0) == cudaSuccess)
+            // The kernel reads a pinned operand through its mapping only when every page of it is
+            // registered (one registration hgas knows, or the driver's answer page by page up to
+            // 64 pages); a range with an unregistered page would end the context.
+            const bool whole = (regs_ && regs_->find(in, bytes)) ||
+                               (bytes <= 64 * 4096 && host_pages_mapped(static_cast<const char *>(in), bytes));
+            if (c == mem_class::pinned && whole && cudaHostGetDevicePointer(&mapped, const_cast<void *>(in), 0) == cudaSuccess)
                 src = mapped;
             else
                 cudaGetLastError();  // not mapped: staged below
@@ -718,7 +723,14 @@ public:
                 CU_TRY(cudaMalloc(&b.p, bytes));
                 b.size = bytes;
             }
-            CU_TRY(cudaMemcpyAsync(b.p, in, bytes, cudaMemcpyDefault, st.s));
+            // In pieces inside one registration or outside all (as copy_async: the driver refuses
+            // a host range that runs across a registration's edge).
+            for (size_t pos = 0; pos < bytes;) {
+                const size_t len = uniform_run(static_cast<const char *>(in) + pos, bytes - pos);
+                CU_TRY(cudaMemcpyAsync(static_cast<char *>(b.p) + pos, static_cast<const char *>(in) + pos, len,
+                                       cudaMemcpyDefault, st.s));
+                pos += len;
+            }
             src = b.p;
         }
         CU_TRY(launch_reduce(inout, src, count, type, op, rev, sm_count_, st.s));
