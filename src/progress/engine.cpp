@@ -73,7 +73,7 @@ void engine::start_helper(unsigned interval_us, unsigned spin_us, int rank) {
             // without sleeping for spin_us, and sleeps only once the peers have gone quiet.
             const uint64_t now_seen = activity();
             const auto now = clock::now();
-            if (now_seen != seen) {
+            if (now_seen != seen || serving()) {  // work came in, or a transfer for a peer is under way
                 seen = now_seen;
                 last_work = now;
             } else if (now - last_work >= spin) {
@@ -82,6 +82,12 @@ void engine::start_helper(unsigned interval_us, unsigned spin_us, int rank) {
             }
         }
     });
+}
+
+bool engine::serving() const {
+    for (auto *t : polled_)
+        if (t->serving()) return true;
+    return false;
 }
 
 uint64_t engine::activity() const {

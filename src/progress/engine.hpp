@@ -56,6 +56,7 @@ private:
     std::atomic<uint64_t> rank_polls_{0};
     std::atomic<uint64_t> work_{0};  // note_work() calls
     uint64_t activity() const;       // work_ plus the polled transports' events
+    bool serving() const;            // a polled transport is in the middle of serving a peer
 };
 
 }  // namespace hgas::progress

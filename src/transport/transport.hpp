@@ -168,6 +168,9 @@ public:
     // Steps of serving peers' requests since the start, where the transport counts them (0
     // otherwise): the helper thread keeps polling without sleeping while this moves.
     virtual uint64_t progressed() const { return 0; }
+    // Whether it is in the middle of serving a peer (a rendezvous payload or reply under way,
+    // which needs more progress calls to finish): the helper thread does not sleep meanwhile.
+    virtual bool serving() const { return false; }
     // Its own tag matching for the message layer, if it has one.
     virtual tag_channel *tags() { return nullptr; }
 };

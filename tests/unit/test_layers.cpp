@@ -211,6 +211,8 @@ namespace {
 class counting_transport final : public transport::transport {
 public:
     std::atomic<int> polls{0};
+    std::atomic<bool> busy{false};  // serving(): a transfer for a peer under way
+    bool serving() const override { return busy.load(); }
     const char *name() const override { return "counting"; }
     caps capabilities() const override { return {false, true, 1, 1}; }
     status connect(const setup &) override { return status::ok; }
@@ -290,6 +292,25 @@ TEST(ProgressEngine, HelperPollsWithoutSleepingWhileWorkComesIn) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     EXPECT_LE(e.helper_sleeps(), sleeps + 1) << "the helper went back to sleep while work came in";
+    e.stop_helper();
+}
+
+// A transport in the middle of serving a peer (a rendezvous transfer: nothing counts as served
+// until it lands) keeps the helper polling past its spin window; once it is done the helper
+// goes back to sleep.
+TEST(ProgressEngine, HelperStaysAwakeWhileATransportServes) {
+    counting_transport c;
+    progress::engine e;
+    e.set_transports({&c});
+    c.busy = true;
+    e.start_helper(100000 /* 100 ms sleeps */, 1000 /* 1 ms spin window */, 0);
+    ASSERT_TRUE(e.helper_running());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(e.helper_sleeps(), 0u) << "the helper slept while a transfer for a peer was under way";
+    EXPECT_GT(c.polls.load(), 50) << "the helper did not keep polling";
+    c.busy = false;
+    for (int i = 0; i < 1000 && e.helper_sleeps() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_GE(e.helper_sleeps(), 1u) << "the helper never slept once the transfer was done";
     e.stop_helper();
 }
 

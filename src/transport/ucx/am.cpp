@@ -113,6 +113,15 @@ void reply_sent_cb(void *request, ucs_status_t st, void *user_data) {
     ucp_request_free(request);
 }
 
+// A reply with data that UCX sends later (rendezvous): the transport counts it as serving
+// until it is done (the transport outlives its worker, whose teardown completes requests).
+void data_reply_sent_cb(void *request, ucs_status_t st, void *user_data) {
+    auto *t = static_cast<ucx_transport *>(user_data);
+    if (st != UCS_OK) HGASI_DEBUG("ucx", "a data reply failed: %s", ucs_status_string(st));
+    t->serving_add(-1);
+    ucp_request_free(request);
+}
+
 // A rendezvous put payload has landed in the segment: finish it (signal) and acknowledge.
 struct rndv_put {
     ucx_transport *owner;
@@ -121,6 +130,7 @@ struct rndv_put {
 void rndv_put_done_cb(void *request, ucs_status_t st, size_t, void *user_data) {
     auto *ctx = static_cast<rndv_put *>(user_data);
     ctx->owner->note_served();
+    ctx->owner->serving_add(-1);
     if (st == UCS_OK) {
         ctx->owner->am_finish_put_at_target(ctx->h);
     } else {
@@ -216,11 +226,14 @@ ucs_status_t ucx_transport::am_on_request(const am_request_hdr &h, void *data, s
         prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
         prm.cb.recv_am = rndv_put_done_cb;
         prm.user_data = ctx;
+        serving_add(1);  // until rndv_put_done_cb
         ucs_status_ptr_t req = ucp_am_recv_data_nbx(worker_, data, base + h.offset, length, &prm);
         if (req == nullptr) {
+            serving_add(-1);
             delete ctx;
             am_finish_put_at_target(h);
         } else if (UCS_PTR_IS_ERR(req)) {
+            serving_add(-1);
             delete ctx;
             return reject(status::transport, seg->size);
         }
@@ -272,7 +285,13 @@ void ucx_transport::am_send_reply(int src, const am_reply_hdr &h, const void *da
     prm.flags = UCP_AM_SEND_FLAG_COPY_HEADER;  // `h` lives on our stack
     prm.cb.send = reply_sent_cb;
     prm.user_data = peers_[src].get();
+    if (len) {  // a get's data: serving until it has gone
+        prm.cb.send = data_reply_sent_cb;
+        prm.user_data = this;
+        serving_add(1);
+    }
     ucs_status_ptr_t req = ucp_am_send_nbx(peers_[src]->ep, k_am_reply, &h, sizeof h, data, len, &prm);
+    if (len && !UCS_PTR_IS_PTR(req)) serving_add(-1);  // done at once (or failed): no callback
     if (UCS_PTR_IS_ERR(req))  // the initiator sees its peer fail or its wait time out
         HGASI_DEBUG("ucx", "a reply to rank %d failed: %s", src, ucs_status_string(UCS_PTR_STATUS(req)));
 }
