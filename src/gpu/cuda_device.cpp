@@ -701,9 +701,12 @@ public:
             // The kernel reads a pinned operand through its mapping only when every page of it is
             // registered (one registration hgas knows, or the driver's answer page by page up to
             // 64 pages); a range with an unregistered page would end the context.
-            const bool whole = (regs_ && regs_->find(in, bytes)) ||
-                               (bytes <= 64 * 4096 && host_pages_mapped(static_cast<const char *>(in), bytes));
-            if (c == mem_class::pinned && whole && cudaHostGetDevicePointer(&mapped, const_cast<void *>(in), 0) == cudaSuccess)
+            // Asked only of pinned operands (a pageable one is staged anyway).
+            static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+            const bool whole = c == mem_class::pinned &&
+                               ((regs_ && regs_->find(in, bytes)) ||
+                                (bytes <= 64 * page && host_pages_mapped(static_cast<const char *>(in), bytes)));
+            if (whole && cudaHostGetDevicePointer(&mapped, const_cast<void *>(in), 0) == cudaSuccess)
                 src = mapped;
             else
                 cudaGetLastError();  // not mapped: staged below

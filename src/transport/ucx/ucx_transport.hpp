@@ -158,8 +158,9 @@ public:
     void note_served() { progressed_.fetch_add(1, std::memory_order_relaxed); }
     // Rendezvous transfers of peers' requests under way (a put's payload coming in, a get's
     // reply going out): each takes several progress calls of this side, some a long transfer
-    // apart, during which nothing counts as served. A helper that slept between them made a busy
-    // target's 2-4 MiB accesses over active messages up to 1.5x slower than an idle one's.
+    // apart, during which nothing counts as served, so the helper slept between them: the likely
+    // reason why a busy target's 2-4 MiB accesses over active messages were up to 1.5x slower
+    // than an idle one's (one H200; src/progress/README.md).
     bool serving() const override { return serving_.load(std::memory_order_relaxed) > 0; }
     void serving_add(int d) { serving_.fetch_add(d, std::memory_order_relaxed); }
 
