@@ -180,6 +180,7 @@ TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
     HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
     uint64_t calls = 0;
     for (size_t c : {size_t{1}, size_t{4097}, cap}) {
+        SCOPED_TRACE(std::to_string(c) + " floats");
         for (int k = 0; k < 20; ++k) {
             float *from = k % 3 == 0 ? src : k % 3 == 1 ? dst : priv;
             k_fill<float><<<64, 256, 0, f.s>>>(from, c, me() + k);
