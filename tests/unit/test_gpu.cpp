@@ -484,6 +484,77 @@ TEST(ReduceCpu, EveryTypeAndOp) {
     EXPECT_EQ(hgas::gpu::reduce_dtype_size(99), 0u);
 }
 
+// The combine runs whole blocks as vector code and the rest element by element: every type,
+// operator and order, counts around the block size, buffers off alignment, random bit patterns
+// (NaNs of every payload among the floats, and some placed on purpose) -- the same bytes as
+// combining each element on its own.
+namespace {
+template <class T>
+void combine_one_by_one(unsigned char *io, const unsigned char *ip, size_t count, int op, bool rev) {
+    for (size_t i = 0; i < count; ++i) {
+        T a, b;
+        std::memcpy(&a, io + i * sizeof(T), sizeof(T));
+        std::memcpy(&b, ip + i * sizeof(T), sizeof(T));
+        const T c = rev ? hgas::gpu::cpu::combine<T>(b, a, op) : hgas::gpu::cpu::combine<T>(a, b, op);
+        std::memcpy(io + i * sizeof(T), &c, sizeof(T));
+    }
+}
+void combine_reference(unsigned char *io, const unsigned char *ip, size_t count, int type, int op, bool rev) {
+    using namespace hgas::gpu::cpu;
+    switch (type) {
+    case HGAS_INT8: return combine_one_by_one<int8_t>(io, ip, count, op, rev);
+    case HGAS_INT16: return combine_one_by_one<int16_t>(io, ip, count, op, rev);
+    case HGAS_INT32: return combine_one_by_one<int32_t>(io, ip, count, op, rev);
+    case HGAS_INT64: return combine_one_by_one<int64_t>(io, ip, count, op, rev);
+    case HGAS_UINT8: return combine_one_by_one<uint8_t>(io, ip, count, op, rev);
+    case HGAS_UINT16: return combine_one_by_one<uint16_t>(io, ip, count, op, rev);
+    case HGAS_UINT32: return combine_one_by_one<uint32_t>(io, ip, count, op, rev);
+    case HGAS_UINT64: return combine_one_by_one<uint64_t>(io, ip, count, op, rev);
+    case HGAS_FLOAT: return combine_one_by_one<float>(io, ip, count, op, rev);
+    case HGAS_DOUBLE: return combine_one_by_one<double>(io, ip, count, op, rev);
+    case HGAS_FLOAT16: return combine_one_by_one<half_t>(io, ip, count, op, rev);
+    case HGAS_BFLOAT16: return combine_one_by_one<bf16_t>(io, ip, count, op, rev);
+    }
+}
+}  // namespace
+
+TEST(ReduceCpu, BlocksMatchElementByElement) {
+    const int types[] = {HGAS_INT8,   HGAS_INT16,  HGAS_INT32, HGAS_INT64,  HGAS_UINT8,   HGAS_UINT16,
+                         HGAS_UINT32, HGAS_UINT64, HGAS_FLOAT, HGAS_DOUBLE, HGAS_FLOAT16, HGAS_BFLOAT16};
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    auto next = [&] {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        return seed;
+    };
+    for (int type : types) {
+        const size_t es = hgas::gpu::reduce_dtype_size(type);
+        const bool fp = hgas::gpu::reduce_dtype_is_float(type);
+        const int nops = fp ? 4 : 7;  // SUM, MIN, MAX, PROD; the bitwise ops on integers
+        for (int op = 0; op < nops; ++op)
+            for (bool rev : {false, true})
+                for (size_t count : {size_t{1}, size_t{15}, size_t{16}, size_t{63}, size_t{64}, size_t{65},
+                                     size_t{129}, size_t{1000}})
+                    for (size_t skew : {size_t{0}, size_t{1}, size_t{3}}) {
+                        std::vector<unsigned char> a(count * es + 8), b(count * es + 8);
+                        for (auto &x : a) x = static_cast<unsigned char>(next());
+                        for (auto &x : b) x = static_cast<unsigned char>(next());
+                        if (fp && count > 2) {  // NaNs with their own payloads, in both operands
+                            std::memset(a.data() + skew + es, 0xff, es);
+                            std::memset(b.data() + skew + 2 * es, 0x7f, es);
+                            std::memset(a.data() + skew + 2 * es, 0xff, es);
+                        }
+                        std::vector<unsigned char> want = a;
+                        combine_reference(want.data() + skew, b.data() + skew, count, type, op, rev);
+                        ASSERT_TRUE(hgas::gpu::reduce_cpu(a.data() + skew, b.data() + skew, count, type, op, rev));
+                        ASSERT_EQ(std::memcmp(a.data(), want.data(), a.size()), 0)
+                            << "type " << type << " op " << op << " rev " << rev << " count " << count << " skew "
+                            << skew;
+                    }
+    }
+}
+
 // When the copy agent stays off by default: only where rank processes time-slice a GPU.
 TEST(GpuSharing, TimeSlicedOnlyWhereProcessesOutnumberGpusWithoutMps) {
     using hgas::gpu::gpu_share;
