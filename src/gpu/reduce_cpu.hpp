@@ -99,7 +99,9 @@ T combine(T a, T b, int op) {
 // body runs on blocks of a fixed number of elements: GCC at -O2 vectorizes only loops whose trip
 // count needs no remainder, so the blocks are vector code and only the tail is scalar. Each
 // element is combined on its own, as before, so the values are the same bit for bit (no
-// reassociation). memcpy in and out: the buffers are user memory of any alignment.
+// reassociation). memcpy in and out: the buffers are user memory of any alignment. They do not
+// overlap (every caller combines a peer's or a scratch vector into its own accumulator), which
+// `__restrict` tells the compiler: without it, GCC at -O2 would not vectorize.
 // One 4-byte float sum took 0.7 ns an element element by element on the 2-core machine
 // (a switch on the operator and a test of the order for each), a sixth of that in blocks.
 template <class T, int OP, bool REV>
