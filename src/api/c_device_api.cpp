@@ -34,6 +34,16 @@ hgas_status_t coll_on_stream(core::rank &r, const char *op, hgas_team_t team, F 
         return f(*tm);
     }, s));
 }
+// A stream-ordered collective of a team of rank threads on one GPU as one kernel for all
+// members (coll/direct.hpp, group_on_stream): true when it ran (or failed: *st says how).
+bool grouped(core::rank &r, const char *op, hgas_team_t team, int what, void *dst, const void *src, size_t count,
+             hgas_dtype_t type, hgas_op_t rop, int root, cudaStream_t s, hgas_status_t *st) {
+    auto t = coll::find(r, op, team);
+    if (!t.ok()) return false;  // the queued path says what is wrong
+    auto g = coll::detail::group_on_stream(**t, op, what, dst, src, count, type, rop, root, s);
+    *st = g.ok() ? HGAS_OK : to_c(g.error());
+    return !g.ok() || *g;
+}
 // Argument checks that need no data, at enqueue time.
 status check_reduction(const char *op, hgas_dtype_t type, hgas_op_t rop) {
     return coll::detail::check_type_op(op, type, rop);
@@ -150,6 +160,7 @@ hgas_status_t hgas_team_allreduce_on_stream(hgas_team_t team, void *dst, const v
                                             hgas_dtype_t type, hgas_op_t op, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
     if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
+    if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_allreduce_op, dst, src, count, type, op, 0, s, &g)) return g;
     // Small device vectors: one kernel on the stream, no host step (coll/direct.hpp).
     if (auto t = coll::find(*r, __func__, team); t.ok()) {
         auto k = coll::detail::allreduce_kernel_on_stream(**t, __func__, dst, src, count, type, op, s);
@@ -163,6 +174,7 @@ hgas_status_t hgas_team_reduce_on_stream(hgas_team_t team, void *dst, const void
                                          hgas_dtype_t type, hgas_op_t op, int root, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
     if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
+    if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_reduce_op, dst, src, count, type, op, root, s, &g)) return g;
     return coll_on_stream(*r, __func__, team,
                           [=](coll::team &t) { return coll::reduce(t, dst, src, count, type, op, root); }, s);
 }
@@ -170,6 +182,7 @@ hgas_status_t hgas_team_reduce_on_stream(hgas_team_t team, void *dst, const void
 hgas_status_t hgas_team_broadcast_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes, int root,
                                             cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
+    if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_broadcast_op, dst, src, bytes, HGAS_UINT8, HGAS_OP_SUM, root, s, &g)) return g;
     if (auto t = coll::find(*r, __func__, team); t.ok()) {  // small device vectors: one kernel on the stream
         auto k = coll::detail::broadcast_kernel_on_stream(**t, dst, src, bytes, root, s);
         if (!k.ok()) return to_c(k.error());
@@ -183,6 +196,7 @@ hgas_status_t hgas_team_reduce_scatter_on_stream(hgas_team_t team, void *dst, co
                                                  hgas_dtype_t type, hgas_op_t op, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
     if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
+    if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_reduce_scatter_op, dst, src, count, type, op, 0, s, &g)) return g;
     return coll_on_stream(*r, __func__, team,
                           [=](coll::team &t) { return coll::reduce_scatter(t, dst, src, count, type, op); }, s);
 }
@@ -190,6 +204,7 @@ hgas_status_t hgas_team_reduce_scatter_on_stream(hgas_team_t team, void *dst, co
 hgas_status_t hgas_team_fcollect_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes,
                                            cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
+    if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_fcollect_op, dst, src, bytes, HGAS_UINT8, HGAS_OP_SUM, 0, s, &g)) return g;
     if (auto t = coll::find(*r, __func__, team); t.ok()) {  // small device vectors: one kernel on the stream
         auto k = coll::detail::fcollect_kernel_on_stream(**t, dst, src, bytes, s);
         if (!k.ok()) return to_c(k.error());
@@ -201,11 +216,13 @@ hgas_status_t hgas_team_fcollect_on_stream(hgas_team_t team, void *dst, const vo
 hgas_status_t hgas_team_alltoall_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes,
                                            cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
+    if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_alltoall_op, dst, src, bytes, HGAS_UINT8, HGAS_OP_SUM, 0, s, &g)) return g;
     return coll_on_stream(*r, __func__, team, [=](coll::team &t) { return coll::alltoall(t, dst, src, bytes); }, s);
 }
 
 hgas_status_t hgas_team_barrier_on_stream(hgas_team_t team, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
+    if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_barrier_op, nullptr, nullptr, 0, HGAS_UINT8, HGAS_OP_SUM, 0, s, &g)) return g;
     return coll_on_stream(*r, __func__, team, [](coll::team &t) { return coll::team_barrier(t); }, s);
 }
 

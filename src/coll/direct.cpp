@@ -179,6 +179,24 @@ status allreduce_direct(team &t, const char *name, char *d, const char *s, mem::
 }
 
 namespace {
+// Whether every member of `t` is a rank thread of this process (ranks of one process are
+// consecutive): then they can meet on the host (gpu::device::team_group_call).
+bool in_process(const team &t) {
+    core::rank &r = *t.r;
+    const int per = r.ranks_per_process();
+    if (per < 2 || t.n() < 2) return false;
+    for (int q = 0; q < t.n(); ++q)
+        if (t.rank_of(q) / per != r.me() / per) return false;
+    return true;
+}
+// Which call of which team a meeting is: member 0's job rank and the slot name the team (a
+// rank holds a slot in one live team at a time, but slots repeat across teams: the rows of a
+// 2-D split), then blocking or not and the call's number among those.
+uint64_t group_key(const team &t, bool blocking, uint64_t epoch) {
+    return static_cast<uint64_t>(t.rank_of(0) & 0xfffff) << 44 | static_cast<uint64_t>(t.slot & 0xff) << 36 |
+           static_cast<uint64_t>(blocking) << 35 | (epoch & ((uint64_t{1} << 35) - 1));
+}
+
 // The arguments of the team kernel for this member: its vector at `in_off` of `seg` (its src
 // where that is symmetric in dst's segment and apart from dst, else dst), every member's
 // segment and flag block (internal().coll_kernel_flags, one block of team_kernel_flag_words per
@@ -202,6 +220,10 @@ gpu::device::team_reduce kernel_args(team &t, bool blocking, char *d, uint16_t s
     a.blocking = blocking;
     a.epoch = blocking ? ++t.blocking_epoch : ++t.kernel_epoch;
     a.timeout_ns = static_cast<uint64_t>(r.timeout() * 1e9);
+    // Blocking calls of rank threads meet on the host first (stream-ordered ones met before
+    // they came here: group_on_stream).
+    a.in_process = blocking && in_process(t);
+    a.group_key = group_key(t, true, a.epoch);
     const uint64_t flags = r.internal().coll_kernel_flags +
                            static_cast<uint64_t>(t.slot) * gpu::device::team_kernel_flag_words * 8;
     for (int q = 0; q < a.n; ++q) {
@@ -331,6 +353,56 @@ result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size
                                                fingerprint(c_fcollect, bytes, 3), stream));
     if (run) ++stats(*t.r).fcollect_kernel;
     return run;
+}
+
+result<bool> group_on_stream(team &t, const char *name, int what, void *dst, const void *src, size_t count,
+                             hgas_dtype_t type, hgas_op_t op, int root, void *stream) {
+    core::rank &r = *t.r;
+    if (!in_process(t) || t.n() > gpu::device::team_group_members || root < 0 || root >= t.n()) return false;
+    gpu::device *dev = r.device(mem::kind::cuda);
+    if (!dev) return false;
+    const size_t n = static_cast<size_t>(t.n()), esize = dtype_size(type);
+    // Bytes of this member's vector and output (0: the member has none).
+    const bool scatter = what == gpu::device::team_reduce_scatter_op, a2a = what == gpu::device::team_alltoall_op;
+    const bool has_in = what != gpu::device::team_barrier_op && (what != gpu::device::team_broadcast_op || t.me == root);
+    const bool has_out = what != gpu::device::team_barrier_op && (what != gpu::device::team_reduce_op || t.me == root);
+    const size_t v = esize && count <= (SIZE_MAX >> 8) / esize ? count * esize : 0;
+    const size_t in_bytes = scatter || a2a ? v * n : v;
+    const size_t out_bytes = what == gpu::device::team_fcollect_op || a2a ? v * n : v;
+    gpu::device::team_group_call c;
+    c.what = what;
+    c.root = root;
+    c.n = t.n();
+    c.me = t.me;
+    c.slot = t.slot;
+    c.count = count;
+    c.type = static_cast<int>(type);
+    c.op = static_cast<int>(op);
+    c.in = has_in ? src : nullptr;
+    c.out = has_out ? dst : nullptr;
+    // The one kernel reads and writes device memory only; anything else (and any argument
+    // error, which that path reports) takes the other paths, on every member alike.
+    // Broadcast, fcollect and alltoall want a symmetric dst on every path (hgas.h), so that a
+    // program runs alike with rank processes: the queue says so where it is not.
+    const bool copy = what == gpu::device::team_broadcast_op || what == gpu::device::team_fcollect_op || a2a;
+    sym_ref ref;
+    c.usable = what == gpu::device::team_barrier_op ||
+               (v > 0 && (!has_in || (src && r.kind_of(src, in_bytes) == mem::kind::cuda)) &&
+                (!has_out || (dst && r.kind_of(dst, out_bytes) == mem::kind::cuda)) &&
+                (!copy || symmetric_at(r, dst, out_bytes, ref)));
+    c.fp = fingerprint(static_cast<uint64_t>(what) + 100, count, static_cast<uint64_t>(root),
+                       static_cast<uint64_t>(type) << 8 | static_cast<uint64_t>(op));
+    c.key = group_key(t, false, ++t.group_epoch);
+    c.timeout_s = r.timeout();
+    c.name = name;
+    HGAS_TRY_ASSIGN(bool ran, dev->team_group(c, 0, true, stream));
+    if (!ran) return false;
+    auto &st = stats(r);
+    ++st.group_kernel;
+    if (what == gpu::device::team_allreduce_op) ++st.allreduce_kernel;
+    if (what == gpu::device::team_broadcast_op) ++st.bcast_kernel;
+    if (what == gpu::device::team_fcollect_op) ++st.fcollect_kernel;
+    return true;
 }
 
 status kernel_stream_status(core::rank &r) {

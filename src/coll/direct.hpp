@@ -63,6 +63,16 @@ result<bool> allreduce_kernel_on_stream(team &t, const char *name, void *dst, co
 // apart) and fcollect (each member's src copied into its block of dst first, likewise).
 result<bool> broadcast_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, int root, void *stream);
 result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, void *stream);
+
+// A stream-ordered collective (`what`: gpu::device::team_op or team_group_op; count in elements
+// of `type`, or bytes for the copies) of a team whose members are all rank threads of this
+// process: the members meet on the host at the call, and where all are on one GPU with device
+// vectors one kernel runs it for all, every stream waiting only for work issued before its
+// wait (gpu::device::team_group_call; docs/threads.md says why). True when run; false where
+// every member takes the other paths (per-member kernels, the queue). The call returns once
+// every member has called (or fails after HGAS_TIMEOUT naming those that did not).
+result<bool> group_on_stream(team &t, const char *name, int what, void *dst, const void *src, size_t count,
+                             hgas_dtype_t type, hgas_op_t op, int root, void *stream);
 // A stream-ordered kernel collective of this rank that timed out, for hgas_stream_sync.
 status kernel_stream_status(core::rank &r);
 

@@ -32,6 +32,7 @@ struct team {
     uint64_t barrier_epoch = 0;    // team barriers entered (the world uses sync::barrier)
     uint64_t kernel_epoch = 0;     // stream-ordered one-kernel collectives called (coll/direct.cpp)
     uint64_t blocking_epoch = 0;   // blocking one-kernel allreduces called
+    uint64_t group_epoch = 0;      // stream-ordered collectives of rank threads met on the host (direct.cpp)
     bool world = false;            // every rank, in job order
     core::rank *r = nullptr;
 

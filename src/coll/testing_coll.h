@@ -42,11 +42,16 @@ typedef struct {
      * sizes by an allreduce, then the blocks (two rounds). */
     uint64_t collect_slots, collect_slots_large, collect_allreduce;
     /* Allreduce calls of device vectors that ran as one kernel per member (algorithm "kernel",
-     * counted in allreduce_direct too: it reads the members' vectors where they lie). */
+     * counted in allreduce_direct too: it reads the members' vectors where they lie), or as
+     * one kernel for all members (group_kernel). */
     uint64_t allreduce_kernel;
     /* Stream-ordered broadcast and fcollect calls of device vectors that ran as one kernel on
-     * the stream. */
+     * the stream (per member, or for all members: group_kernel). */
     uint64_t bcast_kernel, fcollect_kernel;
+    /* Collectives of teams of rank threads on one GPU that one kernel ran for every member
+     * after the members met on the host (docs/threads.md); barriers: no kernel, the streams'
+     * order only. */
+    uint64_t group_kernel;
 } hgasi_coll_stats_t;
 
 /* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED

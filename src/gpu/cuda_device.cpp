@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -44,7 +45,9 @@
 #include "gpu/cuda_agent.hpp"
 #include "gpu/cuda_kernels.hpp"
 #include "gpu/cuda_reduce.hpp"
+#include "gpu/cuda_team_group.hpp"
 #include "gpu/cuda_team_reduce.hpp"
+#include "gpu/team_meet.hpp"
 #include "gpu/reduce_cpu.hpp"
 #include "gpu/sharing.hpp"
 #include "gpu/cuda_vmm.hpp"
@@ -222,6 +225,9 @@ private:
         if (team_timed_out_) cudaFreeHost(team_timed_out_);
         for (auto &o : team_order_)
             if (o.ev) cudaEventDestroy(o.ev);
+        for (auto &r : team_ready_)
+            for (cudaEvent_t e : r)
+                if (e) cudaEventDestroy(e);
         for (auto &b : reduce_stage_)
             if (b.p) cudaFree(b.p);
     }
@@ -247,6 +253,7 @@ public:
         CU_TRY(preload_kernels());
         CU_TRY(preload_reduce_kernels());
         CU_TRY(preload_team_reduce_kernels());
+        CU_TRY(preload_team_group_kernels());
         cudaDeviceProp prop{};
         CU_TRY(cudaGetDeviceProperties(&prop, d->dev_));
         char bus[32] = {};
@@ -757,6 +764,160 @@ public:
             a.slot < 0 || a.slot >= team_kernel_slots || a.root < 0 || a.root >= a.n || a.blocking == user_stream)
             return fail(status::internal, "cuda: team_allreduce: %d members (me %d), slot %d, %zu bytes: out of range",
                         a.n, a.me, a.slot, bytes);
+        if (a.in_process && a.blocking) return team_blocking_group(a, stream);
+        return team_flags(a, stream, user_stream, user);
+    }
+
+    // A blocking call of rank threads meets on the host (team_group) where it can.
+    result<ticket> team_blocking_group(const team_reduce &a, int stream) {
+        team_group_call c;
+        c.what = a.what;
+        c.root = a.root;
+        c.n = a.n;
+        c.me = a.me;
+        c.slot = a.slot;
+        c.count = a.count;
+        c.type = a.type;
+        c.op = a.op;
+        c.in = a.in[a.me];
+        c.out = a.dst;
+        c.usable = true;  // the kernel's vectors: this GPU's heaps
+        c.fp = a.fp;
+        c.key = a.group_key;
+        c.timeout_s = static_cast<double>(a.timeout_ns) / 1e9;
+        c.name = "a blocking collective of rank threads";
+        HGAS_TRY_ASSIGN(bool ran, team_group(c, stream, false, nullptr));
+        if (!ran) return team_flags(a, stream, false, nullptr);
+        std::lock_guard<std::mutex> g(stream_mu_);
+        return record(stream);
+    }
+
+    // The members of the team are rank threads of this process: they meet on the host
+    // (team_meet.hpp) and, where every one is on this GPU with device vectors, the last to
+    // arrive issues the call for all (gpu.hpp, team_group_call).
+    result<bool> team_group(const team_group_call &c, int stream, bool user_stream, void *user) override {
+        select();
+        if (stream < 0 || stream >= streams()) stream = 0;
+        if (c.n < 2 || c.n > team_group_members || c.me < 0 || c.me >= c.n || c.slot < 0 ||
+            c.slot >= team_kernel_slots || c.root < 0 || c.root >= c.n)
+            return fail(status::internal, "cuda: team_group: %d members (me %d), slot %d, root %d: out of range", c.n,
+                        c.me, c.slot, c.root);
+        cudaStream_t s = user_stream ? static_cast<cudaStream_t>(user) : streams_[stream].s;
+        team_meet::member m;
+        m.in = c.in;
+        m.out = c.out;
+        m.stream = s;
+        m.gpu = dev_;
+        m.fp = c.fp;
+        m.usable = c.usable;
+        status pre = status::ok;
+        std::string pre_msg;
+        {
+            // The call's place on this member's stream, for the last member's stream to wait for.
+            std::lock_guard<std::mutex> g(stream_mu_);
+            cudaEvent_t &ready = team_ready_[static_cast<size_t>(c.slot)][user_stream ? 0 : 1];
+            cudaError_t e = ready ? cudaSuccess : cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
+            if (e == cudaSuccess) e = cudaEventRecord(ready, s);
+            if (e == cudaSuccess) {
+                m.ready = ready;
+            } else {
+                pre = cuda_fail("cudaEventRecord (a collective's place on its stream)", e);
+                pre_msg = last_error();
+                m.broken = true;  // the others learn at the meeting, not after HGAS_TIMEOUT
+            }
+        }
+        auto launch = [&](const std::vector<team_meet::member> &all) -> result<void *> {
+            return team_group_launch(c, all, s);
+        };
+        HGAS_TRY_ASSIGN(team_meet::outcome o,
+                        team_meet::process().arrive(c.key, c.n, c.me, m, c.timeout_s, launch, c.name));
+        if (o.broken >= 0 || o.mismatch >= 0 || !o.done) team_meet::process().leave(c.key);
+        if (pre != status::ok) return fail(pre, "%s", pre_msg.c_str());
+        if (o.broken >= 0)
+            return fail(status::internal, "%s: member %d of the team could not take part (a CUDA call failed there; "
+                        "its own call says which)", c.name, o.broken);
+        if (o.mismatch >= 0) {  // nothing ran; reported as the kernels would (stream-ordered: at the sync)
+            if (!user_stream)
+                return fail(status::invalid_arg, "%s: member %d of the team called the collective with other arguments "
+                            "than member 0 (another collective, count, type, op or root): every member must pass the "
+                            "same", c.name, o.mismatch);
+            const unsigned w = static_cast<unsigned>(o.mismatch + 1) | static_cast<unsigned>(team_mismatch) |
+                               static_cast<unsigned>(c.slot) << team_report_slot_shift;
+            unsigned zero = 0;
+            __atomic_compare_exchange_n(team_timed_out_ + report_stream, &zero, w, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE);
+            return true;
+        }
+        if (!o.done) return false;  // not one GPU or not device vectors: every member takes another path
+        cudaError_t e = cudaSuccess;
+        if (!o.last) {
+            std::lock_guard<std::mutex> g(stream_mu_);
+            e = cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(o.done), 0);
+        }
+        // The last to leave has seen every other member's stream take its wait: the event can go.
+        if (team_meet::process().leave(c.key)) cudaEventDestroy(static_cast<cudaEvent_t>(o.done));
+        if (e != cudaSuccess) return cuda_fail("cudaStreamWaitEvent (for a collective of rank threads)", e);
+        return true;
+    }
+
+    // The last member's part (team_meet's launcher): nullptr where the group cannot run here.
+    result<void *> team_group_launch(const team_group_call &c, const std::vector<team_meet::member> &all, cudaStream_t s) {
+        team_group_args k;
+        k.what = c.what;
+        k.root = c.root;
+        k.n = c.n;
+        k.count = c.count;
+        k.type = c.type;
+        k.op = c.op;
+        for (int q = 0; q < c.n; ++q) {
+            const team_meet::member &x = all[static_cast<size_t>(q)];
+            if (x.gpu != dev_ || !x.usable) return static_cast<void *>(nullptr);
+            k.in[q] = c.what == team_broadcast_op && q != c.root ? nullptr : x.in;
+            k.out[q] = c.what == team_reduce_op && q != c.root ? nullptr : x.out;
+        }
+        if (c.what != team_barrier_op) {
+            if (!team_group_fits(k)) return static_cast<void *>(nullptr);
+            // Device memory of this GPU (or managed): another GPU's would need peer access.
+            for (int q = 0; q < c.n; ++q)
+                for (const void *p : {k.in[q], static_cast<const void *>(k.out[q])}) {
+                    if (!p) continue;
+                    cudaPointerAttributes at{};
+                    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+                        cudaGetLastError();
+                        return static_cast<void *>(nullptr);
+                    }
+                    if (at.type != cudaMemoryTypeManaged && (at.type != cudaMemoryTypeDevice || at.device != dev_))
+                        return static_cast<void *>(nullptr);
+                }
+        }
+        select();
+        std::lock_guard<std::mutex> g(stream_mu_);
+        cudaEvent_t done = nullptr;
+        CU_TRY(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+        auto failed = [&](const char *call, cudaError_t e) {
+            cudaEventDestroy(done);
+            return cuda_fail(call, e);
+        };
+        for (int q = 0; q < c.n; ++q)
+            if (q != c.me)
+                if (cudaError_t e = cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(all[static_cast<size_t>(q)].ready), 0);
+                    e != cudaSuccess)
+                    return failed("cudaStreamWaitEvent (for a member's stream)", e);
+        if (c.what != team_barrier_op) {
+            const size_t es = reduce_dtype_size(c.type);
+            void *before = trace_begin(s);
+            if (cudaError_t e = launch_team_group(k, sm_count_ * 4, s); e != cudaSuccess)
+                return failed("the collective kernel of rank threads", e);
+            trace_end(before, s, trace::op_reduce, c.count * es);
+        }
+        if (cudaError_t e = cudaEventRecord(done, s); e != cudaSuccess) return failed("cudaEventRecord", e);
+        return static_cast<void *>(done);
+    }
+
+    // One kernel per member, each waiting inside the GPU for the others' (cuda_team_reduce.cu).
+    result<ticket> team_flags(const team_reduce &a, int stream, bool user_stream, void *user) {
+        const size_t vbytes = a.count * reduce_dtype_size(a.type);
+        const size_t bytes = a.what == team_fcollect_op ? vbytes * static_cast<size_t>(a.n) : vbytes;
         std::lock_guard<std::mutex> g(stream_mu_);
         cudaStream_t s = user_stream ? static_cast<cudaStream_t>(user) : streams_[stream].s;
         unsigned *report = team_timed_out_ + (a.blocking ? report_blocking : report_stream);
@@ -1266,6 +1427,9 @@ private:
         unsigned long long stream_id = ~0ull;  // cudaStreamGetId of its stream
     };
     std::vector<team_order> team_order_ = std::vector<team_order>(team_kernel_slots);
+    // Per team slot, stream-ordered and blocking: the event a member's stream records at a
+    // collective of rank threads (team_group), for the last member's stream to wait for.
+    std::vector<std::array<cudaEvent_t, 2>> team_ready_ = std::vector<std::array<cudaEvent_t, 2>>(team_kernel_slots);
     int sm_count_ = 1;
     uint64_t sm_copy_min_ = 0, sm_copy_max_ = 0, agent_max_ = 0, agent_gpu_max_ = 0, agent_idle_ns_ = 0;
     agent::ring *ring_ = nullptr;  // pinned; nullptr when the agent is off

@@ -163,7 +163,54 @@ public:
         int type = 0, op = 0;
         uint64_t epoch = 0;
         uint64_t timeout_ns = 0;  // a block's wait for its peers fails after this long
+        // Blocking calls of a team whose members are all rank threads of this process: they
+        // meet on the host instead (team_group, under key `group_key`); where that does not
+        // run the call, the kernel above.
+        bool in_process = false;
+        uint64_t group_key = 0;
     };
+    // What team_group computes beyond team_op (count: elements of `type`): reduce: member
+    // root's output = every member's vector combined (no other output); reduce_scatter: member
+    // p's output = elements [p count, (p + 1) count) of every member's n count combined;
+    // alltoall (bytes): member p's output [q B, (q + 1) B) = member q's [p B, (p + 1) B);
+    // barrier: nothing but the order.
+    enum team_group_op : int { team_reduce_op = 3, team_reduce_scatter_op = 4, team_alltoall_op = 5, team_barrier_op = 6 };
+    static constexpr int team_group_members = 32;  // the most members of one group kernel
+    // One call of a team whose members are all rank threads of this process: each member's part.
+    // The members meet on the host (team_meet.hpp); where all of them are on one GPU and every
+    // vector is device memory of it, the last to arrive makes its stream wait for every
+    // member's stream to reach the call (events), launches one kernel that computes every
+    // member's output, and the others' streams wait for that kernel: no wait on the GPU is for
+    // work issued after it, so streams that share the GPU's work queues cannot stall each
+    // other (docs/threads.md). Elsewhere no member runs it: each takes the other paths.
+    struct team_group_call {
+        int what = team_allreduce_op;  // team_op or team_group_op
+        int root = 0;
+        int n = 0, me = 0, slot = 0;
+        size_t count = 0;  // elements of `type` (the copies: bytes, type HGAS_UINT8)
+        int type = 0, op = 0;
+        const void *in = nullptr;  // this member's vector (broadcast: the root's only)
+        void *out = nullptr;       // its output (reduce: the root's only)
+        bool usable = false;       // in and out are device memory (the coll layer checked kinds)
+        uint32_t fp = 0;           // the call's arguments: members that differ fail at the stream's sync
+        uint64_t key = 0;          // which call of which team: the same on every member
+        double timeout_s = 0;
+        const char *name = "";     // the call, for messages
+    };
+    // The arguments of the one kernel: every member's vector and output (nullptr: none).
+    struct team_group_args {
+        int what = team_allreduce_op;
+        int root = 0;
+        int n = 0;
+        size_t count = 0;
+        int type = 0, op = 0;
+        const void *in[team_group_members] = {};
+        void *out[team_group_members] = {};
+    };
+    // Runs `c` as above, on internal stream `stream` (blocking: the caller then waits for a
+    // ticket of that stream) or the user's stream `user`. True: run; false: no member ran it
+    // (not one GPU, not device memory, overlapping vectors): every member takes the other paths.
+    virtual result<bool> team_group(const team_group_call &, int, bool, void *) { return false; }
     // Whether this device runs team_allreduce: a cuda GPU that does not time-slice between
     // processes (there a member's kernel would wait for the other's slice: sharing.hpp).
     virtual bool team_kernels() const { return false; }

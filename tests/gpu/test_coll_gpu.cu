@@ -3,8 +3,8 @@
 // source, one enqueued after checks the result and then overwrites the source, which a
 // collective that ran early or late would see -- for allreduce (float, half, bfloat16, int8),
 // reduce, broadcast, fcollect, alltoall, reduce_scatter and the team barrier, on the world and
-// on an odd team; small allreduces as one kernel on the stream; bad arguments fail at the call
-// with nothing enqueued.
+// on an odd team; small allreduces as one kernel on the stream; rank threads' collectives as one
+// kernel for all members; bad arguments fail at the call with nothing enqueued.
 #include <hgas/hgas.h>
 #include <hgas/hgas_device.h>
 
@@ -298,6 +298,80 @@ TEST(CollStream, SmallBroadcastAndFcollectAreOneKernelOnTheStream) {
     CK(cudaFree(priv));
     HGAS_OK_OR_FAIL(hgas_free(src));
     HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+// Rank threads: every stream-ordered collective of device vectors is one kernel for all members
+// after they meet on the host (docs/threads.md), whatever the size and also for private
+// cudaMalloc buffers (reductions) and the in-place forms each collective allows; a host vector takes the
+// queue as before. HGAS_TEST_EXPECT_GROUP=1: the members share one GPU, every device call is
+// counted (group_kernel); rank processes never meet.
+TEST(CollStream, RankThreadsRunEveryCollectiveAsOneKernel) {
+    rank_gpu f;
+    f.open();
+    const char *e = std::getenv("HGAS_TEST_EXPECT_GROUP");
+    const bool expect_group = e && std::string(e) == "1";
+    const size_t big = (size_t{1} << 20) + 333;  // floats: past the per-member kernel's 64 KiB
+    float *priv;  // the reductions take any memory
+    CK(cudaMalloc(&priv, big * 4 * n()));
+    unsigned char *bytes_buf;  // broadcast, fcollect and alltoall a symmetric dst
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(2 * (big * 4 + 3) * n(), HGAS_KIND_CUDA, reinterpret_cast<void **>(&bytes_buf)));
+    HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+    uint64_t calls = 0;
+    for (size_t c : {size_t{1000}, big}) {
+        SCOPED_TRACE(std::to_string(c) + " floats");
+        // allreduce in place in a private buffer
+        k_fill<float><<<64, 256, 0, f.s>>>(priv, c, me() + 1);
+        HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(priv, priv, c, HGAS_FLOAT, HGAS_OP_SUM, f.s));
+        k_check_sum<float><<<64, 256, 0, f.s>>>(priv, c, 1, n(), f.bad);
+        // reduce to the root in place
+        k_fill<float><<<64, 256, 0, f.s>>>(priv, c, me() + 2);
+        HGAS_OK_OR_FAIL(hgas_team_reduce_on_stream(HGAS_TEAM_WORLD, priv, priv, c, HGAS_FLOAT, HGAS_OP_SUM, 0, f.s));
+        if (me() == 0) k_check_sum<float><<<64, 256, 0, f.s>>>(priv, c, 2, n(), f.bad);
+        // reduce_scatter with dst at this member's block of src
+        k_fill<float><<<64, 256, 0, f.s>>>(priv, c * n(), me() + 3);
+        HGAS_OK_OR_FAIL(hgas_team_reduce_scatter_on_stream(HGAS_TEAM_WORLD, priv + c * me(), priv, c, HGAS_FLOAT,
+                                                           HGAS_OP_SUM, f.s));
+        HGAS_OK_OR_FAIL(hgas_team_barrier_on_stream(HGAS_TEAM_WORLD, f.s));
+        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+        EXPECT_EQ(f.take_bad(), 0u);
+        std::vector<float> got(c);
+        CK(cudaMemcpy(got.data(), priv + c * me(), c * 4, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < c; i += 997) {
+            int want = 0;
+            for (int r = 0; r < n(); ++r) want += val(r + 3, me() * c + i);
+            ASSERT_EQ(got[i], static_cast<float>(want)) << "reduce_scatter element " << i;
+        }
+        // alltoall (from the upper half: never in place), fcollect in place, broadcast from the last member
+        const size_t b = c * 4 + 3;  // bytes: no word divides them
+        unsigned char *upper = bytes_buf + b * n();
+        for (int j = 0; j < n(); ++j) k_bytes<<<64, 256, 0, f.s>>>(upper + j * b, b, 40 + me() * 8 + j);
+        HGAS_OK_OR_FAIL(hgas_team_alltoall_on_stream(HGAS_TEAM_WORLD, bytes_buf, upper, b, f.s));
+        for (int r = 0; r < n(); ++r) k_check_bytes<<<64, 256, 0, f.s>>>(bytes_buf + r * b, b, 40 + r * 8 + me(), f.bad);
+        k_bytes<<<64, 256, 0, f.s>>>(bytes_buf + me() * b, b, 50 + me());
+        HGAS_OK_OR_FAIL(hgas_team_fcollect_on_stream(HGAS_TEAM_WORLD, bytes_buf, bytes_buf + me() * b, b, f.s));
+        for (int r = 0; r < n(); ++r) k_check_bytes<<<64, 256, 0, f.s>>>(bytes_buf + r * b, b, 50 + r, f.bad);
+        k_bytes<<<64, 256, 0, f.s>>>(bytes_buf, c * 4, 60 + me());
+        HGAS_OK_OR_FAIL(hgas_broadcast_on_stream(bytes_buf, me() == n() - 1 ? bytes_buf : nullptr, c * 4, n() - 1, f.s));
+        k_check_bytes<<<64, 256, 0, f.s>>>(bytes_buf, c * 4, 60 + n() - 1, f.bad);
+        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+        EXPECT_EQ(f.take_bad(), 0u);
+        calls += 7;
+    }
+    // A host vector: the queue (whose stream wait for the host can stall where the streams
+    // share one hardware queue, docs/threads.md: not run with CUDA_DEVICE_MAX_CONNECTIONS=1).
+    const char *conn = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    if (!(conn && std::string(conn) == "1")) {
+        std::vector<float> host(100, static_cast<float>(me() + 1)), out(100, 0.f);
+        HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(out.data(), host.data(), 100, HGAS_FLOAT, HGAS_OP_SUM, f.s));
+        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+        EXPECT_EQ(out[99], static_cast<float>(n() * (n() + 1) / 2));
+    }
+    hgasi_coll_stats_t st{};
+    HGAS_OK_OR_FAIL(hgasi_coll_stats(&st));
+    if (expect_group && n() > 1) EXPECT_EQ(st.group_kernel, calls);
+    if (!rank_threads || n() == 1) EXPECT_EQ(st.group_kernel, 0u);
+    CK(cudaFree(priv));
+    HGAS_OK_OR_FAIL(hgas_free(bytes_buf));
 }
 
 TEST(CollStream, BadArgumentsFailAtTheCall) {

@@ -723,3 +723,4 @@ TEST(AgentGate, NestedOnOneThreadAndAStuckAgentDoNotHang) {
     EXPECT_EQ(a.done.load(), 3u);
     EXPECT_EQ(g.bypasses(), 0u);
 }
+

@@ -1,0 +1,202 @@
+// The host meeting of rank threads at a collective (gpu/team_meet.hpp): who issues the call,
+// what every member learns, and how a meeting ends when it cannot run. Events are opaque here,
+// so no GPU is needed. No test depends on which thread arrives last: the outcomes say it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.hpp"
+#include "gpu/team_meet.hpp"
+
+namespace {
+
+using hgas::gpu::team_meet;
+
+int done_event;  // stands for the event a launch records
+
+struct member_result {
+    team_meet::outcome o;
+    hgas::status st = hgas::status::ok;
+    std::string msg;
+    bool released = false;  // its leave was the last
+};
+
+struct run {
+    std::vector<member_result> r;
+    std::atomic<int> launches{0};
+    std::atomic<int> launcher{-1};        // the member that ran the launch
+    std::vector<team_meet::member> seen;  // what the launcher was given
+};
+
+// Members `who` of an n-member call `key` arrive on threads of their own at once (member q's
+// vector at 0x1000 (q + 1), output at +8, fingerprint fp(q), broken where broken(q)); the
+// launcher returns what `launch_result` says. Each member that arrives without an error leaves.
+template <class FP, class BROKEN, class LAUNCH>
+void meet(run &x, uint64_t key, int n, const std::vector<int> &who, FP fp, BROKEN broken, LAUNCH launch_result,
+          double timeout_s = 10) {
+    x.r.assign(static_cast<size_t>(n), {});
+    std::vector<std::thread> th;
+    std::atomic<int> ready{0};
+    for (int q : who)
+        th.emplace_back([&, q] {
+            team_meet::member m;
+            m.in = reinterpret_cast<const void *>(uintptr_t{0x1000} * static_cast<uintptr_t>(q + 1));
+            m.out = reinterpret_cast<void *>(uintptr_t{0x1000} * static_cast<uintptr_t>(q + 1) + 8);
+            m.ready = &x;
+            m.gpu = 0;
+            m.usable = true;
+            m.fp = fp(q);
+            m.broken = broken(q);
+            // A latch: every thread starts its arrival together.
+            ++ready;
+            while (ready.load() < static_cast<int>(who.size())) std::this_thread::yield();
+            auto launch = [&, q](const std::vector<team_meet::member> &all) -> hgas::result<void *> {
+                ++x.launches;
+                x.launcher = q;
+                x.seen = all;
+                return launch_result();
+            };
+            member_result &res = x.r[static_cast<size_t>(q)];
+            auto o = team_meet::process().arrive(key, n, q, m, timeout_s, launch, "test call");
+            if (!o.ok()) {
+                res.st = o.error();
+                res.msg = hgas::last_error();
+                return;
+            }
+            res.o = *o;
+            res.released = team_meet::process().leave(key);
+        });
+    for (auto &t : th) t.join();
+}
+
+auto same_fp = [](int) { return 7u; };
+auto none_broken = [](int) { return false; };
+auto runs = [] { return hgas::result<void *>(static_cast<void *>(&done_event)); };
+
+}  // namespace
+
+TEST(TeamMeet, TheLastToArriveIssuesTheCallOnceForAll) {
+    for (int n : {2, 3, 8}) {
+        run x;
+        std::vector<int> all;
+        for (int q = 0; q < n; ++q) all.push_back(q);
+        meet(x, 100 + static_cast<uint64_t>(n), n, all, same_fp, none_broken, runs);
+        EXPECT_EQ(x.launches.load(), 1) << n;
+        int last = 0, released = 0;
+        for (int q = 0; q < n; ++q) {
+            const member_result &r = x.r[static_cast<size_t>(q)];
+            EXPECT_EQ(r.st, hgas::status::ok) << r.msg;
+            EXPECT_EQ(r.o.done, static_cast<void *>(&done_event)) << "member " << q;
+            EXPECT_EQ(r.o.mismatch, -1);
+            EXPECT_EQ(r.o.broken, -1);
+            last += r.o.last;
+            released += r.released;
+            if (r.o.last) {
+                EXPECT_EQ(x.launcher.load(), q) << "the member told it was last ran the launch";
+            }
+        }
+        EXPECT_EQ(last, 1) << n;
+        EXPECT_EQ(released, 1) << "one member releases the done event";
+        ASSERT_EQ(x.seen.size(), static_cast<size_t>(n));
+        for (int q = 0; q < n; ++q) {
+            EXPECT_EQ(x.seen[static_cast<size_t>(q)].in, reinterpret_cast<const void *>(uintptr_t{0x1000} * (q + 1)))
+                << "the launcher sees member " << q << "'s entry at its place";
+            EXPECT_EQ(x.seen[static_cast<size_t>(q)].fp, 7u);
+        }
+        EXPECT_EQ(team_meet::process().open_calls(), 0u);
+    }
+}
+
+TEST(TeamMeet, ALaunchThatRunsNothingSendsEveryMemberElsewhere) {
+    run x;
+    meet(x, 200, 3, {0, 1, 2}, same_fp, none_broken, [] { return hgas::result<void *>(static_cast<void *>(nullptr)); });
+    EXPECT_EQ(x.launches.load(), 1);
+    for (const member_result &r : x.r) {
+        EXPECT_EQ(r.st, hgas::status::ok) << r.msg;
+        EXPECT_EQ(r.o.done, nullptr);
+    }
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
+
+TEST(TeamMeet, OtherArgumentsRunNothingAndEveryMemberLearnsWhoDiffersFromMemberZero) {
+    for (int odd : {0, 2}) {
+        run x;
+        meet(
+            x, 300 + static_cast<uint64_t>(odd), 4, {0, 1, 2, 3}, [odd](int q) { return q == odd ? 9u : 7u; },
+            none_broken, runs);
+        EXPECT_EQ(x.launches.load(), 0);
+        for (const member_result &r : x.r) {
+            EXPECT_EQ(r.st, hgas::status::ok) << r.msg;
+            EXPECT_EQ(r.o.mismatch, odd == 0 ? 1 : odd) << "against member 0's arguments";
+            EXPECT_EQ(r.o.done, nullptr);
+        }
+        EXPECT_EQ(team_meet::process().open_calls(), 0u);
+    }
+}
+
+TEST(TeamMeet, ABrokenMemberEndsTheMeetingAtOnce) {
+    run x;
+    const auto t0 = std::chrono::steady_clock::now();
+    meet(
+        x, 400, 3, {0, 1, 2}, same_fp, [](int q) { return q == 1; }, runs, 30.0);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10)) << "no member waits for HGAS_TIMEOUT";
+    EXPECT_EQ(x.launches.load(), 0);
+    for (const member_result &r : x.r) EXPECT_EQ(r.o.broken, 1);
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
+
+TEST(TeamMeet, AFailedLaunchFailsEveryMemberWithItsMessage) {
+    run x;
+    meet(x, 500, 3, {0, 1, 2}, same_fp, none_broken,
+         [] { return hgas::result<void *>(hgas::fail(hgas::status::internal, "the launch failed: %s", "boom")); });
+    EXPECT_EQ(x.launches.load(), 1);
+    for (const member_result &r : x.r) {
+        EXPECT_EQ(r.st, hgas::status::internal);
+        EXPECT_NE(r.msg.find("boom"), std::string::npos) << r.msg;
+    }
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
+
+TEST(TeamMeet, AMemberThatNeverComesEndsTheWaitWithItsNumberAndALateOneFailsToo) {
+    run x;
+    meet(x, 600, 3, {0, 1}, same_fp, none_broken, runs, 0.2);
+    EXPECT_EQ(x.launches.load(), 0);
+    for (int q : {0, 1}) {
+        const member_result &r = x.r[static_cast<size_t>(q)];
+        EXPECT_EQ(r.st, hgas::status::timeout);
+        EXPECT_NE(r.msg.find("member(s) 2 "), std::string::npos) << r.msg;
+    }
+    EXPECT_EQ(team_meet::process().open_calls(), 0u) << "the members withdrew";
+    // The late member finds nobody: it does not run the call with the others' stale entries.
+    run late;
+    meet(late, 600, 3, {2}, same_fp, none_broken, runs, 0.2);
+    EXPECT_EQ(late.launches.load(), 0);
+    EXPECT_EQ(late.r[2].st, hgas::status::timeout);
+    EXPECT_NE(late.r[2].msg.find("member(s) 0, 1 "), std::string::npos) << late.r[2].msg;
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
+
+TEST(TeamMeet, TwoTeamsAtOnceAreTwoCalls) {
+    // Two teams (their keys differ) of two members each, all four threads arriving together.
+    run a, b;
+    std::thread ta([&] { meet(a, 700, 2, {0, 1}, same_fp, none_broken, runs); });
+    std::thread tb([&] {
+        meet(
+            b, 701, 2, {0, 1}, [](int) { return 8u; }, none_broken, runs);
+    });
+    ta.join();
+    tb.join();
+    EXPECT_EQ(a.launches.load(), 1);
+    EXPECT_EQ(b.launches.load(), 1);
+    for (const run *x : {&a, &b})
+        for (const member_result &r : x->r) {
+            EXPECT_EQ(r.st, hgas::status::ok) << r.msg;
+            EXPECT_EQ(r.o.mismatch, -1) << "each team's members are met with their own";
+        }
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
