@@ -36,6 +36,8 @@ hgas_status_t coll_on_stream(core::rank &r, const char *op, hgas_team_t team, F 
 }
 // A stream-ordered collective of a team of rank threads on one GPU as one kernel for all
 // members (coll/direct.hpp, group_on_stream): true when it ran (or failed: *st says how).
+// Before any other check: a member whose arguments are wrong still meets the others (and
+// then fails), so that the team's later calls stay in step.
 bool grouped(core::rank &r, const char *op, hgas_team_t team, int what, void *dst, const void *src, size_t count,
              hgas_dtype_t type, hgas_op_t rop, int root, cudaStream_t s, hgas_status_t *st) {
     auto t = coll::find(r, op, team);
@@ -90,6 +92,17 @@ hgas_status_t hgas_signal_wait_on_stream(const uint64_t *sig, hgas_cmp_t cmp, ui
 
 hgas_status_t hgas_barrier_on_stream(cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
+    // Ranks that are all threads of this process: the device barrier's kernel would wait inside
+    // the GPU for the other members' kernels (which can stall: docs/threads.md), so they meet
+    // on the host like the team barrier, after this rank's quiet (what the device barrier
+    // completes first).
+    if (auto t = coll::find(*r, __func__, HGAS_TEAM_WORLD); t.ok() && coll::detail::in_process_group(**t)) {
+        if (status q = device::quiet_on_stream(*r, s); q != status::ok) return to_c(q);
+        hgas_status_t g;
+        if (grouped(*r, __func__, HGAS_TEAM_WORLD, gpu::device::team_barrier_op, nullptr, nullptr, 0, HGAS_UINT8,
+                    HGAS_OP_SUM, 0, s, &g))
+            return g;
+    }
     return to_c(device::barrier_on_stream(*r, s));
 }
 
@@ -159,8 +172,8 @@ hgas_status_t hgas_recv_typed_on_stream(void *buf, hgas_layout_t l, int src, int
 hgas_status_t hgas_team_allreduce_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
                                             hgas_dtype_t type, hgas_op_t op, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
-    if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
     if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_allreduce_op, dst, src, count, type, op, 0, s, &g)) return g;
+    if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
     // Small device vectors: one kernel on the stream, no host step (coll/direct.hpp).
     if (auto t = coll::find(*r, __func__, team); t.ok()) {
         auto k = coll::detail::allreduce_kernel_on_stream(**t, __func__, dst, src, count, type, op, s);
@@ -173,8 +186,8 @@ hgas_status_t hgas_team_allreduce_on_stream(hgas_team_t team, void *dst, const v
 hgas_status_t hgas_team_reduce_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
                                          hgas_dtype_t type, hgas_op_t op, int root, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
-    if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
     if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_reduce_op, dst, src, count, type, op, root, s, &g)) return g;
+    if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
     return coll_on_stream(*r, __func__, team,
                           [=](coll::team &t) { return coll::reduce(t, dst, src, count, type, op, root); }, s);
 }
@@ -195,8 +208,8 @@ hgas_status_t hgas_team_broadcast_on_stream(hgas_team_t team, void *dst, const v
 hgas_status_t hgas_team_reduce_scatter_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,
                                                  hgas_dtype_t type, hgas_op_t op, cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
-    if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
     if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_reduce_scatter_op, dst, src, count, type, op, 0, s, &g)) return g;
+    if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
     return coll_on_stream(*r, __func__, team,
                           [=](coll::team &t) { return coll::reduce_scatter(t, dst, src, count, type, op); }, s);
 }

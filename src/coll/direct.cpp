@@ -8,6 +8,7 @@
 // README.md, "Algorithms and costs", has the protocol's argument.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -197,6 +198,20 @@ uint64_t group_key(const team &t, bool blocking, uint64_t epoch) {
            static_cast<uint64_t>(blocking) << 35 | (epoch & ((uint64_t{1} << 35) - 1));
 }
 
+// What a rank thread does while it waits at a meeting of its team (team_meet.hpp), as
+// rank::wait does between polls: the engine's progress (which, at this safe point, also runs
+// the device proxy's requests another member's stream may need before it reaches the call),
+// the API lock for the rank's other threads at HGAS_THREAD_MULTIPLE, and a look at whether
+// the job is still alive. The meeting is between the caller's operations: nothing is half done.
+std::function<status()> meeting_progress(core::rank &r) {
+    return [&r]() -> status {
+        core::safe_point sp(r);
+        HGAS_TRY(r.poll());
+        if (r.thread_level() == HGAS_THREAD_MULTIPLE) r.yield_api_lock();
+        return status::ok;
+    };
+}
+
 // The arguments of the team kernel for this member: its vector at `in_off` of `seg` (its src
 // where that is symmetric in dst's segment and apart from dst, else dst), every member's
 // segment and flag block (internal().coll_kernel_flags, one block of team_kernel_flag_words per
@@ -224,6 +239,7 @@ gpu::device::team_reduce kernel_args(team &t, bool blocking, char *d, uint16_t s
     // they came here: group_on_stream).
     a.in_process = blocking && in_process(t);
     a.group_key = group_key(t, true, a.epoch);
+    if (a.in_process) a.progress = meeting_progress(r);
     const uint64_t flags = r.internal().coll_kernel_flags +
                            static_cast<uint64_t>(t.slot) * gpu::device::team_kernel_flag_words * 8;
     for (int q = 0; q < a.n; ++q) {
@@ -355,13 +371,27 @@ result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size
     return run;
 }
 
+bool in_process_group(const team &t) { return in_process(t) && t.n() <= gpu::device::team_group_members; }
+
 result<bool> group_on_stream(team &t, const char *name, int what, void *dst, const void *src, size_t count,
                              hgas_dtype_t type, hgas_op_t op, int root, void *stream) {
     core::rank &r = *t.r;
-    if (!in_process(t) || t.n() > gpu::device::team_group_members || root < 0 || root >= t.n()) return false;
+    if (!in_process_group(t)) return false;
     gpu::device *dev = r.device(mem::kind::cuda);
     if (!dev) return false;
-    const size_t n = static_cast<size_t>(t.n()), esize = dtype_size(type);
+    // This member's own argument errors: it meets all the same (so that the team's next call
+    // is the same meeting on every member) and then returns its error; the members that
+    // passed other arguments learn it from the meeting.
+    status own = status::ok;
+    std::string own_msg;
+    const bool reduction = what == gpu::device::team_allreduce_op || what == gpu::device::team_reduce_op ||
+                           what == gpu::device::team_reduce_scatter_op;
+    if (reduction) own = check_type_op(name, type, op);
+    if (own == status::ok && (root < 0 || root >= t.n()))
+        own = fail(status::invalid_arg, "%s: root %d is not a member of the team (members 0 to %d)", name, root,
+                   t.n() - 1);
+    if (own != status::ok) own_msg = last_error();
+    const size_t n = static_cast<size_t>(t.n()), esize = own == status::ok ? dtype_size(type) : 0;
     // Bytes of this member's vector and output (0: the member has none).
     const bool scatter = what == gpu::device::team_reduce_scatter_op, a2a = what == gpu::device::team_alltoall_op;
     const bool has_in = what != gpu::device::team_barrier_op && (what != gpu::device::team_broadcast_op || t.me == root);
@@ -380,23 +410,26 @@ result<bool> group_on_stream(team &t, const char *name, int what, void *dst, con
     c.op = static_cast<int>(op);
     c.in = has_in ? src : nullptr;
     c.out = has_out ? dst : nullptr;
+    c.valid = own == status::ok;
     // The one kernel reads and writes device memory only; anything else (and any argument
-    // error, which that path reports) takes the other paths, on every member alike.
+    // error the other paths report) takes the other paths, on every member alike.
     // Broadcast, fcollect and alltoall want a symmetric dst on every path (hgas.h), so that a
     // program runs alike with rank processes: the queue says so where it is not.
     const bool copy = what == gpu::device::team_broadcast_op || what == gpu::device::team_fcollect_op || a2a;
     sym_ref ref;
-    c.usable = what == gpu::device::team_barrier_op ||
-               (v > 0 && (!has_in || (src && r.kind_of(src, in_bytes) == mem::kind::cuda)) &&
-                (!has_out || (dst && r.kind_of(dst, out_bytes) == mem::kind::cuda)) &&
-                (!copy || symmetric_at(r, dst, out_bytes, ref)));
-    c.fp = fingerprint(static_cast<uint64_t>(what) + 100, count, static_cast<uint64_t>(root),
-                       static_cast<uint64_t>(type) << 8 | static_cast<uint64_t>(op));
+    c.usable = c.valid && (what == gpu::device::team_barrier_op ||
+                           (v > 0 && (!has_in || (src && r.kind_of(src, in_bytes) == mem::kind::cuda)) &&
+                            (!has_out || (dst && r.kind_of(dst, out_bytes) == mem::kind::cuda)) &&
+                            (!copy || symmetric_at(r, dst, out_bytes, ref))));
     c.key = group_key(t, false, ++t.group_epoch);
     c.timeout_s = r.timeout();
     c.name = name;
-    HGAS_TRY_ASSIGN(bool ran, dev->team_group(c, 0, true, stream));
-    if (!ran) return false;
+    c.progress = meeting_progress(r);
+    auto ran = dev->team_group(c, 0, true, stream);
+    if (own != status::ok) return fail(own, "%s", own_msg.c_str());  // its own error before the meeting's
+    if (!ran.ok()) return ran.error();
+    if (*ran == gpu::device::group_ran::other_paths) return false;
+    if (*ran == gpu::device::group_ran::mismatch) return true;  // the stream's sync reports it
     auto &st = stats(r);
     ++st.group_kernel;
     if (what == gpu::device::team_allreduce_op) ++st.allreduce_kernel;

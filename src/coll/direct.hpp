@@ -73,6 +73,9 @@ result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size
 // every member has called (or fails after HGAS_TIMEOUT naming those that did not).
 result<bool> group_on_stream(team &t, const char *name, int what, void *dst, const void *src, size_t count,
                              hgas_dtype_t type, hgas_op_t op, int root, void *stream);
+// Whether group_on_stream meets `t`'s members: all are rank threads of this process, and few
+// enough for one kernel.
+bool in_process_group(const team &t);
 // A stream-ordered kernel collective of this rank that timed out, for hgas_stream_sync.
 status kernel_stream_status(core::rank &r);
 

@@ -782,12 +782,12 @@ public:
         c.in = a.in[a.me];
         c.out = a.dst;
         c.usable = true;  // the kernel's vectors: this GPU's heaps
-        c.fp = a.fp;
         c.key = a.group_key;
         c.timeout_s = static_cast<double>(a.timeout_ns) / 1e9;
         c.name = "a blocking collective of rank threads";
-        HGAS_TRY_ASSIGN(bool ran, team_group(c, stream, false, nullptr));
-        if (!ran) return team_flags(a, stream, false, nullptr);
+        c.progress = a.progress;
+        HGAS_TRY_ASSIGN(group_ran ran, team_group(c, stream, false, nullptr));
+        if (ran == group_ran::other_paths) return team_flags(a, stream, false, nullptr);
         std::lock_guard<std::mutex> g(stream_mu_);
         return record(stream);
     }
@@ -795,11 +795,12 @@ public:
     // The members of the team are rank threads of this process: they meet on the host
     // (team_meet.hpp) and, where every one is on this GPU with device vectors, the last to
     // arrive issues the call for all (gpu.hpp, team_group_call).
-    result<bool> team_group(const team_group_call &c, int stream, bool user_stream, void *user) override {
+    result<group_ran> team_group(const team_group_call &c, int stream, bool user_stream, void *user) override {
         select();
         if (stream < 0 || stream >= streams()) stream = 0;
+        // A root out of range is the caller's argument error (c.valid is false, so nothing runs).
         if (c.n < 2 || c.n > team_group_members || c.me < 0 || c.me >= c.n || c.slot < 0 ||
-            c.slot >= team_kernel_slots || c.root < 0 || c.root >= c.n)
+            c.slot >= team_kernel_slots || (c.valid && (c.root < 0 || c.root >= c.n)))
             return fail(status::internal, "cuda: team_group: %d members (me %d), slot %d, root %d: out of range", c.n,
                         c.me, c.slot, c.root);
         cudaStream_t s = user_stream ? static_cast<cudaStream_t>(user) : streams_[stream].s;
@@ -808,8 +809,12 @@ public:
         m.out = c.out;
         m.stream = s;
         m.gpu = dev_;
-        m.fp = c.fp;
-        m.usable = c.usable;
+        m.args.what = c.what;
+        m.args.root = c.root;
+        m.args.type = c.type;
+        m.args.op = c.op;
+        m.args.count = c.count;
+        m.usable = c.usable && c.valid;
         status pre = status::ok;
         std::string pre_msg;
         {
@@ -830,12 +835,13 @@ public:
             return team_group_launch(c, all, s);
         };
         HGAS_TRY_ASSIGN(team_meet::outcome o,
-                        team_meet::process().arrive(c.key, c.n, c.me, m, c.timeout_s, launch, c.name));
+                        team_meet::process().arrive(c.key, c.n, c.me, m, c.timeout_s, launch, c.name, c.progress));
         if (o.broken >= 0 || o.mismatch >= 0 || !o.done) team_meet::process().leave(c.key);
         if (pre != status::ok) return fail(pre, "%s", pre_msg.c_str());
         if (o.broken >= 0)
             return fail(status::internal, "%s: member %d of the team could not take part (a CUDA call failed there; "
                         "its own call says which)", c.name, o.broken);
+        if (!c.valid) return group_ran::other_paths;  // the caller returns this member's own error
         if (o.mismatch >= 0) {  // nothing ran; reported as the kernels would (stream-ordered: at the sync)
             if (!user_stream)
                 return fail(status::invalid_arg, "%s: member %d of the team called the collective with other arguments "
@@ -846,9 +852,9 @@ public:
             unsigned zero = 0;
             __atomic_compare_exchange_n(team_timed_out_ + report_stream, &zero, w, false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE);
-            return true;
+            return group_ran::mismatch;
         }
-        if (!o.done) return false;  // not one GPU or not device vectors: every member takes another path
+        if (!o.done) return group_ran::other_paths;  // not one GPU, not device vectors, or a member's bad argument
         cudaError_t e = cudaSuccess;
         if (!o.last) {
             std::lock_guard<std::mutex> g(stream_mu_);
@@ -857,7 +863,7 @@ public:
         // The last to leave has seen every other member's stream take its wait: the event can go.
         if (team_meet::process().leave(c.key)) cudaEventDestroy(static_cast<cudaEvent_t>(o.done));
         if (e != cudaSuccess) return cuda_fail("cudaStreamWaitEvent (for a collective of rank threads)", e);
-        return true;
+        return group_ran::ran;
     }
 
     // The last member's part (team_meet's launcher): nullptr where the group cannot run here.

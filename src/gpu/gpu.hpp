@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -168,6 +169,7 @@ public:
         // run the call, the kernel above.
         bool in_process = false;
         uint64_t group_key = 0;
+        std::function<status()> progress;  // the rank's progress while it waits at that meeting
     };
     // What team_group computes beyond team_op (count: elements of `type`): reduce: member
     // root's output = every member's vector combined (no other output); reduce_scatter: member
@@ -192,10 +194,14 @@ public:
         const void *in = nullptr;  // this member's vector (broadcast: the root's only)
         void *out = nullptr;       // its output (reduce: the root's only)
         bool usable = false;       // in and out are device memory (the coll layer checked kinds)
-        uint32_t fp = 0;           // the call's arguments: members that differ fail at the stream's sync
+        // False: this member's own arguments failed a check, and its call returns that error. It
+        // meets all the same, so that the team's later calls stay in step, and reports nothing
+        // more (members whose arguments differ from member 0's fail: what, count, type, op, root).
+        bool valid = true;
         uint64_t key = 0;          // which call of which team: the same on every member
         double timeout_s = 0;
         const char *name = "";     // the call, for messages
+        std::function<status()> progress;  // the rank's progress while it waits (team_meet.hpp)
     };
     // The arguments of the one kernel: every member's vector and output (nullptr: none).
     struct team_group_args {
@@ -207,10 +213,14 @@ public:
         const void *in[team_group_members] = {};
         void *out[team_group_members] = {};
     };
+    // What team_group did: ran the call; found that the members' arguments differ (nothing ran;
+    // on a user's stream the next sync reports it, as the kernels do); or ran nothing, and every
+    // member takes the other paths (not one GPU, not device memory, overlapping vectors, a
+    // member whose own arguments failed a check).
+    enum class group_ran { ran, mismatch, other_paths };
     // Runs `c` as above, on internal stream `stream` (blocking: the caller then waits for a
-    // ticket of that stream) or the user's stream `user`. True: run; false: no member ran it
-    // (not one GPU, not device memory, overlapping vectors): every member takes the other paths.
-    virtual result<bool> team_group(const team_group_call &, int, bool, void *) { return false; }
+    // ticket of that stream) or the user's stream `user`.
+    virtual result<group_ran> team_group(const team_group_call &, int, bool, void *) { return group_ran::other_paths; }
     // Whether this device runs team_allreduce: a cuda GPU that does not time-slice between
     // processes (there a member's kernel would wait for the other's slice: sharing.hpp).
     virtual bool team_kernels() const { return false; }

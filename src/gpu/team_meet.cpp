@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <string>
@@ -17,6 +18,7 @@ struct team_meet::call {
     std::vector<bool> present;  // arrived and not withdrawn
     std::vector<bool> came;     // arrived at some time (a message names those that never did)
     enum { gathering, launching, done } state = gathering;
+    int launcher = -1;  // the member that arrived last and issues the call
     outcome out;
     status st = status::ok;
     std::string msg;  // why st is not ok, for every member's message
@@ -41,8 +43,25 @@ size_t team_meet::open_calls() {
     return calls().size();
 }
 
+namespace {
+// How long a waiting member sleeps between its rank's progress steps: short enough for the
+// device proxy's requests (which may be what another member's stream needs before its call),
+// long enough that a wait costs little CPU. The meeting's own events wake it at once.
+constexpr auto slice = std::chrono::microseconds(200);
+
+// Member `me` gives up a call still gathering: a late member then waits and fails in turn
+// rather than running the call with this one's stale entry.
+void withdraw(uint64_t key, team_meet::call *c, int me) {
+    c->present[static_cast<size_t>(me)] = false;
+    if (--c->arrived == 0) {
+        delete c;
+        calls().erase(key);
+    }
+}
+}  // namespace
+
 result<team_meet::outcome> team_meet::arrive(uint64_t key, int n, int me, const member &m, double timeout_s,
-                                             const launcher &launch, const char *what) {
+                                             const launcher &launch, const char *what, const progress_fn &progress) {
     std::unique_lock<std::mutex> g(mu);
     call *&c = calls()[key];
     if (!c) {
@@ -63,22 +82,33 @@ result<team_meet::outcome> team_meet::arrive(uint64_t key, int n, int me, const 
     if (++c->arrived == n) {
         // The last: the others wait on the condition until the call is issued (or not).
         c->state = call::launching;
+        c->launcher = me;
         outcome o;
         for (int q = 0; q < n && o.broken < 0; ++q)
             if (c->members[static_cast<size_t>(q)].broken) o.broken = q;
         for (int q = 1; q < n && o.broken < 0 && o.mismatch < 0; ++q)
-            if (c->members[static_cast<size_t>(q)].fp != c->members[0].fp) o.mismatch = q;
-        const std::vector<member> all = c->members;
+            if (!(c->members[static_cast<size_t>(q)].args == c->members[0].args)) o.mismatch = q;
         g.unlock();
         status st = status::ok;
         std::string msg;
         if (o.broken < 0 && o.mismatch < 0) {
-            result<void *> r = launch(all);
-            if (r.ok()) {
-                o.done = *r;
-            } else {
-                st = r.error();
-                msg = last_error();
+            // Whatever happens in the launch, the others hear of it: an exception escaping here
+            // would leave them waiting for an outcome that never comes.
+            try {
+                const std::vector<member> all = c->members;  // nobody writes them while launching
+                result<void *> r = launch(all);
+                if (r.ok()) {
+                    o.done = *r;
+                } else {
+                    st = r.error();
+                    msg = last_error();
+                }
+            } catch (const std::exception &e) {
+                st = status::internal;
+                msg = std::string(what) + ": issuing the call for the team failed: " + e.what();
+            } catch (...) {
+                st = status::internal;
+                msg = std::string(what) + ": issuing the call for the team failed (an exception)";
             }
         }
         g.lock();
@@ -95,27 +125,52 @@ result<team_meet::outcome> team_meet::arrive(uint64_t key, int n, int me, const 
         o.last = true;
         return o;
     }
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    while (c->state == call::gathering) {
-        if (cv.wait_until(g, end) != std::cv_status::timeout || c->state != call::gathering) continue;
-        // Nobody has come for the others' part: withdraw, so that a late member waits and fails
-        // in turn rather than running the call with this one's stale entry.
-        std::string missing;
-        for (int q = 0; q < n; ++q)
-            if (!c->came[static_cast<size_t>(q)]) missing += (missing.empty() ? "" : ", ") + std::to_string(q);
-        c->present[static_cast<size_t>(me)] = false;
-        if (--c->arrived == 0) {
-            delete c;
-            calls().erase(key);
+    // Wait in slices, doing the rank's progress between them (without the meeting's lock).
+    // The deadline starts again when the last member arrives: its launch gets HGAS_TIMEOUT of
+    // its own, however long the gathering took.
+    const auto budget =
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));
+    auto end = std::chrono::steady_clock::now() + budget;
+    bool launching = false;
+    while (c->state != call::done) {
+        if (cv.wait_for(g, slice, [c] { return c->state == call::done; })) break;
+        if (c->state == call::launching && !launching) {
+            launching = true;
+            end = std::chrono::steady_clock::now() + budget;
         }
+        status ps = status::ok;
+        std::string pmsg;
+        if (progress) {
+            g.unlock();
+            ps = progress();
+            if (ps != status::ok) pmsg = last_error();
+            g.lock();
+            if (c->state == call::done) break;  // the call is issued: that outcome wins
+        }
+        const bool late = std::chrono::steady_clock::now() >= end;
+        if (ps == status::ok && !late) continue;
+        if (c->state == call::gathering) {
+            std::string missing;
+            for (int q = 0; q < n; ++q)
+                if (!c->came[static_cast<size_t>(q)]) missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+            withdraw(key, c, me);
+            if (ps != status::ok) return fail(ps, "%s", pmsg.c_str());
+            return fail(status::timeout,
+                        "%s: member(s) %s of the team, rank threads of this process, did not call the "
+                        "collective within HGAS_TIMEOUT (%g s): is a thread stuck, or not calling the matching "
+                        "collective?",
+                        what, missing.c_str(), timeout_s);
+        }
+        // Launching: the last member still uses the call's entries, so this one only counts
+        // itself out (the last to leave deletes the call); its stream does not wait for the call.
+        const int last = c->launcher;
+        ++c->left;
+        if (ps != status::ok) return fail(ps, "%s", pmsg.c_str());
         return fail(status::timeout,
-                    "%s: member(s) %s of the team, rank threads of this process, did not call the "
-                    "collective within HGAS_TIMEOUT (%g s): is a thread stuck, or not calling the matching "
-                    "collective?",
-                    what, missing.c_str(), timeout_s);
+                    "%s: member %d of the team, which arrived last, has not finished issuing the collective "
+                    "within HGAS_TIMEOUT (%g s): is its GPU's launch queue stalled?",
+                    what, last, timeout_s);
     }
-    // The last member is issuing the call (no wait of it is for another member): no deadline.
-    cv.wait(g, [c] { return c->state == call::done; });
     if (c->st != status::ok) {
         const status st = c->st;
         const std::string msg = c->msg;

@@ -356,6 +356,13 @@ TEST(CollStream, RankThreadsRunEveryCollectiveAsOneKernel) {
         HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
         EXPECT_EQ(f.take_bad(), 0u);
         calls += 7;
+        // The device barrier in stream order: rank threads meet like the team barrier (its
+        // kernel would wait inside the GPU for the other members').
+        if (rank_threads) {
+            HGAS_OK_OR_FAIL(hgas_barrier_on_stream(f.s));
+            HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+            ++calls;
+        }
     }
     // A host vector: the queue (whose stream wait for the host can stall where the streams
     // share one hardware queue, docs/threads.md: not run with CUDA_DEVICE_MAX_CONNECTIONS=1).
@@ -387,6 +394,44 @@ TEST(CollStream, BadArgumentsFailAtTheCall) {
     HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
     HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(buf, buf, 4, HGAS_FLOAT, HGAS_OP_SUM, f.s));
     HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    HGAS_OK_OR_FAIL(hgas_free(buf));
+}
+
+// Rank threads that meet: a member whose own arguments fail a check (a root out of range, an
+// op its type lacks) fails at its call, the others fail at their stream's sync (the arguments
+// differ), and the team's next collective is the same call on every member (before, the
+// failing member did not meet, and every later collective of the team waited for it).
+TEST(CollStream, OneMembersBadArgumentLeavesTheTeamInStep) {
+    const char *e = std::getenv("HGAS_TEST_EXPECT_GROUP");
+    if (!(e && std::string(e) == "1") || n() < 2) GTEST_SKIP() << "rank threads that meet only";
+    rank_gpu f;
+    f.open();
+    float *buf;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(64 * sizeof(float), HGAS_KIND_CUDA, reinterpret_cast<void **>(&buf)));
+    const bool odd = me() == n() - 1;
+    for (int round = 0; round < 2; ++round) {
+        SCOPED_TRACE(round == 0 ? "root out of range" : "an op the type lacks");
+        hgas_status_t st = round == 0 ? hgas_team_reduce_on_stream(HGAS_TEAM_WORLD, buf, buf, 16, HGAS_FLOAT,
+                                                                   HGAS_OP_SUM, odd ? n() : 0, f.s)
+                                      : hgas_team_allreduce_on_stream(HGAS_TEAM_WORLD, buf, buf, 16, HGAS_FLOAT,
+                                                                      odd ? HGAS_OP_XOR : HGAS_OP_SUM, f.s);
+        if (odd) {
+            EXPECT_EQ(st, HGAS_ERR_INVALID_ARG);
+            EXPECT_NE(std::string(hgas_last_error()).find(round == 0 ? "root" : "bitwise"), std::string::npos)
+                << hgas_last_error();
+            HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+        } else {
+            EXPECT_EQ(st, HGAS_OK) << hgas_last_error();
+            EXPECT_EQ(hgas_stream_sync(f.s), HGAS_ERR_INVALID_ARG);
+            EXPECT_NE(std::string(hgas_last_error()).find("other arguments"), std::string::npos) << hgas_last_error();
+        }
+        // The next collective runs on every member, with its values.
+        k_fill<float><<<1, 64, 0, f.s>>>(buf, 64, me());
+        HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(buf, buf, 64, HGAS_FLOAT, HGAS_OP_SUM, f.s));
+        k_check_sum<float><<<1, 64, 0, f.s>>>(buf, 64, 0, n(), f.bad);
+        HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+        EXPECT_EQ(f.take_bad(), 0u);
+    }
     HGAS_OK_OR_FAIL(hgas_free(buf));
 }
 

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,11 +36,12 @@ struct run {
 };
 
 // Members `who` of an n-member call `key` arrive on threads of their own at once (member q's
-// vector at 0x1000 (q + 1), output at +8, fingerprint fp(q), broken where broken(q)); the
-// launcher returns what `launch_result` says. Each member that arrives without an error leaves.
+// vector at 0x1000 (q + 1), output at +8, count fp(q), broken where broken(q)); the launcher
+// returns what `launch_result` says; a waiting member calls `progress(q)`. Each member that
+// arrives without an error leaves.
 template <class FP, class BROKEN, class LAUNCH>
 void meet(run &x, uint64_t key, int n, const std::vector<int> &who, FP fp, BROKEN broken, LAUNCH launch_result,
-          double timeout_s = 10) {
+          double timeout_s = 10, std::function<hgas::status(int)> progress = {}) {
     x.r.assign(static_cast<size_t>(n), {});
     std::vector<std::thread> th;
     std::atomic<int> ready{0};
@@ -50,7 +53,7 @@ void meet(run &x, uint64_t key, int n, const std::vector<int> &who, FP fp, BROKE
             m.ready = &x;
             m.gpu = 0;
             m.usable = true;
-            m.fp = fp(q);
+            m.args.count = fp(q);
             m.broken = broken(q);
             // A latch: every thread starts its arrival together.
             ++ready;
@@ -62,7 +65,9 @@ void meet(run &x, uint64_t key, int n, const std::vector<int> &who, FP fp, BROKE
                 return launch_result();
             };
             member_result &res = x.r[static_cast<size_t>(q)];
-            auto o = team_meet::process().arrive(key, n, q, m, timeout_s, launch, "test call");
+            team_meet::progress_fn pf;
+            if (progress) pf = [&progress, q] { return progress(q); };
+            auto o = team_meet::process().arrive(key, n, q, m, timeout_s, launch, "test call", pf);
             if (!o.ok()) {
                 res.st = o.error();
                 res.msg = hgas::last_error();
@@ -106,7 +111,7 @@ TEST(TeamMeet, TheLastToArriveIssuesTheCallOnceForAll) {
         for (int q = 0; q < n; ++q) {
             EXPECT_EQ(x.seen[static_cast<size_t>(q)].in, reinterpret_cast<const void *>(uintptr_t{0x1000} * (q + 1)))
                 << "the launcher sees member " << q << "'s entry at its place";
-            EXPECT_EQ(x.seen[static_cast<size_t>(q)].fp, 7u);
+            EXPECT_EQ(x.seen[static_cast<size_t>(q)].args.count, 7u);
         }
         EXPECT_EQ(team_meet::process().open_calls(), 0u);
     }
@@ -198,5 +203,109 @@ TEST(TeamMeet, TwoTeamsAtOnceAreTwoCalls) {
             EXPECT_EQ(r.st, hgas::status::ok) << r.msg;
             EXPECT_EQ(r.o.mismatch, -1) << "each team's members are met with their own";
         }
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
+
+TEST(TeamMeet, ArgumentsAreComparedWholeNotByAHash) {
+    // Counts equal in their low 24 bits (what a fingerprint of the count would keep), and each
+    // other field alone: every difference is a mismatch.
+    const uint64_t big = uint64_t{1} << 24;
+    for (int field = 0; field < 5; ++field) {
+        run x;
+        auto differ = [&](int q) {
+            team_meet::member::arguments a;
+            a.count = 7;
+            if (q == 1) {
+                if (field == 0) a.count = 7 + big;
+                if (field == 1) a.what = 1;
+                if (field == 2) a.root = 1;
+                if (field == 3) a.type = 1;
+                if (field == 4) a.op = 1;
+            }
+            return a;
+        };
+        team_meet::member::arguments a0 = differ(0), a1 = differ(1);
+        EXPECT_FALSE(a0 == a1) << "field " << field;
+        // Through the meeting: the count differs only above bit 24.
+        if (field == 0) {
+            meet(
+                x, 800, 2, {0, 1}, [&](int q) { return q == 1 ? 7 + big : uint64_t{7}; }, none_broken, runs);
+            EXPECT_EQ(x.launches.load(), 0);
+            for (const member_result &r : x.r) EXPECT_EQ(r.o.mismatch, 1);
+            EXPECT_EQ(team_meet::process().open_calls(), 0u);
+        }
+    }
+}
+
+TEST(TeamMeet, AWaitingMemberRunsItsRanksProgressAndItsErrorEndsTheWait) {
+    // Member 1 comes only once member 0's progress has run a few times (what a member whose
+    // stream needs the device proxy, run inside member 0's wait, would see).
+    std::atomic<int> polls{0};
+    std::atomic<bool> go{false};
+    run x;
+    std::thread late([&] {
+        while (!go.load()) std::this_thread::yield();
+        meet(x, 900, 2, {1}, same_fp, none_broken, runs);
+    });
+    run first;
+    meet(first, 900, 2, {0}, same_fp, none_broken, runs, 10, [&](int) {
+        if (++polls == 3) go = true;
+        return hgas::status::ok;
+    });
+    late.join();
+    EXPECT_GE(polls.load(), 3);
+    EXPECT_EQ(first.r[0].st, hgas::status::ok) << first.r[0].msg;
+    EXPECT_EQ(x.r[1].st, hgas::status::ok) << x.r[1].msg;
+    EXPECT_EQ(first.launches.load() + x.launches.load(), 1);
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+
+    // A progress error (say, a peer died) ends the wait at once with that error, and the member
+    // withdraws: the call is gone.
+    run dead;
+    const auto t0 = std::chrono::steady_clock::now();
+    meet(dead, 901, 2, {0}, same_fp, none_broken, runs, 30,
+         [](int) { return hgas::fail(hgas::status::peer_failed, "rank 5 died"); });
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+    EXPECT_EQ(dead.r[0].st, hgas::status::peer_failed);
+    EXPECT_NE(dead.r[0].msg.find("rank 5 died"), std::string::npos) << dead.r[0].msg;
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
+
+TEST(TeamMeet, ALaunchThatThrowsFailsEveryMember) {
+    run x;
+    meet(x, 1000, 3, {0, 1, 2}, same_fp, none_broken,
+         []() -> hgas::result<void *> { throw std::runtime_error("out of launch slots"); });
+    for (const member_result &r : x.r) {
+        EXPECT_EQ(r.st, hgas::status::internal);
+        EXPECT_NE(r.msg.find("out of launch slots"), std::string::npos) << r.msg;
+    }
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
+
+TEST(TeamMeet, ALaunchThatDoesNotReturnWithinTheTimeoutFailsTheOthersNamingTheLast) {
+    // The launch takes longer than the deadline: the waiting members give up naming the last
+    // member; it finishes, leaves, and the call is gone.
+    run x;
+    meet(
+        x, 1100, 3, {0, 1, 2}, same_fp, none_broken,
+        [] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(600));
+            return hgas::result<void *>(static_cast<void *>(&done_event));
+        },
+        0.2);
+    EXPECT_EQ(x.launches.load(), 1);
+    const int last = x.launcher.load();
+    for (int q = 0; q < 3; ++q) {
+        const member_result &r = x.r[static_cast<size_t>(q)];
+        if (q == last) {
+            EXPECT_EQ(r.st, hgas::status::ok) << r.msg;
+            EXPECT_TRUE(r.released) << "the others counted themselves out";
+        } else {
+            EXPECT_EQ(r.st, hgas::status::timeout);
+            EXPECT_NE(r.msg.find("member " + std::to_string(last) + " of the team, which arrived last"),
+                      std::string::npos)
+                << r.msg;
+        }
+    }
     EXPECT_EQ(team_meet::process().open_calls(), 0u);
 }
