@@ -443,6 +443,13 @@ if [ "$ONLY" = all ] || [ "$ONLY" = coll ]; then
     if [ -x "$B/hgas-bench-coll-gpu" ] && [ -n "$HGASRUN" ]; then
         HGAS_CUDA_HEAP_SIZE=512M bench "hgas-bench-coll-gpu (hgasrun -n 2)" 240 "$HGASRUN" -n 2 --timeout 230 \
             "$B/hgas-bench-coll-gpu" --max 64M
+        # The same two ranks as threads of one process on one GPU: their stream-ordered
+        # collectives meet on the host and run as one kernel (docs/threads.md), against the
+        # two processes above (which time-slice the GPU and take the queue).
+        if [ "$NGPU" -lt 2 ]; then
+            HGAS_CUDA_HEAP_SIZE=512M HGAS_GPU_SHARING=threads bench "hgas-bench-coll-gpu (hgasrun -n 2 --threads 2)" 120 \
+                "$HGASRUN" -n 2 --threads 2 --timeout 110 "$B/hgas-bench-coll-gpu" --max 16M
+        fi
         grep -E '^# (ratio|NCCL)' "$OUT/bench.txt" >"$OUT/coll.txt"; sed 's/^/  /' "$OUT/coll.txt" | tee -a "$SUMMARY"
     else say "bench: hgas-bench-coll-gpu not built (it needs NCCL's headers at configure: build.log)"; fi
     # Which scratch device vectors' reductions crossed (the device scratch: device -> device,

@@ -1,10 +1,12 @@
 /* hgas-bench-coll-gpu — collectives on GPU memory: hgas against NCCL in the same run, the same
  * ranks, the same buffers' sizes (nccl-tests style: size, time, algbw, busbw).
  *
- * Started by hgasrun (one process per rank). Rank 0 calls ncclGetUniqueId and sends the id to
- * the others with hgas_broadcast; every rank calls ncclCommInitRank on its hgas GPU. NCCL puts
- * one rank on one GPU: where ranks share a GPU (2 ranks, 1 GPU), ncclCommInitRank refuses and
- * the program says so and measures hgas alone.
+ * Started by hgasrun: one process per rank, or with --threads T ranks as threads of one process
+ * (each thread runs the whole program for its rank; docs/threads.md). Rank 0 calls
+ * ncclGetUniqueId and sends the id to the others with hgas_broadcast; every rank calls
+ * ncclCommInitRank on its hgas GPU. NCCL puts one rank on one GPU: where ranks share a GPU (2
+ * ranks, 1 GPU), the program says so and measures hgas alone (rank threads sharing a GPU do not
+ * try: NCCL refuses two ranks of one process on one GPU).
  *
  * Collectives: allreduce (float sum), broadcast (root 0), allgather (hgas fcollect),
  * reduce_scatter (float sum) and alltoall, `bytes` per rank's buffer as nccl-tests counts
@@ -33,15 +35,17 @@
 #include <string>
 #include <vector>
 
+#include "../../apps/common/rank_launch.hpp"  // ranks as threads (hgasrun --threads)
 #include "../bench_common.h"
 
 namespace {
 
-int me, np;
-bool nccl_ok = false;
-ncclComm_t comm = nullptr;
-cudaStream_t st;
-std::string nccl_why;
+// Per rank: thread_local, so that rank threads of one process keep their own.
+thread_local int me, np;
+thread_local bool nccl_ok = false;
+thread_local ncclComm_t comm = nullptr;
+thread_local cudaStream_t st;
+thread_local std::string nccl_why;
 
 void die(const char *what, const char *why) {
     std::fprintf(stderr, "hgas-bench-coll-gpu: rank %d: %s: %s\n", me, what, why);
@@ -63,8 +67,8 @@ double bus_factor(int c) {
 }
 
 // Buffers: symmetric (hgas needs symmetric destinations), used by both implementations.
-char *sbuf, *rbuf;
-std::vector<float> h;
+thread_local char *sbuf, *rbuf;
+thread_local std::vector<float> h;
 
 // One collective of `bytes` (nccl-tests sizes) by implementation impl (0 hgas, 1 hgas-stream, 2 nccl).
 void run(int impl, int c, size_t bytes) {
@@ -165,22 +169,17 @@ double time_one(int impl, int c, size_t bytes, long iters) {
     return best;
 }
 
-}  // namespace
-
-int main(int argc, char **argv) {
+struct options {
     size_t max = size_t{64} << 20;
     long base_iters = 20;
     std::string only;
-    for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--max") && i + 1 < argc) max = bench_parse_bytes(argv[++i]);
-        else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) base_iters = std::atol(argv[++i]);
-        else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else {
-            std::fprintf(stderr, "usage: hgasrun -n N %s [--max BYTES] [--iters N] [--only allreduce,...]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (hgas_init() != HGAS_OK) die("hgas_init", hgas_last_error());
+};
+
+// The whole benchmark for one rank, between its hgas_init and hgas_finalize.
+int bench_rank(const options &o) {
+    const size_t max = o.max;
+    const long base_iters = o.base_iters;
+    const std::string &only = o.only;
     me = hgas_rank_me();
     np = hgas_rank_n();
     if (!hgas_kind_available(HGAS_KIND_CUDA)) die("kind cuda", "not available (no GPU?)");
@@ -193,26 +192,29 @@ int main(int argc, char **argv) {
     // NCCL: the id travels by hgas_broadcast (symmetric host memory).
     ncclUniqueId *id;
     HCK(hgas_malloc(sizeof *id, (void **)&id));
-    if (me == 0) NCK(ncclGetUniqueId(id));
+    int ngpu = 0;
+    cudaGetDeviceCount(&ngpu);
+    const bool threads_share_gpu = apps::ranks_per_process() > 1 && ngpu < apps::ranks_per_process();
+    if (me == 0 && !threads_share_gpu) NCK(ncclGetUniqueId(id));
     HCK(hgas_broadcast(id, id, sizeof *id, 0));
     int ok = 1;
-    ncclResult_t nr = ncclCommInitRank(&comm, np, *id, me);
-    if (nr != ncclSuccess) {
+    if (threads_share_gpu) {
+        ok = 0;
+        nccl_why = "rank threads of one process share a GPU";
+    } else if (ncclResult_t nr = ncclCommInitRank(&comm, np, *id, me); nr != ncclSuccess) {
         ok = 0;
         nccl_why = ncclGetErrorString(nr);
     }
     int all_ok = ok;
     HCK(hgas_allreduce(&all_ok, &ok, 1, HGAS_INT32, HGAS_OP_MIN));
     nccl_ok = all_ok == 1;
-    int ngpu = 0;
-    cudaGetDeviceCount(&ngpu);
     if (me == 0) {
-        std::printf("# hgas-bench-coll-gpu: %d ranks, %d GPU(s) visible; NCCL %s\n", np, ngpu,
-                    nccl_ok ? "initialized" : "not available");
+        std::printf("# hgas-bench-coll-gpu: %d ranks (%d per process), %d GPU(s) visible; NCCL %s\n", np,
+                    apps::ranks_per_process(), ngpu, nccl_ok ? "initialized" : "not available");
         if (!nccl_ok)
-            std::printf("# NCCL not measured: ncclCommInitRank failed (%s); NCCL needs one GPU per rank, "
-                        "these %d ranks share %d GPU(s)\n", nccl_why.empty() ? "on another rank" : nccl_why.c_str(),
-                        np, ngpu);
+            std::printf("# NCCL not measured: %s%s%s; NCCL needs one GPU per rank, these %d ranks share %d GPU(s)\n",
+                        threads_share_gpu ? "not tried (" : "ncclCommInitRank failed (",
+                        nccl_why.empty() ? "on another rank" : nccl_why.c_str(), ")", np, ngpu);
         std::printf("# %-15s %10s %-12s %12s %10s %10s\n", "collective", "bytes", "impl", "time_us", "algbw", "busbw");
     }
 
@@ -244,9 +246,9 @@ int main(int argc, char **argv) {
                 const char *impl_name = impl == 0 ? "hgas" : impl == 1 ? "hgas-stream" : "nccl";
                 if (me == 0) {
                     std::printf("{\"bench\":\"coll_gpu\",\"impl\":\"%s\",\"coll\":\"%s\",\"ranks\":%d,\"gpus\":%d,"
-                                "\"bytes\":%zu,\"median_us\":%.3f,\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f,"
+                                "\"threads\":%d,\"bytes\":%zu,\"median_us\":%.3f,\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f,"
                                 "\"iters\":%ld,\"verified\":%s}\n",
-                                impl_name, names[c], np, ngpu, b, t[impl], algbw, busbw, iters, vall ? "true" : "false");
+                                impl_name, names[c], np, ngpu, apps::ranks_per_process(), b, t[impl], algbw, busbw, iters, vall ? "true" : "false");
                     std::printf("# %-15s %10zu %-12s %12.2f %10.2f %10.2f%s\n", names[c], b, impl_name, t[impl], algbw,
                                 busbw, vall ? "" : "  DATA CHECK FAILED");
                 }
@@ -262,6 +264,22 @@ int main(int argc, char **argv) {
     HCK(hgas_free(sbuf));
     HCK(hgas_free(rbuf));
     cudaStreamDestroy(st);
-    HCK(hgas_finalize());
     return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--max") && i + 1 < argc) o.max = bench_parse_bytes(argv[++i]);
+        else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) o.base_iters = std::atol(argv[++i]);
+        else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
+        else {
+            std::fprintf(stderr, "usage: hgasrun -n N [--threads T] %s [--max BYTES] [--iters N] [--only allreduce,...]\n",
+                         argv[0]);
+            return 2;
+        }
+    }
+    return apps::run_ranks("hgas-bench-coll-gpu", [&o] { return bench_rank(o); });
 }
