@@ -70,7 +70,7 @@ def _remote(obj: Any, rank: int, out: gptr_t = _g) -> tuple[gptr_t, int, np.dtyp
     if type(obj) is DeviceArray:
         addr, nbytes, dtype = obj.ptr, obj.nbytes, obj.dtype
     else:
-        addr, nbytes, dtype = local_buffer(obj)
+        addr, nbytes, dtype = local_buffer(obj, order=False)
     st = lib.hgas_ptr(addr, rank, byref(out))
     if st:
         check(st)
@@ -217,7 +217,7 @@ def zeros(shape: Any, dtype: Any = np.float64, kind: str = "host") -> Any:
 
 def free(a: Any) -> None:
     """Frees a symmetric array from empty()/zeros() (collective). Views of it must not be used after."""
-    addr = a.ptr if type(a) is DeviceArray else local_buffer(a)[0]
+    addr = a.ptr if type(a) is DeviceArray else local_buffer(a, order=False)[0]
     if addr not in _allocs:
         raise InvalidArgError("hgas.free: the array is not the whole of a live symmetric allocation "
                               "(pass the array that hgas.zeros/empty returned, once)")
@@ -230,7 +230,7 @@ class Registration:
 
     def __init__(self, buf: Any):
         self.buf = buf
-        self.addr, self.nbytes, _ = local_buffer(buf)
+        self.addr, self.nbytes, _ = local_buffer(buf, order=False)
 
     def deregister(self) -> None:
         if self.addr:
@@ -258,7 +258,7 @@ def deregister(buf: Any) -> None:
     if isinstance(buf, Registration):
         buf.deregister()
         return
-    check(lib.hgas_deregister(local_buffer(buf)[0]))
+    check(lib.hgas_deregister(local_buffer(buf, order=False)[0]))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -404,7 +404,8 @@ def quiet() -> None:
 # ------------------------------------------------------------------------------------------------
 
 def _signal_word(sig: Any, call: str) -> int:
-    addr, n, dtype = (sig.ptr, sig.nbytes, sig.dtype) if type(sig) is DeviceArray else local_buffer(sig)
+    # A signal word is written by other ranks, not by a producer's kernels: no stream to wait for.
+    addr, n, dtype = (sig.ptr, sig.nbytes, sig.dtype) if type(sig) is DeviceArray else local_buffer(sig, order=False)
     if dtype.itemsize != 8 or n < 8:
         raise InvalidArgError(f"hgas.{call}: a signal is a 64-bit word: pass a uint64 array (its first element "
                               f"is the word), not {dtype} with {n} bytes")
@@ -707,8 +708,8 @@ def _stream(s: Any) -> int:
 
 def put_on_stream(dst: Any, src: Any, rank: int, stream: Any = None) -> None:
     """Enqueues on `stream` a copy of local `src` into symmetric `dst` on `rank`."""
-    d, dn, _ = local_buffer(dst)
-    s, n, _ = local_buffer(src)
+    d, dn, _ = local_buffer(dst, order=False)
+    s, n, _ = local_buffer(src, order=False)
     if n > dn:
         raise InvalidArgError(f"hgas.put_on_stream: the source has {n} bytes but the destination only {dn}")
     check(lib.hgas_put_on_stream(d, s, n, rank, _stream(stream)))
@@ -717,8 +718,8 @@ def put_on_stream(dst: Any, src: Any, rank: int, stream: Any = None) -> None:
 def put_signal_on_stream(dst: Any, src: Any, sig: Any, value: int, rank: int, stream: Any = None,
                          op: str = "set") -> None:
     """Enqueues put_signal on `stream`: the data, then the signal update on `rank`."""
-    d, dn, _ = local_buffer(dst)
-    s, n, _ = local_buffer(src)
+    d, dn, _ = local_buffer(dst, order=False)
+    s, n, _ = local_buffer(src, order=False)
     if n > dn:
         raise InvalidArgError(f"hgas.put_signal_on_stream: the source has {n} bytes but the destination only {dn}")
     check(lib.hgas_put_signal_on_stream(d, s, n, _signal_word(sig, "put_signal_on_stream"), value,

@@ -114,10 +114,13 @@ class DeviceArray:
             check(lib.hgas_put(self._self_gptr(), addr, nbytes))
 
 
-def local_buffer(obj: Any, writable: bool = False) -> tuple[int, int, np.dtype]:
+def local_buffer(obj: Any, writable: bool = False, order: bool = True) -> tuple[int, int, np.dtype]:
     """(address, bytes, dtype) of a contiguous array: NumPy, hgas.DeviceArray, anything with
     __cuda_array_interface__ (CuPy, torch on the GPU) or DLPack (torch on the CPU, JAX, ...),
-    or the buffer protocol (bytearray, memoryview)."""
+    or the buffer protocol (bytearray, memoryview). `order`: the call reads or writes the data
+    now, so it waits for the producer's stream where the interface leaves that to the consumer
+    (_order_by_dlpack); False where only the address is needed, or the call is ordered by a
+    stream the caller passes."""
     if type(obj) is np.ndarray:  # the common case first
         if not obj.flags.c_contiguous:
             raise InvalidArgError("hgas: the array is not contiguous (C order); pass np.ascontiguousarray(a) "
@@ -128,7 +131,7 @@ def local_buffer(obj: Any, writable: bool = False) -> tuple[int, int, np.dtype]:
     if type(obj) is DeviceArray:
         return obj.ptr, obj.nbytes, obj.dtype
     if isinstance(obj, np.ndarray):
-        return local_buffer(np.asarray(obj), writable)
+        return local_buffer(np.asarray(obj), writable, order)
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
         shape, dtype = tuple(cai["shape"]), np.dtype(cai["typestr"])
@@ -141,6 +144,8 @@ def local_buffer(obj: Any, writable: bool = False) -> tuple[int, int, np.dtype]:
             # (1: the legacy default stream, 2: the per-thread one) and the consumer waits for it.
             # CuPy's array of `cp.full(...)` may still be being filled when hgas reads it.
             check(lib.hgas_stream_sync(int(stream)))
+        elif order and cai.get("version", 0) < 3:
+            _order_by_dlpack(obj)
         return int(cai["data"][0]), int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, dtype
     if hasattr(obj, "__dlpack__"):
         addr, shape, dtype, _, contiguous = _dlpack.parse(obj.__dlpack__())
@@ -155,6 +160,25 @@ def local_buffer(obj: Any, writable: bool = False) -> tuple[int, int, np.dtype]:
         return local_buffer(view, writable)
     raise InvalidArgError(f"hgas: {type(obj).__name__} is not an array: pass a NumPy, CuPy or torch array, "
                           "an hgas array, or any object with DLPack or the buffer protocol")
+
+
+def _order_by_dlpack(obj: Any) -> None:
+    """Waits until the work the producer has issued on its current stream is done, for an
+    array whose __cuda_array_interface__ names no stream because its version predates streams
+    (torch's is version 2). DLPack's __dlpack__(stream=1) makes the producer order its current
+    stream before the legacy default stream (an event and a wait, torch's documented behavior),
+    and hgas waits for that stream: a tensor that a kernel on a torch side stream is still
+    writing is read after the write, and one being read is written after the read. An array
+    that cannot export (a torch tensor that requires grad) is taken as it is: the caller
+    synchronizes, as with a CUDA-aware MPI."""
+    export = getattr(obj, "__dlpack__", None)
+    if export is None:
+        return
+    try:
+        export(stream=1)
+    except (BufferError, RuntimeError, TypeError, ValueError):
+        return
+    check(lib.hgas_stream_sync(1))
 
 
 def _c_strides(shape: tuple, itemsize: int) -> tuple:

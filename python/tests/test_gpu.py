@@ -71,12 +71,41 @@ def test_torch_zero_copy_views_and_buffers():
     hgas.get(cpu, a[0:1], right)
     assert bool((cpu.view(torch.float64) == right + 0.5).all())
     three = torch.ones((32, 32), dtype=torch.float64, device="cuda") * 3
-    # torch's __cuda_array_interface__ names no stream, so as with a CUDA-aware MPI the caller
-    # waits for the kernel that writes a source before hgas reads it.
-    torch.cuda.synchronize()
+    # torch's __cuda_array_interface__ names no stream: hgas waits for torch's current stream
+    # through DLPack before it reads the source (no torch.cuda.synchronize needed).
     hgas.put(a, three, right)
     hgas.barrier()
     assert bool((t == 3).all())
+    hgas.free(a)
+
+
+def test_torch_source_still_being_written_on_a_side_stream_is_read_after_the_write():
+    # A kernel on a torch side stream sleeps, then fills the source; hgas.put, called at once
+    # with that stream current, must read the filled values (through DLPack's stream argument:
+    # without it the put reads the zeros, the sleep being far longer than the put). The same for
+    # a destination that a side-stream kernel is still reading, and a get into it.
+    import torch
+    torch.cuda.set_device(hgas.device_gpu())
+    me, n, right, left = _ring()
+    count = 1 << 20
+    a = hgas.zeros(count, np.float32, "cuda")
+    hgas.barrier()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        src = torch.zeros(count, device="cuda")
+        torch.cuda._sleep(200_000_000)  # about 0.1 s of GPU cycles
+        src.fill_(me + 7)
+        hgas.put(a, src, right)
+    hgas.barrier()
+    assert bool((torch.from_dlpack(a) == left + 7).all())
+    with torch.cuda.stream(s):
+        dst = torch.full((count,), -1.0, device="cuda")
+        torch.cuda._sleep(200_000_000)
+        before = dst.clone()  # reads dst after the sleep: the get must not have written it yet
+        hgas.get(dst, a, right)
+    torch.cuda.synchronize()
+    assert bool((before == -1).all()) and bool((dst == me + 7).all())
+    hgas.barrier()
     hgas.free(a)
 
 
