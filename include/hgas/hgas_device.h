@@ -66,7 +66,9 @@ hgas_status_t hgas_put_signal_on_stream(void *dst, const void *src, size_t bytes
  *  (int64_t)(*sig - value) >= 0, as the driver compares. */
 hgas_status_t hgas_signal_wait_on_stream(const uint64_t *sig, hgas_cmp_t cmp, uint64_t value, cudaStream_t s);
 /** The device barrier across ranks (hgas::device::barrier) in stream order: one-thread kernel.
- *  Collective: every rank enqueues the same number. */
+ *  Collective: every rank enqueues the same number. Where every rank is a thread of this
+ *  process, they meet on the host instead (this rank's quiet on `s`, then the team barrier's
+ *  events: no kernel, and no cuda heap needed; docs/threads.md). */
 hgas_status_t hgas_barrier_on_stream(cudaStream_t s);
 /** Every operation enqueued on `s` before it (and every proxied device operation so far) is
  *  complete at its target before work after it starts. Nothing to enqueue when no proxy is

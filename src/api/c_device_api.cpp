@@ -1,6 +1,8 @@
 // The C API of the device layer (include/hgas/hgas_device.h): argument plumbing to src/device.
 #include <hgas/hgas_device.h>
 
+#include <string>
+
 #include "api/enum_arg.hpp"
 #include "api/layout_handle.hpp"
 #include "base/trace.hpp"
@@ -39,10 +41,11 @@ hgas_status_t coll_on_stream(core::rank &r, const char *op, hgas_team_t team, F 
 // Before any other check: a member whose arguments are wrong still meets the others (and
 // then fails), so that the team's later calls stay in step.
 bool grouped(core::rank &r, const char *op, hgas_team_t team, int what, void *dst, const void *src, size_t count,
-             hgas_dtype_t type, hgas_op_t rop, int root, cudaStream_t s, hgas_status_t *st) {
+             hgas_dtype_t type, hgas_op_t rop, int root, cudaStream_t s, hgas_status_t *st, status prior = status::ok,
+             const std::string &prior_msg = std::string()) {
     auto t = coll::find(r, op, team);
     if (!t.ok()) return false;  // the queued path says what is wrong
-    auto g = coll::detail::group_on_stream(**t, op, what, dst, src, count, type, rop, root, s);
+    auto g = coll::detail::group_on_stream(**t, op, what, dst, src, count, type, rop, root, s, prior, prior_msg);
     *st = g.ok() ? HGAS_OK : to_c(g.error());
     return !g.ok() || *g;
 }
@@ -96,12 +99,15 @@ hgas_status_t hgas_barrier_on_stream(cudaStream_t s) {
     // the GPU for the other members' kernels (which can stall: docs/threads.md), so they meet
     // on the host like the team barrier, after this rank's quiet (what the device barrier
     // completes first).
+    // A failed quiet is returned after the meeting, so that the members stay in step.
     if (auto t = coll::find(*r, __func__, HGAS_TEAM_WORLD); t.ok() && coll::detail::in_process_group(**t)) {
-        if (status q = device::quiet_on_stream(*r, s); q != status::ok) return to_c(q);
+        const status q = device::quiet_on_stream(*r, s);
+        const std::string qmsg = q == status::ok ? std::string() : std::string(last_error());
         hgas_status_t g;
         if (grouped(*r, __func__, HGAS_TEAM_WORLD, gpu::device::team_barrier_op, nullptr, nullptr, 0, HGAS_UINT8,
-                    HGAS_OP_SUM, 0, s, &g))
+                    HGAS_OP_SUM, 0, s, &g, q, qmsg))
             return g;
+        if (q != status::ok) return to_c(fail(q, "%s", qmsg.c_str()));
     }
     return to_c(device::barrier_on_stream(*r, s));
 }

@@ -199,11 +199,15 @@ uint64_t group_key(const team &t, bool blocking, uint64_t epoch) {
 }
 
 // What a rank thread does while it waits at a meeting of its team (team_meet.hpp), as
-// rank::wait does between polls: the engine's progress (which, at this safe point, also runs
-// the device proxy's requests another member's stream may need before it reaches the call),
-// the API lock for the rank's other threads at HGAS_THREAD_MULTIPLE, and a look at whether
-// the job is still alive. The meeting is between the caller's operations: nothing is half done.
-std::function<status()> meeting_progress(core::rank &r) {
+// rank::wait does between polls: the engine's progress and a look at whether the job is still
+// alive. A stream-ordered call meets before it has done anything (`between_operations`): that
+// wait is a safe point, where the engine also runs the device proxy's requests (another
+// member's stream may need one before it reaches the call) and, at HGAS_THREAD_MULTIPLE, the
+// rank's other threads get the API lock. A blocking collective meets in the middle of its
+// operation (its session has begun), where the data collectives' waits keep the lock
+// (docs/threads.md): there, progress only.
+std::function<status()> meeting_progress(core::rank &r, bool between_operations) {
+    if (!between_operations) return [&r]() -> status { return r.poll(); };
     return [&r]() -> status {
         core::safe_point sp(r);
         HGAS_TRY(r.poll());
@@ -239,7 +243,7 @@ gpu::device::team_reduce kernel_args(team &t, bool blocking, char *d, uint16_t s
     // they came here: group_on_stream).
     a.in_process = blocking && in_process(t);
     a.group_key = group_key(t, true, a.epoch);
-    if (a.in_process) a.progress = meeting_progress(r);
+    if (a.in_process) a.progress = meeting_progress(r, false);
     const uint64_t flags = r.internal().coll_kernel_flags +
                            static_cast<uint64_t>(t.slot) * gpu::device::team_kernel_flag_words * 8;
     for (int q = 0; q < a.n; ++q) {
@@ -374,7 +378,8 @@ result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size
 bool in_process_group(const team &t) { return in_process(t) && t.n() <= gpu::device::team_group_members; }
 
 result<bool> group_on_stream(team &t, const char *name, int what, void *dst, const void *src, size_t count,
-                             hgas_dtype_t type, hgas_op_t op, int root, void *stream) {
+                             hgas_dtype_t type, hgas_op_t op, int root, void *stream, status prior,
+                             const std::string &prior_msg) {
     core::rank &r = *t.r;
     if (!in_process_group(t)) return false;
     gpu::device *dev = r.device(mem::kind::cuda);
@@ -382,15 +387,17 @@ result<bool> group_on_stream(team &t, const char *name, int what, void *dst, con
     // This member's own argument errors: it meets all the same (so that the team's next call
     // is the same meeting on every member) and then returns its error; the members that
     // passed other arguments learn it from the meeting.
-    status own = status::ok;
-    std::string own_msg;
+    status own = prior;
+    std::string own_msg = prior_msg;
     const bool reduction = what == gpu::device::team_allreduce_op || what == gpu::device::team_reduce_op ||
                            what == gpu::device::team_reduce_scatter_op;
-    if (reduction) own = check_type_op(name, type, op);
-    if (own == status::ok && (root < 0 || root >= t.n()))
-        own = fail(status::invalid_arg, "%s: root %d is not a member of the team (members 0 to %d)", name, root,
-                   t.n() - 1);
-    if (own != status::ok) own_msg = last_error();
+    if (own == status::ok) {
+        if (reduction) own = check_type_op(name, type, op);
+        if (own == status::ok && (root < 0 || root >= t.n()))
+            own = fail(status::invalid_arg, "%s: root %d is not a member of the team (members 0 to %d)", name, root,
+                       t.n() - 1);
+        if (own != status::ok) own_msg = last_error();
+    }
     const size_t n = static_cast<size_t>(t.n()), esize = own == status::ok ? dtype_size(type) : 0;
     // Bytes of this member's vector and output (0: the member has none).
     const bool scatter = what == gpu::device::team_reduce_scatter_op, a2a = what == gpu::device::team_alltoall_op;
@@ -424,7 +431,7 @@ result<bool> group_on_stream(team &t, const char *name, int what, void *dst, con
     c.key = group_key(t, false, ++t.group_epoch);
     c.timeout_s = r.timeout();
     c.name = name;
-    c.progress = meeting_progress(r);
+    c.progress = meeting_progress(r, true);
     auto ran = dev->team_group(c, 0, true, stream);
     if (own != status::ok) return fail(own, "%s", own_msg.c_str());  // its own error before the meeting's
     if (!ran.ok()) return ran.error();

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "coll/coll.hpp"
 
@@ -71,8 +72,11 @@ result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size
 // wait (gpu::device::team_group_call; docs/threads.md says why). True when run; false where
 // every member takes the other paths (per-member kernels, the queue). The call returns once
 // every member has called (or fails after HGAS_TIMEOUT naming those that did not).
+// `prior`: an error of this member's call before it came here (its message `prior_msg`): it
+// meets all the same and then returns that error, as with its own bad arguments.
 result<bool> group_on_stream(team &t, const char *name, int what, void *dst, const void *src, size_t count,
-                             hgas_dtype_t type, hgas_op_t op, int root, void *stream);
+                             hgas_dtype_t type, hgas_op_t op, int root, void *stream, status prior = status::ok,
+                             const std::string &prior_msg = std::string());
 // Whether group_on_stream meets `t`'s members: all are rank threads of this process, and few
 // enough for one kernel.
 bool in_process_group(const team &t);

@@ -844,9 +844,11 @@ public:
         if (!c.valid) return group_ran::other_paths;  // the caller returns this member's own error
         if (o.mismatch >= 0) {  // nothing ran; reported as the kernels would (stream-ordered: at the sync)
             if (!user_stream)
-                return fail(status::invalid_arg, "%s: member %d of the team called the collective with other arguments "
-                            "than member 0 (another collective, count, type, op or root): every member must pass the "
-                            "same", c.name, o.mismatch);
+                return fail(status::invalid_arg,
+                            "%s: members 0 and %d of the team called the collective with other "
+                            "arguments than each other (another collective, count, type, op or root): every member "
+                            "must pass the same",
+                            c.name, o.mismatch);
             const unsigned w = static_cast<unsigned>(o.mismatch + 1) | static_cast<unsigned>(team_mismatch) |
                                static_cast<unsigned>(c.slot) << team_report_slot_shift;
             unsigned zero = 0;

@@ -62,6 +62,7 @@ void withdraw(uint64_t key, team_meet::call *c, int me) {
 
 result<team_meet::outcome> team_meet::arrive(uint64_t key, int n, int me, const member &m, double timeout_s,
                                              const launcher &launch, const char *what, const progress_fn &progress) {
+    if (n < 1 || me < 0 || me >= n) return fail(status::internal, "%s: member %d of %d: out of range", what, me, n);
     std::unique_lock<std::mutex> g(mu);
     call *&c = calls()[key];
     if (!c) {
@@ -146,15 +147,33 @@ result<team_meet::outcome> team_meet::arrive(uint64_t key, int n, int me, const 
             if (ps != status::ok) pmsg = last_error();
             g.lock();
             if (c->state == call::done) break;  // the call is issued: that outcome wins
+            if (c->state == call::launching && !launching) {
+                // The last member came while this one was away: its launch gets the whole budget.
+                launching = true;
+                end = std::chrono::steady_clock::now() + budget;
+            }
         }
         const bool late = std::chrono::steady_clock::now() >= end;
         if (ps == status::ok && !late) continue;
         if (c->state == call::gathering) {
-            std::string missing;
-            for (int q = 0; q < n; ++q)
-                if (!c->came[static_cast<size_t>(q)]) missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+            // Those that never came to this call; where all came, those that gave up waiting
+            // before the last did (each of them failed its own call with a timeout).
+            std::string missing, gone;
+            for (int q = 0; q < n; ++q) {
+                const std::string num = std::to_string(q);
+                if (!c->came[static_cast<size_t>(q)])
+                    missing += (missing.empty() ? "" : ", ") + num;
+                else if (!c->present[static_cast<size_t>(q)])
+                    gone += (gone.empty() ? "" : ", ") + num;
+            }
             withdraw(key, c, me);
             if (ps != status::ok) return fail(ps, "%s", pmsg.c_str());
+            if (missing.empty())
+                return fail(status::timeout,
+                            "%s: member(s) %s of the team, rank threads of this process, gave up waiting for the "
+                            "others (HGAS_TIMEOUT, %g s) before this member called the collective: is a thread "
+                            "too slow to reach it?",
+                            what, gone.c_str(), timeout_s);
             return fail(status::timeout,
                         "%s: member(s) %s of the team, rank threads of this process, did not call the "
                         "collective within HGAS_TIMEOUT (%g s): is a thread stuck, or not calling the matching "
@@ -162,7 +181,9 @@ result<team_meet::outcome> team_meet::arrive(uint64_t key, int n, int me, const 
                         what, missing.c_str(), timeout_s);
         }
         // Launching: the last member still uses the call's entries, so this one only counts
-        // itself out (the last to leave deletes the call); its stream does not wait for the call.
+        // itself out (the last to leave deletes the call). Its stream does not wait for the call,
+        // whose kernel, if the launch still succeeds, reads and writes this member's vectors
+        // later: a timeout leaves the team unusable (docs/threads.md).
         const int last = c->launcher;
         ++c->left;
         if (ps != status::ok) return fail(ps, "%s", pmsg.c_str());

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "base/status.hpp"
@@ -36,7 +37,7 @@ struct run {
 };
 
 // Members `who` of an n-member call `key` arrive on threads of their own at once (member q's
-// vector at 0x1000 (q + 1), output at +8, count fp(q), broken where broken(q)); the launcher
+// vector at 0x1000 (q + 1), output at +8, arguments or count fp(q), broken where broken(q)); the launcher
 // returns what `launch_result` says; a waiting member calls `progress(q)`. Each member that
 // arrives without an error leaves.
 template <class FP, class BROKEN, class LAUNCH>
@@ -53,7 +54,10 @@ void meet(run &x, uint64_t key, int n, const std::vector<int> &who, FP fp, BROKE
             m.ready = &x;
             m.gpu = 0;
             m.usable = true;
-            m.args.count = fp(q);
+            if constexpr (std::is_same_v<decltype(fp(q)), team_meet::member::arguments>)
+                m.args = fp(q);
+            else
+                m.args.count = fp(q);
             m.broken = broken(q);
             // A latch: every thread starts its arrival together.
             ++ready;
@@ -207,12 +211,13 @@ TEST(TeamMeet, TwoTeamsAtOnceAreTwoCalls) {
 }
 
 TEST(TeamMeet, ArgumentsAreComparedWholeNotByAHash) {
-    // Counts equal in their low 24 bits (what a fingerprint of the count would keep), and each
-    // other field alone: every difference is a mismatch.
+    // Through the meeting, member 1 differing from member 0 in one field at a time: the count
+    // only above bit 24 (what a 24-bit fingerprint would not see), then which collective, the
+    // root, the type, the op. Every difference is a mismatch and nothing runs.
     const uint64_t big = uint64_t{1} << 24;
     for (int field = 0; field < 5; ++field) {
         run x;
-        auto differ = [&](int q) {
+        auto differ = [field, big](int q) {
             team_meet::member::arguments a;
             a.count = 7;
             if (q == 1) {
@@ -224,16 +229,10 @@ TEST(TeamMeet, ArgumentsAreComparedWholeNotByAHash) {
             }
             return a;
         };
-        team_meet::member::arguments a0 = differ(0), a1 = differ(1);
-        EXPECT_FALSE(a0 == a1) << "field " << field;
-        // Through the meeting: the count differs only above bit 24.
-        if (field == 0) {
-            meet(
-                x, 800, 2, {0, 1}, [&](int q) { return q == 1 ? 7 + big : uint64_t{7}; }, none_broken, runs);
-            EXPECT_EQ(x.launches.load(), 0);
-            for (const member_result &r : x.r) EXPECT_EQ(r.o.mismatch, 1);
-            EXPECT_EQ(team_meet::process().open_calls(), 0u);
-        }
+        meet(x, 800 + static_cast<uint64_t>(field), 2, {0, 1}, differ, none_broken, runs);
+        EXPECT_EQ(x.launches.load(), 0) << "field " << field;
+        for (const member_result &r : x.r) EXPECT_EQ(r.o.mismatch, 1) << "field " << field;
+        EXPECT_EQ(team_meet::process().open_calls(), 0u);
     }
 }
 
@@ -306,6 +305,66 @@ TEST(TeamMeet, ALaunchThatDoesNotReturnWithinTheTimeoutFailsTheOthersNamingTheLa
                       std::string::npos)
                 << r.msg;
         }
+    }
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
+
+TEST(TeamMeet, TheLaunchGetsTheWholeTimeoutHoweverLongTheGatheringTook) {
+    // Member 0 waits 1.2 s for member 1 (timeout 2 s), whose launch then takes 1.2 s: each part
+    // is within the timeout, both together are not. Member 0 must wait for the launch. (Wide
+    // margins: the CI machine is loaded.)
+    run first, second;
+    std::thread late([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        meet(
+            second, 1200, 2, {1}, same_fp, none_broken,
+            [] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+                return hgas::result<void *>(static_cast<void *>(&done_event));
+            },
+            2.0);
+    });
+    // Its progress takes a while too, so the last member may come while it is away.
+    meet(first, 1200, 2, {0}, same_fp, none_broken, runs, 2.0, [](int) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return hgas::status::ok;
+    });
+    late.join();
+    EXPECT_EQ(first.r[0].st, hgas::status::ok) << first.r[0].msg;
+    EXPECT_EQ(second.r[1].st, hgas::status::ok) << second.r[1].msg;
+    EXPECT_EQ(first.r[0].o.done, static_cast<void *>(&done_event));
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
+
+TEST(TeamMeet, AMemberThatCameTooLateNamesThoseThatGaveUp) {
+    // Members 0 (timeout 0.6 s) and 1 (3 s) arrive; member 0 gives up; member 2 comes at 1.5 s
+    // (timeout 0.6 s), when every member has come once: its message names member 0 as having
+    // given up, not an empty list of members that never came.
+    run r0, r1, r2;
+    std::thread t1([&] { meet(r1, 1300, 3, {1}, same_fp, none_broken, runs, 3.0); });
+    std::thread t2([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        meet(r2, 1300, 3, {2}, same_fp, none_broken, runs, 0.6);
+    });
+    meet(r0, 1300, 3, {0}, same_fp, none_broken, runs, 0.6);
+    t1.join();
+    t2.join();
+    EXPECT_EQ(r0.r[0].st, hgas::status::timeout);
+    EXPECT_NE(r0.r[0].msg.find("member(s) 2 "), std::string::npos) << r0.r[0].msg;
+    EXPECT_EQ(r2.r[2].st, hgas::status::timeout);
+    EXPECT_NE(r2.r[2].msg.find("member(s) 0 of the team, rank threads of this process, gave up"), std::string::npos)
+        << r2.r[2].msg;
+    EXPECT_EQ(r1.r[1].st, hgas::status::timeout);
+    EXPECT_EQ(team_meet::process().open_calls(), 0u);
+}
+
+TEST(TeamMeet, AMemberOutOfRangeFailsAndLeavesNoCallBehind) {
+    team_meet::member m;
+    auto launch = [](const std::vector<team_meet::member> &) { return hgas::result<void *>(nullptr); };
+    for (int me : {-1, 2, 7}) {
+        auto o = team_meet::process().arrive(1400, 2, me, m, 1.0, launch, "test call");
+        EXPECT_FALSE(o.ok()) << me;
+        EXPECT_EQ(o.error(), hgas::status::internal);
     }
     EXPECT_EQ(team_meet::process().open_calls(), 0u);
 }
