@@ -405,7 +405,9 @@ TEST(CollStream, BadArgumentsFailAtTheCall) {
 // failing member did not meet, and every later collective of the team waited for it).
 TEST(CollStream, OneMembersBadArgumentLeavesTheTeamInStep) {
     const char *e = std::getenv("HGAS_TEST_EXPECT_GROUP");
-    if (!(e && std::string(e) == "1") || n() < 2) GTEST_SKIP() << "only rank threads meet on the host (HGAS_TEST_EXPECT_GROUP=1, 2 or more): this run's ranks do not";
+    if (!(e && std::string(e) == "1") || n() < 2)
+        GTEST_SKIP() << "only rank threads meet on the host (HGAS_TEST_EXPECT_GROUP=1, 2 or more): this run's "
+                        "ranks do not";
     rank_gpu f;
     f.open();
     float *buf;
