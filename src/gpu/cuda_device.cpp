@@ -633,8 +633,10 @@ public:
         // GPU that other processes share, the agent runs only in this process's time slices
         // while theirs run kernels (copy engines are scheduled apart from kernels), so there it
         // serves only copies within the GPU's memory, as it always did.
+        bool src_unregistered = false;  // the driver's answer for src, asked once
         if (n <= agent_max_ && ring_ &&
-            (shared_ ? on_this_gpu(dst, n) && on_this_gpu(src, n) : agent_reaches(dst, n) && agent_reaches(src, n)))
+            (shared_ ? on_this_gpu(dst, n) && on_this_gpu(src, n)
+                     : agent_reaches(dst, n) && agent_reaches(src, n, &src_unregistered)))
             return agent_copy(dst, src, n);
         // Within this GPU's memory the agent's block beats a copy-engine submission for larger
         // copies too (H100, 2 ranks: 128 KiB in 7.2 us against 13.0; 512 KiB 15.2 against 14.3).
@@ -650,7 +652,8 @@ public:
         // copies: an untracked one is followed by work on its stream that reads what it wrote
         // (a layout's block table, then the gather kernel), and the agent is on no such stream.
         if (track && n <= agent::inline_max && n <= agent_max_ && ring_ &&
-            (shared_ ? on_this_gpu(dst, n) : agent_reaches(dst, n)) && classify(src, n) == mem_class::pageable)
+            (shared_ ? on_this_gpu(dst, n) : agent_reaches(dst, n)) &&
+            (src_unregistered || classify(src, n) == mem_class::pageable))
             return agent_copy(dst, src, n, true);
         std::lock_guard<std::mutex> g(stream_mu_);  // the rank's thread and its helper share streams
         stream_state &st = streams_[stream];
@@ -1237,7 +1240,7 @@ private:
     // With `carry`, the `len` bytes at src are copied into the descriptor's payload slot and the
     // agent copies from there.
     result<uint64_t> agent_post(uint32_t op, void *dst, const void *src, uint32_t len, uint64_t operand,
-                                uint64_t compare, uint32_t aop, bool carry = false) {
+                                uint64_t compare, uint32_t aop, bool carry = false, uint32_t flags = 0) {
         const uint64_t s = ++agent_seq_;
         // The slot is free once the descriptor that used it last is done.
         if (s > static_cast<uint64_t>(agent::ring_slots)) {
@@ -1256,7 +1259,7 @@ private:
             if (len > 8) std::memcpy(&hi, static_cast<const char *>(src) + 8, len - 8);
             agent::word_store(&d.w[0], {tag, len, reinterpret_cast<uint64_t>(dst)});
             agent::word_store(&d.w[1], {tag, agent::op_copy_inline, 0});
-            agent::word_store(&d.w[2], {tag, 0, lo});
+            agent::word_store(&d.w[2], {tag, flags, lo});
             agent::word_store(&d.w[3], {tag, 0, hi});
             HGAS_TRY(agent_alive_check(s));
             return s;
@@ -1271,7 +1274,7 @@ private:
         }
         agent::word_store(&d.w[0], {tag, len, reinterpret_cast<uint64_t>(dst)});
         agent::word_store(&d.w[1], {tag, op | aop << 16, reinterpret_cast<uint64_t>(src)});
-        agent::word_store(&d.w[2], {tag, 0, operand});
+        agent::word_store(&d.w[2], {tag, flags, operand});
         agent::word_store(&d.w[3], {tag, 0, compare});
         HGAS_TRY(agent_alive_check(s));
         return s;
@@ -1289,9 +1292,11 @@ private:
 
     // A copy through the agent; both ends are places the GPU reaches.
     result<ticket> agent_copy(void *dst, const void *src, size_t n, bool carry = false) {
+        const uint32_t flags = in_gpu_segment(dst, n) ? agent::dst_gpu : 0;
         std::lock_guard<std::mutex> g(agent_mu_);
         agent_gate::pass gp(agent_gate::process());
-        HGAS_TRY_ASSIGN(uint64_t s, agent_post(agent::op_copy, dst, src, static_cast<uint32_t>(n), 0, 0, 0, carry));
+        HGAS_TRY_ASSIGN(uint64_t s,
+                        agent_post(agent::op_copy, dst, src, static_cast<uint32_t>(n), 0, 0, 0, carry, flags));
         return ticket{agent_stream_id, s};
     }
 
@@ -1373,6 +1378,16 @@ private:
         return reinterpret_cast<void *>(m.va);
     }
 
+    // Whether [p, p+n) lies in a segment of this GPU's memory that hgas knows (its own heaps, or
+    // a peer's mapped heap on the same GPU), without asking the driver.
+    bool in_gpu_segment(const void *p, size_t n) {
+        const char *c = static_cast<const char *>(p);
+        for (const auto *v : {&own_, &mapped_})
+            for (const auto &m : *v)
+                if (c >= m.base && c < m.base + m.size)
+                    return m.dev == dev_ && n <= static_cast<size_t>(m.base + m.size - c);
+        return false;
+    }
     // Device memory of this rank's GPU: its segments, same-GPU peers' segments, or the user's.
     bool on_this_gpu(const void *p, size_t n) {
         const char *c = static_cast<const char *>(p);
@@ -1391,7 +1406,9 @@ private:
     // peer's heap mapped for it (same GPU; a peer GPU's with HGAS_GPU_AGENT_PEERS), or
     // page-locked host memory that the GPU addresses by its host pointer (hgas's pinned pool and
     // host heaps; the user's cudaMallocHost'd or mapped-registered buffers).
-    bool agent_reaches(const void *p, size_t n) {
+    // `unregistered` (when given) is set where the driver called p plain pageable host memory, so
+    // that the caller need not ask it again (a driver call on every small put).
+    bool agent_reaches(const void *p, size_t n, bool *unregistered = nullptr) {
         const char *c = static_cast<const char *>(p);
         for (const auto *v : {&own_, &mapped_})
             for (const auto &m : *v)
@@ -1406,6 +1423,7 @@ private:
             return false;
         }
         if (attr.type == cudaMemoryTypeDevice) return attr.device == dev_;
+        if (unregistered && attr.type == cudaMemoryTypeUnregistered) *unregistered = true;
         return attr.type == cudaMemoryTypeHost && host_ptr_ok_ && attr.devicePointer == p && host_pages_mapped(c, n);
     }
     int dev_ = 0, count_ = 0;

@@ -20,13 +20,19 @@ __device__ __forceinline__ uint64_t load_acquire_sys(const uint64_t *p) {
 __device__ __forceinline__ void store_release_sys(uint64_t *p, uint64_t v) {
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ uint4 load_relaxed16(const uint4 *p) {
+__device__ __forceinline__ uint4 load_acquire16(const uint4 *p) {
     uint4 v;
-    asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm volatile("ld.acquire.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p)
                  : "memory");
     return v;
+}
+// done = v for readers that reach the value only through this GPU's memory: a GPU-scope fence
+// orders the block's stores (in the GPU's L2 once it returns) before a plain system store.
+__device__ __forceinline__ void store_release_gpu_then_sys(uint64_t *p, uint64_t v) {
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 __device__ __forceinline__ uint64_t global_ns() {
     uint64_t t;
@@ -97,12 +103,10 @@ __global__ void agent_kernel(agent::ring *ring, uint64_t next, uint64_t idle_ns)
             bool last_look = false;
             for (unsigned polls = 1;; ++polls) {
                 uint4 v = make_uint4(0, 0, 0, 0);
-                if (lane < 4) v = load_relaxed16(words + lane);
+                // Acquires: what the host wrote before the descriptor (a payload slot) is seen
+                // by the whole block after the barrier below.
+                if (lane < 4) v = load_acquire16(words + lane);
                 if (__all_sync(~0u, lane >= 4 || v.x == static_cast<uint32_t>(next))) {
-                    // The relaxed reads that saw the tags, then this fence: what the host wrote
-                    // before the descriptor (a source it filled, say) is seen by the whole block
-                    // after the barrier below.
-                    asm volatile("fence.acq_rel.sys;" ::: "memory");
                     if (lane < 4) reinterpret_cast<uint4 *>(hdr)[lane] = v;
                     g = 1;
                     break;
@@ -157,9 +161,15 @@ __global__ void agent_kernel(agent::ring *ring, uint64_t next, uint64_t idle_ns)
         __syncthreads();
         // The block's copy (to GPU, peer or host memory) and the result before `done`: the
         // barrier orders the other threads' stores before thread 0's release, which is
-        // cumulative at system scope -- one MEMBAR.SYS, where a sequentially consistent
-        // __threadfence_system() before a plain store costs more.
-        if (threadIdx.x == 0) store_release_sys(&ring->done, next);
+        // cumulative -- at system scope one MEMBAR.SYS, where a sequentially consistent
+        // __threadfence_system() before a plain store costs more; at GPU scope where every
+        // store went to this GPU's memory (an atomic's result goes to host memory).
+        if (threadIdx.x == 0) {
+            if (op != agent::op_amo && (hdr[2].a & agent::dst_gpu))
+                store_release_gpu_then_sys(&ring->done, next);
+            else
+                store_release_sys(&ring->done, next);
+        }
         ++next;
         last = global_ns();
     }
