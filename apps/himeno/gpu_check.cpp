@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common.hpp"
+#include "progress_wait.hpp"
 
 namespace himeno::gpu {
 
@@ -38,6 +39,28 @@ void wait_event(cudaEvent_t e, const char *what, int poll_us) {
                 std::to_string(timeout) + " s (HGAS_TIMEOUT)");
         check(hgas_progress(), "hgas_progress");
         if (poll_us > 0) usleep(poll_us);
+    }
+}
+
+void wait_event_progress(cudaEvent_t e, const volatile unsigned long long *done, long long total, const char *what,
+                         int poll_us) {
+    const double timeout = wait_timeout_s(), start = now();
+    double deadline = start + timeout;
+    unsigned long long seen = 0;
+    for (;;) {
+        const cudaError_t q = cudaEventQuery(e);
+        if (q == cudaSuccess) return;
+        if (q != cudaErrorNotReady) cuda_fail(q, (std::string("cudaEventQuery (") + what + ")").c_str(), __FILE__, __LINE__);
+        const double t = now();
+        const unsigned long long d = *done;
+        if (d != seen) seen = d, deadline = t + timeout;
+        if (t > deadline)
+            die("himeno: rank " + std::to_string(hgas_rank_me()) + ": the GPU finished no sweep of " + what + " for " +
+                std::to_string(timeout) + " s (HGAS_TIMEOUT; " + std::to_string(seen) + " of " + std::to_string(total) +
+                " done)");
+        check(hgas_progress(), "hgas_progress");
+        const long long s = progress_sleep_us(t - start, static_cast<long long>(d), total, poll_us);
+        if (s > 0) usleep(static_cast<useconds_t>(s));
     }
 }
 

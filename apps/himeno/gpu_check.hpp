@@ -24,4 +24,11 @@ void check_launch(const char *kernel, const char *file, int line);
 /// a CUDA error, or after HGAS_TIMEOUT naming `what`.
 void wait_event(cudaEvent_t e, const char *what, int poll_us);
 
+/// wait_event for a run of `total` sweeps whose kernel counts the sweeps it has finished in
+/// `*done` (host memory the GPU writes): sleeps progress_sleep_us between queries, and the
+/// HGAS_TIMEOUT counts from the last sweep that finished, so a long run is not cut short and a
+/// stuck one is still named.
+void wait_event_progress(cudaEvent_t e, const volatile unsigned long long *done, long long total, const char *what,
+                         int poll_us);
+
 }  // namespace himeno::gpu

@@ -14,7 +14,10 @@
 //    over the ranks. The host takes no part in a sweep.
 //  - The host waits sleeping: wait_event (event query, hgas_progress, usleep(--poll-us)), then
 //    hgas_stream_sync only to collect what a kernel recorded (a device-side wait past
-//    HGAS_TIMEOUT, a bad address): the stream is idle by then, so it does not spin.
+//    HGAS_TIMEOUT, a bad address): the stream is idle by then, so it does not spin. Mode device's
+//    kernel counts its sweeps in host memory, and the host sleeps for a quarter of what is left
+//    at the rate so far (wait_event_progress): a few dozen wake-ups a run instead of one every
+//    --poll-us (H200, size L: the process's CPU time per sweep 23 -> see README).
 //  - Modes stream and kernel enqueue at most WINDOW sweeps ahead of the GPU (seed 003 saw the
 //    host stall once a stream held ~1000 entries; a bounded window keeps the host asleep).
 //
@@ -145,6 +148,7 @@ struct control_args {
     exch x;
     unsigned *count;      // last_block's counter
     hd::grid_barrier *gb;
+    unsigned long long *progress;  // sweeps finished, in host memory (the host's sleeps)
 };
 
 // Per sweep: boundary tiles; the last block to finish its share sends them (last_block, no
@@ -165,6 +169,8 @@ __global__ void __launch_bounds__(THREADS) control(const control_args d) {
         for (int q = b; q < tiles * d.ichunks; q += G) sweep_tile(in, q % in.tiles_k, (q % tiles) / in.tiles_k, q / tiles);
         unpack_halos(d.x, w, d.n, it, b, G);
         if (!hd::grid_sync(d.x.c, d.gb)) return;  // past HGAS_TIMEOUT: recorded, the host reports it
+        // One 8-byte store to host memory a sweep: what the host's sleeps are planned from.
+        if (b == 0 && threadIdx.x == 0 && threadIdx.y == 0) *reinterpret_cast<volatile unsigned long long *>(d.progress) = it + 1;
         double *row = d.sums + (long long)(it % d.rows) * d.n;
         for (int q = b; q < d.n; q += G) sum_plane(part[it & 1], tiles, 1 + q, row + q);
         float *t = p;
@@ -204,7 +210,7 @@ public:
 
     double run() override {
         sweeps();
-        wait_event(sweep_done_, "the last sweep", c_.o.poll_us);
+        wait_sweeps();
         // The streams are idle: these return at once, with any error a kernel recorded.
         hgas_ck(hgas_stream_sync(c_.boundary), "a device-side operation (boundary stream)");
         hgas_ck(hgas_stream_sync(c_.bulk), "a device-side operation (bulk stream)");
@@ -219,6 +225,8 @@ public:
 protected:
     /// Enqueues (or runs) the o.iters sweeps; records sweep_done_ after the last.
     virtual void sweeps() = 0;
+    /// Waits, sleeping, for sweep_done_.
+    virtual void wait_sweeps() { wait_event(sweep_done_, "the last sweep", c_.o.poll_us); }
 
     bool lower() const { return exchange_ && hgas_rank_me() > 0; }
     bool upper() const { return exchange_ && hgas_rank_me() < hgas_rank_n() - 1; }
@@ -360,6 +368,8 @@ public:
     explicit device_mode(context &c) : device_driver(c) {
         HIMENO_CK(cudaMalloc(&count_, 64));
         HIMENO_CK(cudaMalloc(&gb_, sizeof(hd::grid_barrier)));
+        HIMENO_CK(cudaHostAlloc(reinterpret_cast<void **>(&progress_), 64, cudaHostAllocMapped));
+        HIMENO_CK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&progress_dev_), progress_, 0));
         HIMENO_CK(cudaMalloc(&partial2_, sizeof(double) * c_.f.partial_doubles()));
         int dev = 0, sms = 0, per_sm = 0;
         HIMENO_CK(cudaGetDevice(&dev));
@@ -374,6 +384,7 @@ public:
         hgas_ck(hd::check_resident(control, blocks_, THREADS, 0, 1), "mode device: the persistent kernel does not fit");
     }
     ~device_mode() override {
+        cudaFreeHost(progress_);
         cudaFree(partial2_);
         cudaFree(gb_);
         cudaFree(count_);
@@ -395,6 +406,8 @@ private:
         d.sums = sums_, d.rows = rows_, d.n = n, d.iters = c_.o.iters;
         d.x = halo_args();
         d.count = count_, d.gb = gb_;
+        *reinterpret_cast<volatile unsigned long long *>(progress_) = 0;  // no kernel of ours runs now
+        d.progress = progress_dev_;
         void *args[] = {&d};
         HIMENO_CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(control), dim3(blocks_), dim3(TK, TJ), args, 0,
                                               c_.bulk));
@@ -402,9 +415,15 @@ private:
         for (int it = 0; it < c_.o.iters; ++it) f.swap();  // as the kernel swapped them
     }
 
+    void wait_sweeps() override {
+        wait_event_progress(sweep_done_, progress_, c_.o.iters, "the sweeps", c_.o.poll_us);
+    }
+
     unsigned *count_ = nullptr;
     hd::grid_barrier *gb_ = nullptr;
     double *partial2_ = nullptr;
+    unsigned long long *progress_ = nullptr;       // pinned, mapped: written by the kernel
+    unsigned long long *progress_dev_ = nullptr;       // its address on the GPU
     int blocks_ = 1;
 };
 

@@ -133,6 +133,9 @@ public:
     result<gpu::ticket> copy_async(void *dst, const void *src, size_t n, int stream, bool track) override {
         return issue<gpu::ticket>("a copy", [&] { return d_->copy_async(dst, src, n, stream, track); });
     }
+    result<gpu::ticket> copy_waited(void *dst, const void *src, size_t n, int stream) override {
+        return issue<gpu::ticket>("a copy", [&] { return d_->copy_waited(dst, src, n, stream); });
+    }
     result<gpu::ticket> gather(char *buf, char *packed, const blocks &b, bool unpack, int stream) override {
         return issue<gpu::ticket>("a pack or unpack", [&] { return d_->gather(buf, packed, b, unpack, stream); });
     }

@@ -85,6 +85,12 @@ public:
     // `track` false the device may skip what makes the copy testable on its own (an event per
     // copy) and return a ticket with seq 0; mark() then tracks everything before it.
     virtual result<ticket> copy_async(void *dst, const void *src, size_t n, int stream, bool track = true) = 0;
+    // A copy whose ticket the caller tests until it is done before it asks this device for
+    // anything else (a blocking put or get): a device may track it more cheaply than
+    // copy_async's own event (cuda: none; the ticket is done once the stream has drained).
+    virtual result<ticket> copy_waited(void *dst, const void *src, size_t n, int stream) {
+        return copy_async(dst, src, n, stream, true);
+    }
     // Gathers the blocks of a layout from `buf` into contiguous `packed` (unpack: scatters them
     // back), both this device's memory, with one kernel on `stream`. Blocks: the strided shape
     // base + i2*s2 + i1*s1 + i0*s0 (i0 fastest, `block` bytes each, packed in that order), or, with

@@ -168,7 +168,7 @@ status staging::copy(void *dst, mem::kind dk, const void *src, mem::kind sk, siz
     gpu::device *d = engine_for(dk, sk);
     if (!d) return fail(status::internal, "no device for a copy between %s and %s memory", mem::kind_name(sk),
                         mem::kind_name(dk));
-    HGAS_TRY_ASSIGN(gpu::ticket tk, d->copy_async(dst, src, n, 0));
+    HGAS_TRY_ASSIGN(gpu::ticket tk, d->copy_waited(dst, src, n, 0));
     return wait_ticket(d, tk, "device copy");
 }
 
