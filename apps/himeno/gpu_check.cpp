@@ -50,7 +50,8 @@ void wait_event_progress(cudaEvent_t e, const volatile unsigned long long *done,
     for (;;) {
         const cudaError_t q = cudaEventQuery(e);
         if (q == cudaSuccess) return;
-        if (q != cudaErrorNotReady) cuda_fail(q, (std::string("cudaEventQuery (") + what + ")").c_str(), __FILE__, __LINE__);
+        if (q != cudaErrorNotReady)
+            cuda_fail(q, (std::string("cudaEventQuery (") + what + ")").c_str(), __FILE__, __LINE__);
         const double t = now();
         const unsigned long long d = *done;
         if (d != seen) seen = d, deadline = t + timeout;

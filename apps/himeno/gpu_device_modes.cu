@@ -170,7 +170,8 @@ __global__ void __launch_bounds__(THREADS) control(const control_args d) {
         unpack_halos(d.x, w, d.n, it, b, G);
         if (!hd::grid_sync(d.x.c, d.gb)) return;  // past HGAS_TIMEOUT: recorded, the host reports it
         // One 8-byte store to host memory a sweep: what the host's sleeps are planned from.
-        if (b == 0 && threadIdx.x == 0 && threadIdx.y == 0) *reinterpret_cast<volatile unsigned long long *>(d.progress) = it + 1;
+        if (b == 0 && threadIdx.x == 0 && threadIdx.y == 0)
+            *reinterpret_cast<volatile unsigned long long *>(d.progress) = it + 1;
         double *row = d.sums + (long long)(it % d.rows) * d.n;
         for (int q = b; q < d.n; q += G) sum_plane(part[it & 1], tiles, 1 + q, row + q);
         float *t = p;
@@ -415,15 +416,13 @@ private:
         for (int it = 0; it < c_.o.iters; ++it) f.swap();  // as the kernel swapped them
     }
 
-    void wait_sweeps() override {
-        wait_event_progress(sweep_done_, progress_, c_.o.iters, "the sweeps", c_.o.poll_us);
-    }
+    void wait_sweeps() override { wait_event_progress(sweep_done_, progress_, c_.o.iters, "the sweeps", c_.o.poll_us); }
 
     unsigned *count_ = nullptr;
     hd::grid_barrier *gb_ = nullptr;
     double *partial2_ = nullptr;
-    unsigned long long *progress_ = nullptr;       // pinned, mapped: written by the kernel
-    unsigned long long *progress_dev_ = nullptr;       // its address on the GPU
+    unsigned long long *progress_ = nullptr;      // pinned, mapped: written by the kernel
+    unsigned long long *progress_dev_ = nullptr;  // its address on the GPU
     int blocks_ = 1;
 };
 

@@ -1,16 +1,16 @@
 // progress_sleep_us (progress_wait.hpp): the sleeps of mode device's host while its kernel runs.
 // Simulates runs on a virtual clock and checks the wake-ups and how late the end is seen.
-#include <cstdio>
-
 #include "progress_wait.hpp"
 
+#include <cstdio>
+
 static int failures = 0;
-#define EXPECT(c)                                                              \
-    do {                                                                       \
-        if (!(c)) {                                                            \
+#define EXPECT(c)                                                                      \
+    do {                                                                               \
+        if (!(c)) {                                                                    \
             std::fprintf(stderr, "progress_wait_test:%d: failed: %s\n", __LINE__, #c); \
-            ++failures;                                                        \
-        }                                                                      \
+            ++failures;                                                                \
+        }                                                                              \
     } while (0)
 
 // A run of `total` sweeps, the first `slow` sweeps taking `t_slow` seconds each and the rest
@@ -25,7 +25,8 @@ static int simulate(long long total, double t_slow, double t_fast, long long slo
             *late = t - end;
             return wakes;
         }
-        const long long done = t < slow * t_slow ? (long long)(t / t_slow) : slow + (long long)((t - slow * t_slow) / t_fast);
+        const long long done =
+            t < slow * t_slow ? (long long)(t / t_slow) : slow + (long long)((t - slow * t_slow) / t_fast);
         const long long s = himeno::progress_sleep_us(t, done, total, poll_us);
         EXPECT(s >= poll_us && s <= 50000);
         t += s * 1e-6;
