@@ -184,6 +184,11 @@ struct stream_state {
     cudaStream_t s = nullptr;
     std::vector<cudaEvent_t> ev;
     uint64_t recorded = 0, completed = 0;
+    // copy_waited's copies: `waited`, the id of the one last on the stream with no event (0:
+    // none; its ticket is done when the stream has drained); `flushed`, those given an event
+    // since (id, event seq), because work came after them.
+    uint64_t waited = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> flushed;
 };
 
 class cuda_device final : public device {
@@ -666,6 +671,7 @@ public:
             (src_unregistered || classify(src, n) == mem_class::pageable))
             return agent_copy(dst, src, n, true);
         std::lock_guard<std::mutex> g(stream_mu_);  // the rank's thread and its helper share streams
+        HGAS_TRY(flush_waited());
         stream_state &st = streams_[stream];
         if (n > sm_copy_min_ && n < sm_copy_max_ && classify(dst, n) == mem_class::device &&
             classify(src, n) == mem_class::device) {
@@ -674,7 +680,7 @@ public:
             void *before = trace_begin(st.s);
             CU_TRY(launch_sm_copy(dst, src, n, blocks, st.s));
             trace_end(before, st.s, trace::op_kernel, n);
-            if (waited) return ticket{stream, drained};
+            if (waited) return waited_ticket(stream);
             return track ? record(stream) : result<ticket>(ticket{stream, 0});
         }
         // A host end that runs across the edge of a registration (hgas_register, the cache):
@@ -689,7 +695,7 @@ public:
             pos += len;
         }
         trace_end(before, st.s, trace::op_copy, n);
-        if (waited) return ticket{stream, drained};
+        if (waited) return waited_ticket(stream);
         return track ? record(stream) : result<ticket>(ticket{stream, 0});
     }
 
@@ -697,6 +703,7 @@ public:
         select();
         if (stream < 0 || stream >= streams()) stream = 0;
         std::lock_guard<std::mutex> g(stream_mu_);
+        HGAS_TRY(flush_waited());
         void *before = trace_begin(streams_[stream].s);
         CU_TRY(launch_gather(packed, buf, b.base, b.n, b.s, b.block, b.table, b.count, unpack, sm_count_,
                              streams_[stream].s));
@@ -734,6 +741,7 @@ public:
                 cudaGetLastError();  // not mapped: staged below
         }
         std::lock_guard<std::mutex> g(stream_mu_);
+        HGAS_TRY(flush_waited());
         stream_state &st = streams_[stream];
         void *before = trace_begin(st.s);
         if (!src) {
@@ -875,7 +883,8 @@ public:
         cudaError_t e = cudaSuccess;
         if (!o.last) {
             std::lock_guard<std::mutex> g(stream_mu_);
-            e = cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(o.done), 0);
+            const status f = flush_waited();
+            e = f == status::ok ? cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(o.done), 0) : cudaErrorUnknown;
         }
         // The last to leave has seen every other member's stream take its wait: the event can go.
         if (team_meet::process().leave(c.key)) cudaEventDestroy(static_cast<cudaEvent_t>(o.done));
@@ -915,6 +924,7 @@ public:
         }
         select();
         std::lock_guard<std::mutex> g(stream_mu_);
+        HGAS_TRY(flush_waited());
         cudaEvent_t done = nullptr;
         CU_TRY(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
         auto failed = [&](const char *call, cudaError_t e) {
@@ -942,6 +952,7 @@ public:
         const size_t vbytes = a.count * reduce_dtype_size(a.type);
         const size_t bytes = a.what == team_fcollect_op ? vbytes * static_cast<size_t>(a.n) : vbytes;
         std::lock_guard<std::mutex> g(stream_mu_);
+        HGAS_TRY(flush_waited());
         cudaStream_t s = user_stream ? static_cast<cudaStream_t>(user) : streams_[stream].s;
         unsigned *report = team_timed_out_ + (a.blocking ? report_blocking : report_stream);
         void *before = trace_begin(s);
@@ -1031,16 +1042,31 @@ public:
     result<bool> test(ticket t) override {
         if (t.seq == 0) return true;
         if (t.stream == agent_stream_id) return agent_test(t.seq);
-        if (t.seq == drained) {
-            std::lock_guard<std::mutex> g(stream_mu_);
-            const cudaError_t e = cudaStreamQuery(streams_[t.stream].s);
-            if (e == cudaErrorNotReady) return false;
-            if (e != cudaSuccess) return cuda_fail("cudaStreamQuery (an earlier copy failed)", e);
-            return true;
-        }
         std::lock_guard<std::mutex> g(stream_mu_);
         stream_state &st = streams_[t.stream];
-        while (st.completed < t.seq) {
+        if (t.seq & waited_bit) {
+            const uint64_t id = t.seq & ~waited_bit;
+            if (st.waited == id) {  // still last on its stream: done when the stream has drained
+                const cudaError_t e = cudaStreamQuery(st.s);
+                if (e == cudaErrorNotReady) return false;
+                if (e != cudaSuccess) return cuda_fail("cudaStreamQuery (an earlier copy failed)", e);
+                st.waited = 0;
+                return true;
+            }
+            for (auto it = st.flushed.begin(); it != st.flushed.end(); ++it)
+                if (it->first == id) {
+                    HGAS_TRY_ASSIGN(bool done, test_seq(st, it->second));
+                    if (done) st.flushed.erase(it);
+                    return done;
+                }
+            return true;  // found done before
+        }
+        return test_seq(st, t.seq);
+    }
+
+    // Whether the stream's event `seq` has completed (caller holds stream_mu_).
+    result<bool> test_seq(stream_state &st, uint64_t seq) {
+        while (st.completed < seq) {
             cudaError_t e = cudaEventQuery(st.ev[(st.completed + 1) % events_per_stream]);
             if (e == cudaErrorNotReady) return false;
             if (e != cudaSuccess) return cuda_fail("cudaEventQuery (an earlier copy failed)", e);
@@ -1075,12 +1101,13 @@ public:
         std::lock_guard<std::mutex> g(stream_mu_);
         const stream_state &st = streams_[t.stream];
         const cudaError_t e = cudaStreamQuery(st.s);
-        if (t.seq == drained)
+        if (t.seq & waited_bit)
             std::snprintf(b, sizeof b,
-                          "GPU %d stream %d: waiting for a blocking copy, done when the stream has "
-                          "drained; %llu recorded, %llu completed; the stream is %s",
-                          dev_, t.stream, (unsigned long long)st.recorded, (unsigned long long)st.completed,
-                          stream_word(e));
+                          "GPU %d stream %d: waiting for blocking copy %llu (%s); %llu recorded, %llu "
+                          "completed; the stream is %s",
+                          dev_, t.stream, (unsigned long long)(t.seq & ~waited_bit),
+                          st.waited == (t.seq & ~waited_bit) ? "done when the stream has drained" : "by its event",
+                          (unsigned long long)st.recorded, (unsigned long long)st.completed, stream_word(e));
         else
             std::snprintf(b, sizeof b,
                           "GPU %d stream %d: waiting for copy %llu; %llu recorded, %llu completed; the "
@@ -1108,6 +1135,10 @@ public:
             return __atomic_load_n(&ring_->results[s % agent::ring_slots], __ATOMIC_ACQUIRE);
         }
         std::lock_guard<std::mutex> g(agent_mu_);  // amo_result_ is shared by the threads
+        {
+            std::lock_guard<std::mutex> sg(stream_mu_);
+            HGAS_TRY(flush_waited());
+        }
         CU_TRY(launch_amo(p, op, width, operand, compare, amo_result_, streams_[0].s));
         CU_TRY(cudaStreamSynchronize(streams_[0].s));
         return *amo_result_;
@@ -1209,8 +1240,29 @@ private:
     };
     std::vector<stage_buf> reduce_stage_;  // per stream: host operands the GPU cannot map
     static constexpr int agent_stream_id = -1;
-    // The seq of copy_waited's tickets: done when their stream has nothing left to run.
-    static constexpr uint64_t drained = ~uint64_t(0);
+    // The seq of copy_waited's tickets: this bit and the copy's id (stream_state::waited).
+    static constexpr uint64_t waited_bit = uint64_t(1) << 63;
+    uint64_t waited_ids_ = 0;
+
+    // The ticket of a copy copy_waited just put on `stream` (caller holds stream_mu_).
+    ticket waited_ticket(int stream) {
+        streams_[stream].waited = ++waited_ids_;
+        return ticket{stream, waited_bit | waited_ids_};
+    }
+    // Before more work goes on an internal stream: a waited copy still last on its stream gets
+    // an event now, so that its ticket waits for it alone -- not for a collective's kernel that
+    // another thread of the rank puts behind it, which may wait for this thread's next step
+    // (caller holds stream_mu_).
+    status flush_waited() {
+        for (size_t i = 0; i < streams_.size(); ++i) {
+            stream_state &st = streams_[i];
+            if (!st.waited) continue;
+            HGAS_TRY_ASSIGN(ticket t, record(static_cast<int>(i)));
+            st.flushed.emplace_back(st.waited, t.seq);
+            st.waited = 0;
+        }
+        return status::ok;
+    }
 
     cuda_device() = default;
 
