@@ -57,8 +57,9 @@ active_set make_set(const char *fn, int PE_start, int logPE_stride, int PE_size,
 }
 
 // pSync words used by this file.
-enum : int { k_arrived = 0, k_release = 1, k_count = 2, k_bcast = 3 };
+enum : int { k_arrived = 0, k_release = 1, k_count = 2, k_bcast = 3, k_fcollect = 4 };
 static_assert(k_bcast < SHMEM_BCAST_SYNC_SIZE, "the broadcast's word lies in a broadcast's pSync");
+static_assert(k_fcollect < SHMEM_COLLECT_SYNC_SIZE, "the fcollect's word lies in a collect's pSync");
 
 void atomic_set_word(const char *fn, long *word, int pe, int64_t v) {
     check(fn, hgas_atomic(gptr(fn, word, pe), HGAS_AMO_SET, HGAS_INT64, &v, nullptr, nullptr));
@@ -128,13 +129,35 @@ void set_broadcast(const char *fn, const active_set &s, void *dest, const void *
     check(fn, hgas_atomic(gptr(fn, word, hgas_rank_me()), HGAS_AMO_ADD, HGAS_INT64, &minus_one, nullptr, nullptr));
 }
 
-// Every member's block of `bytes` to dest + index * bytes of every member.
+// Every member's block of `bytes` to dest + index * bytes of every member, in one round: as for
+// the broadcast, the caller ensures that every member's dest is ready before any member calls
+// (and that pSync is not still in use by a member in an earlier call on it), so each member
+// puts its block to every other one at once, with a signal that adds 1 to the member's
+// pSync[k_fcollect], copies its own, waits for the n - 1 others' and takes them back (the word
+// is SHMEM_SYNC_VALUE again on return). Nobody waits for another's entry: the last member to
+// call finds every other block there, the others wait only for its. Entry rounds (two barriers,
+// or hgas's fcollect, which reads each member's entry before writing to it) cost a wake-up of
+// every member per call where PEs outnumber cores: 9 us at 4-256 B on 4 PEs on 2 cores
+// against Open MPI's 5.3-8.2.
 void set_fcollect(const char *fn, const active_set &s, void *dest, const void *source, size_t bytes) {
     if (bytes == 0) return;
-    set_barrier(fn, s);
     char *d = static_cast<char *>(dest) + static_cast<size_t>(s.me) * bytes;
-    for (int i = 0; i < s.size; ++i) put_to(fn, d, source, bytes, s.pe(i));
-    set_barrier(fn, s);
+    if (s.size > 1) {
+        long *word = s.psync + k_fcollect;
+        for (int k = 1; k < s.size; ++k) {  // from me + 1, so that the members do not all start at 0
+            const int i = (s.me + k) % s.size;
+            check(fn,
+                  hgas_put_signal(gptr(fn, d, s.pe(i)), source, bytes, gptr(fn, word, s.pe(i)), 1, HGAS_SIGNAL_ADD));
+        }
+        if (d != source) std::memmove(d, source, bytes);
+        const auto others = static_cast<int64_t>(s.size - 1);
+        check(fn, hgas_signal_wait_until(reinterpret_cast<const uint64_t *>(word), HGAS_CMP_GE,
+                                         static_cast<uint64_t>(SHMEM_SYNC_VALUE + others), nullptr));
+        const int64_t back = -others;
+        check(fn, hgas_atomic(gptr(fn, word, hgas_rank_me()), HGAS_AMO_ADD, HGAS_INT64, &back, nullptr, nullptr));
+        return;
+    }
+    if (d != source) std::memmove(d, source, bytes);
 }
 
 // Blocks of different sizes, concatenated in member order, on a subset of PEs (the whole job
@@ -298,12 +321,15 @@ int team_reduce(const char *fn, shmem_team_t team, op o, T *dest, const T *sourc
     return 0;
 }
 
-// Active-set forms that hgas can do for the world (fcollect, collect, alltoall).
+// Active-set forms that hgas can do for the world (fcollect, collect, alltoall). The whole job's
+// fcollect of up to 16 KiB per PE runs set_fcollect's one round too; larger blocks go to
+// hgas_fcollect, which chooses a ring across nodes.
+constexpr size_t k_fcollect_signal_max = size_t{16} << 10;
 void active_fcollect(const char *fn, void *dest, const void *source, size_t bytes, int PE_start, int logPE_stride,
                      int PE_size, long *pSync) {
     const active_set s = make_set(fn, PE_start, logPE_stride, PE_size, pSync);
-    if (s.world) {
-        if (bytes) check(fn, hgas_fcollect(dest, source, bytes));
+    if (s.world && bytes > k_fcollect_signal_max) {
+        check(fn, hgas_fcollect(dest, source, bytes));
     } else {
         set_fcollect(fn, s, dest, source, bytes);
     }
