@@ -228,19 +228,21 @@ status barrier_wait(core::rank &r, uint64_t off, uint64_t epoch, uint64_t target
 }
 
 // Whether the world barrier gathers at rank 0 and releases from there (HGAS_BARRIER): auto on
-// one node with 3 to 8 ranks, where the n - 1 arrivals and releases are stores into rank 0's
-// and the others' words, two hops like the dissemination's two rounds at 3 or 4 ranks. Rank 0
-// leaves first, the others when its release reaches them, so a root-0 collective right after
-// the barrier (OSU's loops) finds the others still on their way: with the dissemination every
-// rank leaves at about the same time, and where ranks share cores (4 PEs on 2) the non-roots
-// then wait for a root that is not running. Two ranks keep the dissemination (one hop, where
-// linear takes two). Every rank decides alike (the node count and n are the job's).
+// one node with 3 to 8 ranks that outnumber its cores. Rank 0 leaves first, the others when its
+// release reaches them, so a root-0 collective right after the barrier (OSU's loops) finds the
+// root's data already sent: with the dissemination every rank leaves at about the same time, and
+// where ranks share cores the non-roots then wait for a root that is not running (OSU's
+// broadcast at 4 PEs on 2 cores: 3 us against 0.2-0.4). The price is rank 0's wake-up on the
+// barrier's own path: OSU's barrier there, median of 8 runs, 6.0 us against 4.9. Two ranks keep
+// the dissemination (one hop, where linear takes two); so do ranks with a core each, where nobody
+// waits for a root that is not running. Every rank decides alike (node count, n and the
+// machine's rank and core counts are the job's).
 constexpr int k_linear_min_ranks = 3, k_linear_max_ranks = 8;
 bool barrier_linear(core::rank &r) {
     const std::string &choice = r.cfg().text(setting::barrier);
     if (choice == "linear") return true;
     if (choice == "dissemination") return false;
-    return r.n() >= k_linear_min_ranks && r.n() <= k_linear_max_ranks && r.topo().node_n == 1;
+    return r.n() >= k_linear_min_ranks && r.n() <= k_linear_max_ranks && r.topo().node_n == 1 && r.oversubscribed();
 }
 }  // namespace
 
