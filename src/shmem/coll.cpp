@@ -138,7 +138,8 @@ void set_broadcast(const char *fn, const active_set &s, void *dest, const void *
 // call finds every other block there, the others wait only for its. Entry rounds (two barriers,
 // or hgas's fcollect, which reads each member's entry before writing to it) cost a wake-up of
 // every member per call where PEs outnumber cores: 9 us at 4-256 B on 4 PEs on 2 cores
-// against Open MPI's 5.3-8.2.
+// against Open MPI's 5.3-8.2. Active sets only (the caller's pSync): a team's slot words hold
+// 4 per group (team.cpp), and the team calls run hgas_team_fcollect.
 void set_fcollect(const char *fn, const active_set &s, void *dest, const void *source, size_t bytes) {
     if (bytes == 0) return;
     char *d = static_cast<char *>(dest) + static_cast<size_t>(s.me) * bytes;
