@@ -102,6 +102,8 @@ public:
     const boot::job_info &job() const { return job_; }
     const settings &cfg() const { return cfg_; }
     double timeout() const { return timeout_; }
+    // More ranks on this machine than cores (alike on every rank of the machine).
+    bool oversubscribed() const { return oversubscribed_; }
 
     // Segment of `r` (nullptr for an unknown rank or segment).
     // A peer on this node is mapped at its first use (HGAS_PEER_ATTACH=lazy): this is where,

@@ -57,8 +57,9 @@ active_set make_set(const char *fn, int PE_start, int logPE_stride, int PE_size,
 }
 
 // pSync words used by this file.
-enum : int { k_arrived = 0, k_release = 1, k_count = 2, k_bcast = 3 };
+enum : int { k_arrived = 0, k_release = 1, k_count = 2, k_bcast = 3, k_fcollect = 4 };
 static_assert(k_bcast < SHMEM_BCAST_SYNC_SIZE, "the broadcast's word lies in a broadcast's pSync");
+static_assert(k_fcollect < SHMEM_COLLECT_SYNC_SIZE, "the fcollect's word lies in a collect's pSync");
 
 void atomic_set_word(const char *fn, long *word, int pe, int64_t v) {
     check(fn, hgas_atomic(gptr(fn, word, pe), HGAS_AMO_SET, HGAS_INT64, &v, nullptr, nullptr));
@@ -128,13 +129,36 @@ void set_broadcast(const char *fn, const active_set &s, void *dest, const void *
     check(fn, hgas_atomic(gptr(fn, word, hgas_rank_me()), HGAS_AMO_ADD, HGAS_INT64, &minus_one, nullptr, nullptr));
 }
 
-// Every member's block of `bytes` to dest + index * bytes of every member.
+// Every member's block of `bytes` to dest + index * bytes of every member, in one round: as for
+// the broadcast, the caller ensures that every member's dest is ready before any member calls
+// (and that pSync is not still in use by a member in an earlier call on it), so each member
+// puts its block to every other one at once, with a signal that adds 1 to the member's
+// pSync[k_fcollect], copies its own, waits for the n - 1 others' and takes them back (the word
+// is SHMEM_SYNC_VALUE again on return). Nobody waits for another's entry: the last member to
+// call finds every other block there, the others wait only for its. Entry rounds (two barriers,
+// or hgas's fcollect, which reads each member's entry before writing to it) cost a wake-up of
+// every member per call where PEs outnumber cores: 9 us at 4-256 B on 4 PEs on 2 cores
+// against Open MPI's 5.3-8.2. Active sets only (the caller's pSync): a team's slot words hold
+// 4 per group (team.cpp), and the team calls run hgas_team_fcollect.
 void set_fcollect(const char *fn, const active_set &s, void *dest, const void *source, size_t bytes) {
     if (bytes == 0) return;
-    set_barrier(fn, s);
     char *d = static_cast<char *>(dest) + static_cast<size_t>(s.me) * bytes;
-    for (int i = 0; i < s.size; ++i) put_to(fn, d, source, bytes, s.pe(i));
-    set_barrier(fn, s);
+    if (s.size > 1) {
+        long *word = s.psync + k_fcollect;
+        for (int k = 1; k < s.size; ++k) {  // from me + 1, so that the members do not all start at 0
+            const int i = (s.me + k) % s.size;
+            check(fn,
+                  hgas_put_signal(gptr(fn, d, s.pe(i)), source, bytes, gptr(fn, word, s.pe(i)), 1, HGAS_SIGNAL_ADD));
+        }
+        if (d != source) std::memmove(d, source, bytes);
+        const auto others = static_cast<int64_t>(s.size - 1);
+        check(fn, hgas_signal_wait_until(reinterpret_cast<const uint64_t *>(word), HGAS_CMP_GE,
+                                         static_cast<uint64_t>(SHMEM_SYNC_VALUE + others), nullptr));
+        const int64_t back = -others;
+        check(fn, hgas_atomic(gptr(fn, word, hgas_rank_me()), HGAS_AMO_ADD, HGAS_INT64, &back, nullptr, nullptr));
+        return;
+    }
+    if (d != source) std::memmove(d, source, bytes);
 }
 
 // Blocks of different sizes, concatenated in member order, on a subset of PEs (the whole job
@@ -218,7 +242,67 @@ constexpr int hgas_op(op o) {
     return -1;
 }
 
-// dest[i] = op over the set of source[i]. The world and a type/op hgas combines: allreduce.
+// acc[k] = acc[k] op in[k] for k < count, the switch outside the loop (vector code).
+template <class T>
+void combine_into(op o, T *acc, const T *in, size_t count) {
+    switch (o) {
+        case op::sum:
+            for (size_t k = 0; k < count; ++k) acc[k] = combine(op::sum, acc[k], in[k]);
+            return;
+        case op::prod:
+            for (size_t k = 0; k < count; ++k) acc[k] = combine(op::prod, acc[k], in[k]);
+            return;
+        case op::max:
+            for (size_t k = 0; k < count; ++k) acc[k] = combine(op::max, acc[k], in[k]);
+            return;
+        case op::min:
+            for (size_t k = 0; k < count; ++k) acc[k] = combine(op::min, acc[k], in[k]);
+            return;
+        default:
+            for (size_t k = 0; k < count; ++k) acc[k] = combine(o, acc[k], in[k]);
+            return;
+    }
+}
+
+// The whole job's reduction of up to reduce_area::slot_bytes per PE on 2 to 8 PEs, in one round
+// (false where it does not apply: the caller runs hgas's allreduce). Each PE puts its vector into
+// slot `me` of half c % 2 of every other PE's area (internal.hpp) with a signal on the half's
+// word, waits for the n - 1 others' and combines all n in PE order (so every PE computes
+// bit-identical results), then writes dest. Nobody waits for another's entry: hgas's allreduce
+// (recursive doubling) reads each partner's entry before each round, which costs a wake-up of
+// the partner per round where PEs outnumber cores (OSU's sum_to_all at 4 PEs on 2 cores: 8 us at
+// 4-256 B against Open MPI's 5.5-7.6). Only the runtime's area is written, never the program's
+// memory, so this needs nothing of the program beyond calling the world's reductions in the
+// same order everywhere. Two halves suffice: a PE that makes call c + 2 has every PE's vector of
+// call c + 1, which each PE sends only after it has finished call c (and read its half).
+template <class T>
+bool world_small_reduce(const char *fn, op o, T *dest, const T *source, size_t count) {
+    reduce_area *a = world_reduce_area();
+    const size_t bytes = count * sizeof(T);
+    if (!a || bytes > reduce_area::slot_bytes) return false;
+    const int n = hgas_rank_n(), me = hgas_rank_me();
+    const uint64_t c = ++a->calls;
+    const int half = static_cast<int>(c % 2);
+    for (int k = 1; k < n; ++k) {
+        const int p = (me + k) % n;
+        check(fn, hgas_put_signal(gptr(fn, a->slot(half, me, n), p), source, bytes, gptr(fn, a->word(half), p), 1,
+                                  HGAS_SIGNAL_ADD));
+    }
+    // The half's word grows by n - 1 in each of its calls: this is its ((c + 1) / 2)-th.
+    check(fn,
+          hgas_signal_wait_until(a->word(half), HGAS_CMP_GE, static_cast<uint64_t>(n - 1) * ((c + 1) / 2), nullptr));
+    T acc[reduce_area::slot_bytes / sizeof(T)];
+    std::memcpy(acc, me == 0 ? static_cast<const void *>(source) : a->slot(half, 0, n), bytes);
+    for (int p = 1; p < n; ++p) {
+        const T *in = p == me ? source : reinterpret_cast<const T *>(a->slot(half, p, n));
+        combine_into(o, acc, in, count);
+    }
+    std::memcpy(dest, acc, bytes);
+    return true;
+}
+
+// dest[i] = op over the set of source[i]. The world and a type/op hgas combines: allreduce
+// (small vectors on up to 8 PEs: world_small_reduce).
 // Otherwise: after a barrier every member gets every member's source, combines in member
 // order (so every member computes bit-identical results), and writes dest after a second
 // barrier (dest may be source, which the others may still be reading before it).
@@ -228,6 +312,7 @@ void set_reduce(const char *fn, const active_set &s, op o, T *dest, const T *sou
     if (!dest || !source) fatal(fn, "dest or source is NULL");
     constexpr int dt = reduce_dtype<T>();
     if (s.world && hgas_combines(dt, hgas_op(o))) {
+        if (world_small_reduce(fn, o, dest, source, count)) return;
         check(fn, hgas_allreduce(dest, source, count, static_cast<hgas_dtype_t>(dt),
                                  static_cast<hgas_op_t>(hgas_op(o))));
         return;
@@ -290,6 +375,10 @@ int team_reduce(const char *fn, shmem_team_t team, op o, T *dest, const T *sourc
     if (hgas_combines(dt, hgas_op(o))) {
         if (count == 0) return 0;
         if (!dest || !source) fatal(fn, "dest or source is NULL");
+        // The world team only: another team of the same PEs (SHMEM_TEAM_SHARED on one node) may
+        // run its collectives at the same time from another thread, and the area's calls are
+        // counted in the world's order.
+        if (team == SHMEM_TEAM_WORLD && world_small_reduce(fn, o, dest, source, count)) return 0;
         check(fn, hgas_team_allreduce(t->core, dest, source, count, static_cast<hgas_dtype_t>(dt),
                                       static_cast<hgas_op_t>(hgas_op(o))));
         return 0;
@@ -298,12 +387,15 @@ int team_reduce(const char *fn, shmem_team_t team, op o, T *dest, const T *sourc
     return 0;
 }
 
-// Active-set forms that hgas can do for the world (fcollect, collect, alltoall).
+// Active-set forms that hgas can do for the world (fcollect, collect, alltoall). The whole job's
+// fcollect of up to 16 KiB per PE runs set_fcollect's one round too; larger blocks go to
+// hgas_fcollect, which chooses a ring across nodes.
+constexpr size_t k_fcollect_signal_max = size_t{16} << 10;
 void active_fcollect(const char *fn, void *dest, const void *source, size_t bytes, int PE_start, int logPE_stride,
                      int PE_size, long *pSync) {
     const active_set s = make_set(fn, PE_start, logPE_stride, PE_size, pSync);
-    if (s.world) {
-        if (bytes) check(fn, hgas_fcollect(dest, source, bytes));
+    if (s.world && bytes > k_fcollect_signal_max) {
+        check(fn, hgas_fcollect(dest, source, bytes));
     } else {
         set_fcollect(fn, s, dest, source, bytes);
     }

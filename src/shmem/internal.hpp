@@ -147,6 +147,26 @@ struct hgasi_shmem_team {
 
 namespace hgas::shmem {
 
+/// The whole job's small reductions in one round (coll.cpp, `world_small_reduce`): a symmetric
+/// area, allocated by setup_teams where the job has 2 to reduce_area_max_pes PEs, of two signal
+/// words (one cache line each) and then two halves of n slots of reduce_area_slot bytes. Call c
+/// (counted in `calls`, alike on every PE: the world's reductions are made in the same order
+/// everywhere) uses half c % 2: each PE puts its vector into slot `me` of that half of every
+/// other PE with a signal that adds 1 to the half's word there.
+struct reduce_area {
+    char *base = nullptr;
+    uint64_t calls = 0;
+    uint64_t *word(int half) const { return reinterpret_cast<uint64_t *>(base + 64 * half); }
+    char *slot(int half, int pe, int n) const {
+        return base + 128 + (static_cast<size_t>(half) * static_cast<size_t>(n) + static_cast<size_t>(pe)) * slot_bytes;
+    }
+    static constexpr size_t slot_bytes = 2048;
+    static constexpr int max_pes = 8;
+    static size_t bytes(int n) { return 128 + 2 * static_cast<size_t>(n) * slot_bytes; }
+};
+/// This PE's area (nullptr before shmem_init, or where the job has no area).
+reduce_area *world_reduce_area();
+
 /// Collective (from shmem_init): allocates the PE's team pool and sets up the predefined
 /// teams, once per hgas rank.
 bool setup_teams(const char *fn);  // true if it set up now, false if done already

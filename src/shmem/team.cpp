@@ -29,6 +29,7 @@ struct pe_state {
     long *pool = nullptr;  // symmetric: one header line (the free mask), then the slots
     hgasi_shmem_team world, shared;
     std::set<hgasi_shmem_team *> live;  // teams made by splits and not destroyed
+    reduce_area small_reduce;           // the world's small reductions (internal.hpp)
     uint64_t *free_mask() const { return reinterpret_cast<uint64_t *>(pool); }
     long *split_failures() const { return pool + 1; }  // counted on a parent's member 0
     long *slot(int i) const { return pool + k_slot_longs * (1 + i); }
@@ -193,8 +194,18 @@ bool setup_teams(const char *fn) {
         t->words = st->slot(t->slot);
         t->core = t == &st->world ? HGAS_TEAM_WORLD : HGAS_TEAM_NODE;
     }
+    if (n >= 2 && n <= reduce_area::max_pes) {  // collective too: every PE sees the same n
+        void *area = nullptr;
+        check(fn, hgas_calloc(1, reduce_area::bytes(n), &area));
+        st->small_reduce.base = static_cast<char *>(area);
+    }
     check(fn, hgas_rank_data_set(&k_state_key, st, release_state));
     return true;
+}
+
+reduce_area *world_reduce_area() {
+    pe_state *st = find_state();
+    return st && st->small_reduce.base ? &st->small_reduce : nullptr;
 }
 
 void destroy_all_contexts(const char *fn) {

@@ -53,8 +53,10 @@ int main(void) {
     /* Deprecated active-set forms over every PE. */
     long *pSync = shmem_malloc(SHMEM_COLLECT_SYNC_SIZE * sizeof(long));
     for (int i = 0; i < SHMEM_COLLECT_SYNC_SIZE; ++i) pSync[i] = SHMEM_SYNC_VALUE;
-    shmem_barrier_all();
+    /* dest is reset before the barrier: a member may write into ours as soon as it calls (every
+     * member's dest must be ready before any member calls). */
     for (int i = 0; i < 2 * n; ++i) dst[i] = -1;
+    shmem_barrier_all();
     shmem_fcollect32(dst, src, 2, 0, 0, n, pSync);
     for (int p = 0; p < n; ++p) CHECK(dst[2 * p] == p && dst[2 * p + 1] == 10 * p, "fcollect32 block %d", p);
     shmem_barrier_all();
@@ -74,6 +76,41 @@ int main(void) {
     for (int i = 0; i < n; ++i)
         for (int e = 0; e < B; ++e) CHECK(sdst[2 * (i * B + e)] == i * 100 + me * 10 + e, "alltoalls32");
     for (int i = 0; i < SHMEM_COLLECT_SYNC_SIZE; ++i) CHECK(pSync[i] == SHMEM_SYNC_VALUE, "pSync[%d] restored", i);
+
+    /* fcollect32 back to back with no barrier between calls, as OSU runs it but without its
+     * barriers: two pSync arrays and two dest arrays alternate, so every member's dest and pSync
+     * are free again when any member calls with them (a member that enters call i + 2 has
+     * every member's block of call i + 1, sent after that member checked call i). Blocks of
+     * 1, 33 and 4100 ints (16 400 bytes: the whole job's hgas_fcollect). */
+    long *ps2 = shmem_malloc(2 * SHMEM_COLLECT_SYNC_SIZE * sizeof(long));
+    for (int i = 0; i < 2 * SHMEM_COLLECT_SYNC_SIZE; ++i) ps2[i] = SHMEM_SYNC_VALUE;
+    const int maxb = 4100;
+    int *fsrc = shmem_malloc(maxb * sizeof(int));
+    int *fdst = shmem_malloc(2 * (size_t)n * maxb * sizeof(int));
+    shmem_barrier_all();
+    const int blocks[3] = {1, 33, maxb};
+    for (int b = 0; b < 3; ++b) {
+        const int nb = blocks[b];
+        for (int it = 0; it < 40; ++it) {
+            int *d = fdst + (size_t)(it % 2) * n * maxb;
+            for (int e = 0; e < nb; ++e) fsrc[e] = (b * 1000 + it) * 100000 + me * 1000 + e % 1000;
+            shmem_fcollect32(d, fsrc, (size_t)nb, 0, 0, n, ps2 + (it % 2) * SHMEM_COLLECT_SYNC_SIZE);
+            for (int p = 0; p < n; ++p)
+                for (int e = 0; e < nb; ++e)
+                    if (d[p * nb + e] != (b * 1000 + it) * 100000 + p * 1000 + e % 1000) {
+                        CHECK(0, "fcollect32 back to back: %d ints, call %d, block %d, element %d = %d", nb, it, p, e,
+                              d[p * nb + e]);
+                        e = nb;
+                    }
+        }
+    }
+    shmem_barrier_all();
+    for (int i = 0; i < 2 * SHMEM_COLLECT_SYNC_SIZE; ++i)
+        CHECK(ps2[i] == SHMEM_SYNC_VALUE, "back-to-back pSync[%d] restored: %ld", i, ps2[i]);
+    shmem_barrier_all();
+    shmem_free(fdst);
+    shmem_free(fsrc);
+    shmem_free(ps2);
 
     shmem_barrier_all();
     shmem_free(pSync);

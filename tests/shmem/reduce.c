@@ -2,6 +2,7 @@
  * and pSync) and every op over types that hgas combines itself (int, long, float, double, ...)
  * and that the front end combines (char, short, long double, the bitwise ops). */
 #include <complex.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -126,6 +127,62 @@ int main(void) {
     shmem_complexd_sum_to_all(zd, zs, 2, 0, 0, n, NULL, pSync);
     CHECK(creal(zd[0]) == n * (n - 1) / 2 && cimag(zd[0]) == n && zd[1] == n * (1.0 + 1.0 * I), "complexd_sum_to_all");
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) CHECK(pSync[i] == SHMEM_SYNC_VALUE, "pSync[%d] restored", i);
+
+    /* Whole-job reductions back to back with no barrier between them (two pSync arrays
+     * alternating, as OSU does, but without its barriers), small and large ones mixed: up to
+     * 2 KiB per PE they take one round through the runtime's own area (two halves used in
+     * turn), above it hgas's allreduce. Every value checked after every call; in place
+     * (dest == source) too; float sums whose result depends on the order of the additions must
+     * come out bit-identical on every PE. */
+    {
+        const int sizes[6] = {1, 512, 513, 3, 2000, 64}; /* ints: 4 B, 2 KiB, 2 KiB + 4, ... */
+        long *ps = shmem_malloc(2 * SHMEM_REDUCE_SYNC_SIZE * sizeof(long));
+        int *wk = shmem_malloc(2 * 2001 * sizeof(int));
+        int *bs = shmem_malloc(2000 * sizeof(int)), *bd = shmem_malloc(2000 * sizeof(int));
+        for (int i = 0; i < 2 * SHMEM_REDUCE_SYNC_SIZE; ++i) ps[i] = SHMEM_SYNC_VALUE;
+        shmem_barrier_all();
+        for (int it = 0; it < 60; ++it) {
+            const int c = sizes[it % 6];
+            long *p = ps + (it % 2) * SHMEM_REDUCE_SYNC_SIZE;
+            int *w = wk + (it % 2) * 2001;
+            for (int i = 0; i < c; ++i) bs[i] = it * 7 + me * 3 + i;
+            if (it % 3 == 0) {
+                shmem_int_sum_to_all(bd, bs, c, 0, 0, n, w, p);
+            } else if (it % 3 == 1) {
+                CHECK(shmem_int_sum_reduce(SHMEM_TEAM_WORLD, bd, bs, (size_t)c) == 0, "int_sum_reduce");
+            } else {
+                shmem_int_max_to_all(bs, bs, c, 0, 0, n, w, p); /* in place */
+                for (int i = 0; i < c; ++i) bd[i] = bs[i];
+            }
+            for (int i = 0; i < c; ++i) {
+                const int want = it % 3 == 2 ? it * 7 + (n - 1) * 3 + i : n * (it * 7 + i) + 3 * n * (n - 1) / 2;
+                if (bd[i] != want) {
+                    CHECK(0, "back to back: call %d (%d ints), dst[%d] = %d, want %d", it, c, i, bd[i], want);
+                    break;
+                }
+            }
+        }
+        float *fs2 = shmem_malloc(16 * sizeof(float)), *fd2 = shmem_malloc(16 * sizeof(float));
+        float *all = shmem_malloc(16 * (size_t)n * sizeof(float));
+        for (int i = 0; i < 16; ++i) fs2[i] = (me % 2 ? 1.0e7f : 0.1f) * (float)(me + 1) + 0.3f * (float)i;
+        CHECK(shmem_float_sum_reduce(SHMEM_TEAM_WORLD, fd2, fs2, 16) == 0, "float_sum_reduce");
+        shmem_barrier_all();
+        CHECK(shmem_fcollectmem(SHMEM_TEAM_WORLD, all, fd2, 16 * sizeof(float)) == 0, "fcollectmem");
+        for (int p = 0; p < n; ++p)
+            for (int i = 0; i < 16; ++i)
+                CHECK(memcmp(&all[16 * p + i], &fd2[i], sizeof(float)) == 0, "float sum[%d] differs on PE %d", i, p);
+        shmem_barrier_all();
+        for (int i = 0; i < 2 * SHMEM_REDUCE_SYNC_SIZE; ++i)
+            CHECK(ps[i] == SHMEM_SYNC_VALUE, "back-to-back pSync[%d] restored", i);
+        shmem_barrier_all();
+        shmem_free(all);
+        shmem_free(fd2);
+        shmem_free(fs2);
+        shmem_free(bd);
+        shmem_free(bs);
+        shmem_free(wk);
+        shmem_free(ps);
+    }
 
     shmem_barrier_all();
     shmem_free(fd);
