@@ -44,9 +44,10 @@ void wait_event(cudaEvent_t e, const char *what, int poll_us) {
 
 void wait_event_progress(cudaEvent_t e, const volatile unsigned long long *done, long long total, const char *what,
                          int poll_us) {
-    const double timeout = wait_timeout_s(), start = now();
-    double deadline = start + timeout;
+    const double timeout = wait_timeout_s();
+    double deadline = now() + timeout;
     unsigned long long seen = 0;
+    progress_pacer pace{total, poll_us};
     for (;;) {
         const cudaError_t q = cudaEventQuery(e);
         if (q == cudaSuccess) return;
@@ -60,7 +61,7 @@ void wait_event_progress(cudaEvent_t e, const volatile unsigned long long *done,
                 std::to_string(timeout) + " s (HGAS_TIMEOUT; " + std::to_string(seen) + " of " + std::to_string(total) +
                 " done)");
         check(hgas_progress(), "hgas_progress");
-        const long long s = progress_sleep_us(t - start, static_cast<long long>(d), total, poll_us);
+        const long long s = pace.sleep_us(t, static_cast<long long>(d));
         if (s > 0) usleep(static_cast<useconds_t>(s));
     }
 }

@@ -1,6 +1,8 @@
 // How long the host sleeps while a run on the GPU reports its progress (mode device): a run of
 // thousands of sweeps is then waited for with a few dozen wake-ups, not one every --poll-us,
-// and its end is still seen within --poll-us.
+// and its end is still seen within --poll-us as long as the sweeps do not speed up more than
+// fourfold (progress_pacer counts the rate from the first finished sweep it sees, so the
+// launch's start-up does not make the rate look slower than it is).
 #pragma once
 
 namespace himeno {
@@ -18,5 +20,19 @@ inline long long progress_sleep_us(double elapsed_s, long long done, long long t
     if (s <= double(floor_us)) return floor_us;
     return s > 50000.0 ? 50000 : static_cast<long long>(s);
 }
+
+/// The sleeps of one wait, `total` sweeps: the rate counts from the first finished sweep it is
+/// shown (time `t` in seconds, `done` sweeps), not from the launch.
+struct progress_pacer {
+    long long total;
+    int poll_us;
+    long long first_done = 0;
+    double first_t = 0;
+    long long sleep_us(double t, long long done) {
+        if (done > 0 && first_done == 0) first_done = done, first_t = t;
+        if (first_done == 0) return poll_us > 0 ? poll_us : 0;
+        return progress_sleep_us(t - first_t, done - first_done, total - first_done, poll_us);
+    }
+};
 
 }  // namespace himeno

@@ -20,10 +20,16 @@
 //          (dst_gpu), a GPU-scope fence and a relaxed store (0.31 against 0.55 us, H200): the
 //          copy is then in the GPU's L2, which every later reader goes through
 //  host:   waits until done >= s; the atomic's old value is in results[s % ring_slots].
+// What the PTX memory model does not promise and this relies on, as the hardware does: a
+// v4 load returns the 16 bytes of one word together (the model calls it four loads); the
+// host, outside .gpu scope, sees a dst_gpu copy once done is written, because MEMBAR.GPU
+// returns only when the stores are in L2, in front of every reader of this GPU's memory; and a
+// relaxed done = s + 1 is not seen before the system-scope release of an earlier s was.
 // Small sources in host memory that the GPU cannot read (pageable), and any host source when
 // other processes share the GPU, travel in the ring: the host copies up to inline_max bytes
 // into payload[s % ring_slots] before it writes the descriptor, whose source then points there
-// (the agent's fence after it sees the tags orders the payload before its reads). Up to
+// (the agent's acquire polls and the block barrier after them order the payload before its
+// reads). Up to
 // desc_inline_max bytes go in the descriptor itself (op_copy_inline), not in the payload slot.
 // Only one warp polls: hgas-gpu-limits flag_poll measured 3.2 us for a round trip with one
 // polling warp, 3.9 with two and 9.7 with eight (more reads of the line the host writes slow

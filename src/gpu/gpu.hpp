@@ -85,9 +85,10 @@ public:
     // `track` false the device may skip what makes the copy testable on its own (an event per
     // copy) and return a ticket with seq 0; mark() then tracks everything before it.
     virtual result<ticket> copy_async(void *dst, const void *src, size_t n, int stream, bool track = true) = 0;
-    // A copy whose ticket the caller tests until it is done before it asks this device for
-    // anything else (a blocking put or get): a device may track it more cheaply than
-    // copy_async's own event (cuda: none; the ticket is done once the stream has drained).
+    // A copy whose ticket the caller tests until it is done (a blocking put or get): a device
+    // may track it more cheaply than copy_async's own event (cuda: none while the copy is the
+    // last work on its stream, whose drain then completes it; work put on the stream after it
+    // first records the event, so the ticket never waits for that work).
     virtual result<ticket> copy_waited(void *dst, const void *src, size_t n, int stream) {
         return copy_async(dst, src, n, stream, true);
     }

@@ -13,10 +13,14 @@ static int failures = 0;
         }                                                                              \
     } while (0)
 
-// A run of `total` sweeps, the first `slow` sweeps taking `t_slow` seconds each and the rest
-// `t_fast`: returns the wake-ups, and in *late how long after the last sweep the host saw it.
-static int simulate(long long total, double t_slow, double t_fast, long long slow, int poll_us, double *late) {
-    const double end = slow * t_slow + (total - slow) * t_fast;
+// A run of `total` sweeps that starts `t_start` seconds after the wait does (the launch), the
+// first `slow` sweeps taking `t_slow` seconds each and the rest `t_fast`, waited for as
+// wait_event_progress does (progress_pacer): returns the wake-ups, and in *late how long after
+// the last sweep the host saw it.
+static int simulate(long long total, double t_slow, double t_fast, long long slow, int poll_us, double *late,
+                    double t_start = 0) {
+    const double end = t_start + slow * t_slow + (total - slow) * t_fast;
+    himeno::progress_pacer pace{total, poll_us};
     double t = 0;
     int wakes = 0;
     for (;;) {
@@ -25,9 +29,11 @@ static int simulate(long long total, double t_slow, double t_fast, long long slo
             *late = t - end;
             return wakes;
         }
-        const long long done =
-            t < slow * t_slow ? (long long)(t / t_slow) : slow + (long long)((t - slow * t_slow) / t_fast);
-        const long long s = himeno::progress_sleep_us(t, done, total, poll_us);
+        const double r = t - t_start;
+        const long long done = r < 0               ? 0
+                               : r < slow * t_slow ? (long long)(r / t_slow)
+                                                   : slow + (long long)((r - slow * t_slow) / t_fast);
+        const long long s = pace.sleep_us(t, done);
         EXPECT(s >= poll_us && s <= 50000);
         t += s * 1e-6;
     }
@@ -57,6 +63,12 @@ int main() {
     // A run that speeds up fourfold after its first 100 sweeps is not overslept either.
     w = simulate(4000, 1.9e-3, 0.475e-3, 100, 500, &late);
     std::printf("4x faster after 100 sweeps: %d wake-ups, end seen %.0f us late\n", w, late * 1e6);
+    EXPECT(w < 150);
+    EXPECT(late <= 500e-6 + 1e-9);
+    // A launch that takes 20 ms before the first sweep: the rate counts from the first sweep
+    // seen, so the start-up does not make the host oversleep the end.
+    w = simulate(4000, 475e-6, 475e-6, 0, 500, &late, 0.020);
+    std::printf("20 ms start-up, then 4000 x 0.475 ms: %d wake-ups, end seen %.0f us late\n", w, late * 1e6);
     EXPECT(w < 150);
     EXPECT(late <= 500e-6 + 1e-9);
     // A short run: no worse than polling.
