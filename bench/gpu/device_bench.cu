@@ -7,13 +7,16 @@
  *   build/tools/hgasrun/hgasrun -n 2 build/bench/gpu/hgas-device-bench [options]
  *
  * Rank r uses GPU hgas_device_gpu() (local rank % GPUs; with one GPU both share it and the
- * direction is d2d). Kernels are timed with CUDA events on rank 0; ping-pongs start aligned
+ * direction is d2d). With -n 1 the rank puts into its own heap (direction d2d, no ping-pongs):
+ * the setup hgas-nvshmem-peer has on a machine with one GPU, so that its records pair with
+ * these like for like. Kernels are timed with CUDA events on rank 0; ping-pongs start aligned
  * by hgas_barrier_on_stream (as NVSHMEM's by nvshmemx_barrier_all_on_stream).
  *   dev_put_signal  put_signal_lat: ping-pong of put_signal_nbi + signal_wait_until, one
  *                   thread on each GPU, one way (pingpong/2); up to 1 MiB
  *   dev_p           put_lat 8 B: ping-pong of p + signal_wait_until on the same word, one thread
- *   dev_g           get_lat 8 B: g of rank 1's word, each read depending on the last (device-loop)
- *   dev_fadd        fadd_lat 8 B: atomic_fetch_add on rank 1's word, dependent (device-loop)
+ *   dev_g           get_lat 8 B: g of rank 1's word (rank 0's own with -n 1), each read depending on
+ *                   the last (device-loop)
+ *   dev_fadd        fadd_lat 8 B: atomic_fetch_add on rank 1's word (as dev_g), dependent (device-loop)
  *   dev_put_block   put_bw: put<block> by up to 32 blocks of 512 threads (64 KiB or more each),
  *                   N times in one kernel, then quiet (device-loop)
  *   stream_put      put_bw: N hgas_put_on_stream back to back, then hgas_quiet_on_stream and
@@ -53,6 +56,7 @@ namespace hd = hgas::device;
 const size_t k_pingpong_max = 1u << 20;  // as hgas-nvshmem-peer's device ping-pong
 
 int me, peer, gpu_of[2];
+int target_rank = 1;  // the rank the puts land on: 1, or 0 itself when the job has one rank
 const char *direction = "d2d-peer";
 hd::ctx C;
 cudaStream_t st;
@@ -338,7 +342,7 @@ void raw(const gpu_opts &o) {
 
 void dev_g(const gpu_opts &o) {
     const uint64_t expect = 0x5ca1ab1e0ddba11ull;
-    if (me == 1) {
+    if (me == target_rank) {
         uint64_t w[2] = {expect, expect};
         CK(cudaMemcpy(&words[16], w, sizeof w, cudaMemcpyHostToDevice));
     }
@@ -393,9 +397,9 @@ void dev_fadd(const gpu_opts &o) {
     HCK(hgas_allreduce(&all, &want, 1, HGAS_INT64, HGAS_OP_MAX));
     uint64_t got = 0;
     CK(cudaMemcpy(&got, &words[24], 8, cudaMemcpyDeviceToHost));
-    const int mine = me != 1 || got == (uint64_t)all;
+    const int mine = me != target_rank || got == (uint64_t)all;
     if (!mine)
-        fprintf(stderr, "%s: rank 1: DATA CHECK FAILED: the counter is %llu after %lld fetch_adds\n", g_prog,
+        fprintf(stderr, "%s: rank %d: DATA CHECK FAILED: the counter is %llu after %lld fetch_adds\n", g_prog, me,
                 (unsigned long long)got, (long long)all);
     const int ok = all_ok(mine);
     if (me == 0)
@@ -419,7 +423,7 @@ void dev_put_block(const gpu_opts &o, size_t s) {
         sync();
     }
     HCK(hgas_barrier());
-    const int ok = all_ok(me == 1 ? check_dst(s, "device put<block>") : 1);
+    const int ok = all_ok(me == target_rank ? check_dst(s, "device put<block>") : 1);
     if (me == 0) {
         std::vector<double> v((size_t)o.batches);
         const long n = gpu_bw_ops(o, s);
@@ -460,7 +464,7 @@ void raw_store(const gpu_opts &o, size_t s) {
         sync();
     }
     HCK(hgas_barrier());
-    const int ok = all_ok(me == 1 ? check_dst(s, "raw peer stores") : 1);
+    const int ok = all_ok(me == target_rank ? check_dst(s, "raw peer stores") : 1);
     if (me == 0) {
         std::vector<double> v((size_t)o.batches);
         const long n = gpu_bw_ops(o, s);
@@ -491,7 +495,7 @@ void stream_put(const gpu_opts &o, size_t s) {
         sync();
     }
     HCK(hgas_barrier());
-    const int ok = all_ok(me == 1 ? check_dst(s, "hgas_put_on_stream") : 1);
+    const int ok = all_ok(me == target_rank ? check_dst(s, "hgas_put_on_stream") : 1);
     if (me == 0) {
         std::vector<double> v((size_t)o.batches);
         const long n = gpu_bw_ops(o, s);
@@ -517,9 +521,10 @@ int main(int argc, char **argv) {
     g_prog = "hgas-device-bench";
     gpu_safe_env();
     gpu_opts o;
-    gpu_parse(argc, argv, &o,
-              "measurements (--only): dev_put_signal dev_p dev_g dev_fadd dev_put_block stream_put raw raw_store\n"
-              "Run under hgasrun -n 2; rank r uses hgas_device_gpu(); --devices is not used.\n");
+    gpu_parse(
+        argc, argv, &o,
+        "measurements (--only): dev_put_signal dev_p dev_g dev_fadd dev_put_block stream_put raw raw_store\n"
+        "Run under hgasrun -n 2 (or -n 1: into its own heap); rank r uses hgas_device_gpu(); --devices is not used.\n");
     const int ndev = gpu_count_or_die();  // before hgas_init: without a GPU, a clear exit 1
     char heap[64];
     snprintf(heap, sizeof heap, "%zuM", 2 * (o.max_size >> 20) + 64);
@@ -530,12 +535,17 @@ int main(int argc, char **argv) {
     }
     me = hgas_rank_me();
     g_rank = me;
-    if (hgas_rank_n() != 2) {
-        if (me == 0) fprintf(stderr, "%s: run with 2 ranks (hgasrun -n 2), not %d\n", g_prog, hgas_rank_n());
+    const int nranks = hgas_rank_n();
+    if (nranks != 1 && nranks != 2) {
+        if (me == 0)
+            fprintf(stderr, "%s: run with 2 ranks (or 1: it puts into its own heap), not %d\n", g_prog, nranks);
         hgas_finalize();
         return 2;
     }
-    peer = 1 - me;
+    // One rank puts into its own heap: the setup of hgas-nvshmem-peer on a machine with one GPU
+    // (one PE), so that the two programs' records compare like with like there.
+    target_rank = nranks == 1 ? 0 : 1;
+    peer = nranks == 1 ? 0 : 1 - me;
     gpu_pin(o, me);
     if (!hgas_kind_available(HGAS_KIND_CUDA)) gpu_die("kind cuda is not available on this rank");
     const int dev = hgas_device_gpu();
@@ -544,7 +554,7 @@ int main(int argc, char **argv) {
     devs[me] = dev;
     HCK(hgas_allreduce(all, devs, 2, HGAS_INT64, HGAS_OP_SUM));
     gpu_of[0] = (int)all[0];
-    gpu_of[1] = (int)all[1];
+    gpu_of[1] = nranks == 1 ? gpu_of[0] : (int)all[1];
     if (gpu_of[0] == gpu_of[1]) direction = "d2d";
     g_device_name = gpu_device_name(dev);
     g_transport = o.transport;

@@ -221,6 +221,8 @@ status state::make_windows() {
     for (int w = 0; w < HGAS_DEVICE_WINDOWS; ++w)
         for (int i = 0; i < ctx_.near_count; ++i)
             ctx_.near[w][i] = host_peer_[w].empty() ? nullptr : host_peer_[w][static_cast<size_t>(ctx_.near_first + i)];
+    // Kernels' near_heap() stores to the first near_count ranks without looking at the flags.
+    if (ctx_.flags & HGAS_DEVICE_FORCE_PROXY) ctx_.near_count = 0;
     return status::ok;
 }
 

@@ -1135,12 +1135,23 @@ public:
             return __atomic_load_n(&ring_->results[s % agent::ring_slots], __ATOMIC_ACQUIRE);
         }
         std::lock_guard<std::mutex> g(agent_mu_);  // amo_result_ is shared by the threads
+        ticket t{};
         {
+            // Launched and its event recorded under the stream lock, so the wait below is for
+            // this kernel and what came before it, not for work another thread puts on stream
+            // 0 afterwards (a team kernel waiting for its peers, say).
             std::lock_guard<std::mutex> sg(stream_mu_);
             HGAS_TRY(flush_waited());
+            CU_TRY(launch_amo(p, op, width, operand, compare, amo_result_, streams_[0].s));
+            HGAS_TRY_ASSIGN(ticket r, record(0));
+            t = r;
         }
-        CU_TRY(launch_amo(p, op, width, operand, compare, amo_result_, streams_[0].s));
-        CU_TRY(cudaStreamSynchronize(streams_[0].s));
+        const deadline dl(30);
+        for (;;) {
+            HGAS_TRY_ASSIGN(bool done, test(t));
+            if (done) break;
+            if (dl.expired()) return fail(status::timeout, "cuda: the atomic kernel did not finish in 30 s");
+        }
         return *amo_result_;
     }
 

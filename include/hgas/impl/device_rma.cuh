@@ -34,36 +34,45 @@ template <scope S>
 __device__ __forceinline__ void put_impl(const hgas_device_ctx_t &c, void *dst, const void *src, size_t bytes, int rank,
                                          bool wait) {
     if (bytes == 0) return;
-    const target t = translate(c, dst, bytes, rank);
-    if (!t.ok) return;
-    if (t.ptr) {
-        group_copy<S, false>(t.ptr, src, bytes);
-        group_sync<S>();  // the source may be reused once every thread of the group has read its part
-        return;
+    char *d = near_heap(c, dst, bytes, rank);
+    if (!d) {
+        const target t = translate(c, dst, bytes, rank);
+        if (!t.ok) return;
+        if (!t.ptr) {
+            if (!proxy_on(c, rank, t.off) || !global_buffer(c, src, bytes, rank)) return;
+            hgasi_proxy_slot_t r = request(HGASI_PX_PUT, rank, t);
+            r.local = reinterpret_cast<uint64_t>(src);
+            r.bytes = bytes;
+            proxied<S>(c, r, wait, false);
+            return;
+        }
+        d = t.ptr;
     }
-    if (!proxy_on(c, rank, t.off) || !global_buffer(c, src, bytes, rank)) return;
-    hgasi_proxy_slot_t r = request(HGASI_PX_PUT, rank, t);
-    r.local = reinterpret_cast<uint64_t>(src);
-    r.bytes = bytes;
-    proxied<S>(c, r, wait, false);
+    // One copy loop for both translations: a second inlined copy doubles the kernel's code.
+    group_copy<S, false>(d, src, bytes);
+    group_sync<S>();  // the source may be reused once every thread of the group has read its part
 }
 
 template <scope S>
 __device__ __forceinline__ void get_impl(const hgas_device_ctx_t &c, void *dst, const void *src, size_t bytes, int rank,
                                          bool wait) {
     if (bytes == 0) return;
-    const target t = translate(c, src, bytes, rank);
-    if (!t.ok) return;
-    if (t.ptr) {
-        group_copy<S, true>(dst, t.ptr, bytes);  // fresh loads: the owner may have written since
-        group_sync<S>();
-        return;
+    const char *s = near_heap(c, src, bytes, rank);
+    if (!s) {
+        const target t = translate(c, src, bytes, rank);
+        if (!t.ok) return;
+        if (!t.ptr) {
+            if (!proxy_on(c, rank, t.off) || !global_buffer(c, dst, bytes, rank)) return;
+            hgasi_proxy_slot_t r = request(HGASI_PX_GET, rank, t);
+            r.local = reinterpret_cast<uint64_t>(dst);
+            r.bytes = bytes;
+            proxied<S>(c, r, wait, false);
+            return;
+        }
+        s = t.ptr;
     }
-    if (!proxy_on(c, rank, t.off) || !global_buffer(c, dst, bytes, rank)) return;
-    hgasi_proxy_slot_t r = request(HGASI_PX_GET, rank, t);
-    r.local = reinterpret_cast<uint64_t>(dst);
-    r.bytes = bytes;
-    proxied<S>(c, r, wait, false);
+    group_copy<S, true>(dst, s, bytes);  // fresh loads: the owner may have written since
+    group_sync<S>();
 }
 
 // A signal update through a pointer the GPU stores to, with release semantics at system scope:

@@ -51,7 +51,9 @@ typedef struct hgas_device_ctx_s {
      * global load that every acquire (each signal wait) evicts from L1 -- about 0.2 us a
      * translation. near_first is this rank rounded down to a multiple of HGAS_DEVICE_NEAR. */
     int32_t near_first;
-    int32_t near_count;
+    int32_t near_count; /* ranks of near[] that exist; 0 when every operation goes through the
+                           proxy (HGAS_DEVICE_FORCE_PROXY): puts and gets take near[0][0..near_count)
+                           without looking at the flags */
     char *near[HGAS_DEVICE_WINDOWS][HGAS_DEVICE_NEAR];
 } hgas_device_ctx_t;
 
