@@ -836,7 +836,9 @@ TEST(Msg, IpcUserDeviceBuffers) {
         return how == "legacy" ? hgasi_user_dev_alloc(k, bytes, at, out)
                                : hgasi_user_dev_alloc_vmm(k, bytes, at, how == "vmm", out);
     };
-    const size_t big = (256 << 10) + 123, mid = (32 << 10) + 5;
+    // mid: above the default eager limit (HGAS_MSG_SLOT 16 KiB less its 64-byte header) and below
+    // the default HGAS_MSG_IPC_THRESHOLD (16 KiB): a rendezvous through the pool.
+    const size_t big = (256 << 10) + 123, mid = (16 << 10) - 20;
     void *S = nullptr, *R = nullptr;
     HGAS_OK_OR_FAIL(alloc(big, nullptr, &S));
     HGAS_OK_OR_FAIL(alloc(big + 8, nullptr, &R));
@@ -886,7 +888,7 @@ TEST(Msg, IpcUserDeviceBuffers) {
         EXPECT_EQ(b.ipc_opens - a.ipc_opens, 0u) << "the second message must reuse the cached mapping";
         EXPECT_EQ(b.ipc_hits - a.ipc_hits, peer);
     }
-    // Below the threshold (64K by default): the pool, not IPC.
+    // Below the threshold (16K by default): the pool, not IPC.
     a = b;
     round(mid, 3);
     HGAS_OK_OR_FAIL(hgasi_msg_stats(&b));
