@@ -340,11 +340,14 @@ if [ "$ONLY" = device ]; then
         else
             # One GPU: NVSHMEM runs one PE putting into its own memory, so hgas's stream-ordered
             # put is measured the same way (one rank, its own heap) for the pair; the rest by
-            # two ranks sharing the GPU as before.
+            # two ranks sharing the GPU as before, and the stream-ordered put between the two
+            # processes too (its data check), as a line of its own ([shared-gpu]).
             bench "hgas-device-bench (hgasrun -n 2)" 150 "$HGASRUN" -n 2 --timeout 140 "$B/hgas-device-bench" \
                 "${common[@]}" --only dev_g,dev_fadd,dev_put_block,raw_store
             bench "hgas-device-bench (hgasrun -n 1, own heap)" 90 "$HGASRUN" -n 1 --timeout 80 "$B/hgas-device-bench" \
                 "${common[@]}" --only stream_put
+            bench "hgas-device-bench (hgasrun -n 2, stream_put)" 90 "$HGASRUN" -n 2 --timeout 80 "$B/hgas-device-bench" \
+                "${common[@]}" --only stream_put --transport shared-gpu
         fi
         HGAS_DEVICE_PROXY=force HGAS_DEVICE_PROXY_IDLE_US=0 bench "hgas-device-bench, proxy forced" 60 "$HGASRUN" -n 2 \
             --timeout 55 "$B/hgas-device-bench" --quick --sizes 8:1M:16 --transport proxy \

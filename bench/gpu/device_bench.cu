@@ -573,10 +573,15 @@ int main(int argc, char **argv) {
     CK(cudaEventCreate(&ev1));
     HCK(hgas_barrier());
     if (me == 0) {
-        printf("# hgas-device-bench: rank 0 on GPU %d (%s), rank 1 on GPU %d; %d GPU(s) visible; proxy %s; sizes "
-               "%zu..%zu x%u; median of %d batches\n",
-               gpu_of[0], g_device_name.c_str(), gpu_of[1], ndev, (C.flags & HGAS_DEVICE_FORCE_PROXY) ? "forced" : "auto",
-               o.min_size, o.max_size, o.factor, o.batches);
+        char who[96];
+        if (nranks == 1)
+            snprintf(who, sizeof who, "one rank on GPU %d (%s), into its own heap", gpu_of[0], g_device_name.c_str());
+        else
+            snprintf(who, sizeof who, "rank 0 on GPU %d (%s), rank 1 on GPU %d", gpu_of[0], g_device_name.c_str(),
+                     gpu_of[1]);
+        printf("# hgas-device-bench: %s; %d GPU(s) visible; proxy %s; sizes %zu..%zu x%u; median of %d batches\n", who,
+               ndev, (C.flags & HGAS_DEVICE_FORCE_PROXY) ? "forced" : "auto", o.min_size, o.max_size, o.factor,
+               o.batches);
         fflush(stdout);
     }
     const auto sizes = gpu_sizes(o);

@@ -1150,7 +1150,11 @@ public:
         for (;;) {
             HGAS_TRY_ASSIGN(bool done, test(t));
             if (done) break;
-            if (dl.expired()) return fail(status::timeout, "cuda: the atomic kernel did not finish in 30 s");
+            if (dl.expired())
+                return fail(status::timeout,
+                            "cuda: the atomic kernel did not finish in 30 s (it stays queued: the "
+                            "atomic may still take effect)");
+            std::this_thread::yield();  // the rank's other threads take stream_mu_ too
         }
         return *amo_result_;
     }
