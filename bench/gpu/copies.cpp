@@ -9,9 +9,11 @@
  *   peer          cudaMemcpyPeerAsync GPU A -> GPU B (peer access enabled when the GPUs allow it)
  * A and B are --devices (default 0,1); `peer` is skipped on a machine with one GPU.
  *
- * Each path gives two records per size:
+ * Each path gives three records per size:
  *   put_lat  one copy then cudaStreamSynchronize, time per copy (timing "blocking"): what a
  *            blocking cudaMemcpy costs, with the DMA finished
+ *   put_lat  the same, completed by spinning on cudaStreamQuery (timing "polled"; path
+ *            "..., cudaStreamQuery loop"): how hgas's blocking copy-engine copies complete
  *   put_bw   N copies back to back on one stream, then one cudaStreamSynchronize (timing
  *            "window"): GB/s = N * bytes / time; median_us is the time per copy
  * Every copy of a size goes to the same destination (as OSU does), so small sizes run from
@@ -90,6 +92,32 @@ void measure(const gpu_opts &o, const path_def &p, size_t s) {
         samples[(size_t)b] = (gpu_now_s() - t0) * 1e6 / (double)it;
     }
     gpu_report_lat(o, pt, s, samples.data(), o.batches, it, ok);
+
+    /* The same copies completed by spinning on cudaStreamQuery, as hgas's blocking copies
+     * through the copy engines are (its wait also polls the rank's progress and deadline):
+     * what the completion mechanism itself costs against cudaStreamSynchronize. */
+    for (long i = 0; i < it / 10 + 1; ++i) {
+        enqueue(p, s);
+        while (cudaStreamQuery(g_stream) == cudaErrorNotReady) {
+        }
+    }
+    for (int b = 0; b < o.batches; ++b) {
+        double t0 = gpu_now_s();
+        for (long i = 0; i < it; ++i) {
+            enqueue(p, s);
+            cudaError_t e;
+            while ((e = cudaStreamQuery(g_stream)) == cudaErrorNotReady) {
+            }
+            CK(e);
+        }
+        samples[(size_t)b] = (gpu_now_s() - t0) * 1e6 / (double)it;
+    }
+    char polled[96];
+    snprintf(polled, sizeof polled, "%s, cudaStreamQuery loop", p.path);
+    gpu_point pq = pt;
+    pq.path = polled;
+    pq.timing = "polled";
+    gpu_report_lat(o, pq, s, samples.data(), o.batches, it, ok);
 
     const long n = gpu_bw_ops(o, s);
     for (long i = 0; i < n / 10 + 1; ++i) enqueue(p, s);

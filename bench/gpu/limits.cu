@@ -21,6 +21,13 @@
  *             copy of chunk k+1 overlapping the host-to-device copy of chunk k, chained by events
  *             on two streams so that no host round trip sits between the stages (raw limit): the
  *             ceiling of staging through host memory between two GPUs.
+ *   kernel_copy  a copy as one launched kernel (one block of 512 threads per 64 KiB, at most
+ *             two per SM) whose last block to finish releases a sequence number into pinned host
+ *             memory, the host spinning on it: GPU A -> GPU A and pinned host -> GPU A, against the
+ *             same kernel completed by cudaStreamSynchronize and cudaMemcpyAsync +
+ *             cudaStreamSynchronize, alternated batch by batch (put_lat, timing "blocking"). The
+ *             question: does a launched kernel with a posted-write completion beat the copy
+ *             engines for the sizes above the copy agent's (one block) reach?
  * A and B are --devices (default 0,1); flag_peer needs two GPUs; with one GPU the pipeline runs
  * from GPU A through host memory back to GPU A (both PCIe directions of one link).
  *
@@ -305,13 +312,130 @@ int run_pipeline(const gpu_opts &o, int A, int B, unsigned char *src, unsigned c
     return all_ok;
 }
 
+/* A grid-stride copy (16-byte words where both ends allow); the last block to finish resets
+ * the block counter and releases `seq` into `flag` (pinned host memory) when flag is set. */
+__global__ void flagged_copy_kernel(uint4 *dst, const uint4 *src, size_t words, unsigned *blocks_done,
+                                    volatile uint64_t *flag, uint64_t seq) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < words; i += 4 * stride) {
+        const uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
+        dst[i] = a;
+        dst[i + stride] = b;
+        dst[i + 2 * stride] = c;
+        dst[i + 3 * stride] = d;
+    }
+    for (; i < words; i += stride) dst[i] = src[i];
+    if (!flag) return;
+    __syncthreads();
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        __threadfence(); /* this block's stores before its count */
+        last = atomicAdd(blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        __threadfence();
+        *blocks_done = 0;
+        st_release_sys(flag, seq);
+    }
+}
+
+int run_kernel_copy(const gpu_opts &o, int A, unsigned char *dst, unsigned char *src_dev, unsigned char *src_host) {
+    uint64_t *flag = nullptr;
+    unsigned *blocks_done = nullptr;
+    unsigned char *pat = nullptr, *chk = nullptr;
+    CK(cudaMallocHost((void **)&flag, 64));
+    CK(cudaMalloc((void **)&blocks_done, sizeof(unsigned)));
+    CK(cudaMemset(blocks_done, 0, sizeof(unsigned)));
+    CK(cudaMallocHost((void **)&pat, o.max_size));
+    CK(cudaMallocHost((void **)&chk, o.max_size));
+    *flag = 0;
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, A));
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    uint64_t seq = 0;
+    int all_ok = 1;
+    struct variant {
+        const char *path;
+        int how; /* 0: kernel + host flag, 1: kernel + cudaStreamSynchronize, 2: cudaMemcpyAsync */
+    };
+    const variant vs[] = {{"SM copy kernel, last block releases a pinned host flag (raw limit)", 0},
+                          {"SM copy kernel + cudaStreamSynchronize (raw limit)", 1},
+                          {"cudaMemcpyAsync + cudaStreamSynchronize (raw limit)", 2}};
+    for (int h2d = 0; h2d < 2; ++h2d) {
+        const unsigned char *src = h2d ? src_host : src_dev;
+        for (size_t s : gpu_sizes(o)) {
+            if (s % 16) continue;
+            const int blocks = (int)std::min<size_t>((s + 65535) / 65536, 2 * (size_t)sms);
+            auto one = [&](int how) {
+                if (how == 2) {
+                    CK(cudaMemcpyAsync(dst, src, s, cudaMemcpyDefault, st));
+                    CK(cudaStreamSynchronize(st));
+                    return;
+                }
+                ++seq;
+                flagged_copy_kernel<<<blocks, 512, 0, st>>>((uint4 *)dst, (const uint4 *)src, s / 16, blocks_done,
+                                                            how == 0 ? flag : nullptr, seq);
+                if (how == 1) {
+                    CK(cudaStreamSynchronize(st));
+                    return;
+                }
+                const double t0 = gpu_now_s();
+                while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != seq)
+                    if (gpu_now_s() - t0 > 2.0) gpu_die("kernel_copy: no flag from the copy kernel in 2 s");
+            };
+            /* Check each variant once: pattern in, poison out, one copy, compare. */
+            int ok = 1;
+            for (const variant &v : vs) {
+                bench_fill(pat, s, (unsigned)(v.how + 3));
+                if (h2d)
+                    memcpy(src_host, pat, s);
+                else
+                    CK(cudaMemcpy(src_dev, pat, s, cudaMemcpyDefault));
+                CK(cudaMemset(dst, 0xEE, s));
+                CK(cudaDeviceSynchronize());
+                one(v.how);
+                CK(cudaStreamSynchronize(st));
+                CK(cudaMemcpy(chk, dst, s, cudaMemcpyDefault));
+                char what[160];
+                snprintf(what, sizeof what, "kernel_copy %s %zu B (%s)", h2d ? "h2d" : "d2d", s, v.path);
+                if (!gpu_verify(chk, pat, s, what)) ok = all_ok = 0;
+            }
+            const long it = gpu_lat_iters(o, s);
+            std::vector<std::vector<double>> samples(3, std::vector<double>((size_t)o.batches));
+            for (int k = 0; k < 3; ++k)
+                for (long i = 0; i < it / 10 + 1; ++i) one(k);
+            for (int b = 0; b < o.batches; ++b)
+                for (int k = 0; k < 3; ++k) { /* alternated: a drift of the machine hits all three */
+                    const double t0 = gpu_now_s();
+                    for (long i = 0; i < it; ++i) one(k);
+                    samples[(size_t)k][(size_t)b] = (gpu_now_s() - t0) * 1e6 / (double)it;
+                }
+            CK(cudaStreamSynchronize(st));
+            for (const variant &v : vs) {
+                gpu_point pt{"put_lat", "cuda", v.path, h2d ? "h2d" : "d2d", h2d ? "pinned" : NULL, "blocking", A,
+                             A,         NULL,   "host"};
+                gpu_report_lat(o, pt, s, samples[(size_t)v.how].data(), o.batches, it, ok);
+            }
+        }
+    }
+    CK(cudaStreamDestroy(st));
+    CK(cudaFreeHost(flag));
+    CK(cudaFree(blocks_done));
+    CK(cudaFreeHost(pat));
+    CK(cudaFreeHost(chk));
+    return all_ok;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     g_prog = "hgas-gpu-limits";
     gpu_safe_env();
     gpu_opts o;
-    gpu_parse(argc, argv, &o, "measurements (--only): flag flag_poll flag_peer pipeline\n");
+    gpu_parse(argc, argv, &o, "measurements (--only): flag flag_poll flag_peer pipeline kernel_copy\n");
     const int ndev = gpu_count_or_die();
     const int A = o.devices[0], B = o.devices[1];
     if (A >= ndev) gpu_die("--devices: GPU %d does not exist (%d visible)", A, ndev);
@@ -344,6 +468,14 @@ int main(int argc, char **argv) {
             CK(cudaMemset(dst, 0, 8));
             run_flag(o, A, reinterpret_cast<uint64_t *>(dst), B);
         }
+    }
+    if (gpu_selected(o, "kernel_copy")) {
+        unsigned char *host = nullptr, *dst_a = nullptr;
+        CK(cudaMallocHost((void **)&host, o.max_size));
+        CK(cudaMalloc((void **)&dst_a, o.max_size));
+        run_kernel_copy(o, A, dst_a, src, host);
+        CK(cudaFree(dst_a));
+        CK(cudaFreeHost(host));
     }
     if (gpu_selected(o, "pipeline"))
         for (size_t chunk : {size_t(1) << 20, size_t(2) << 20, size_t(4) << 20})

@@ -1492,6 +1492,11 @@ private:
             for (const auto &m : *v)
                 if (c >= m.base && c < m.base + m.size)
                     return m.dev == dev_ && n <= static_cast<size_t>(m.base + m.size - c);
+        // Host memory hgas knows (its pinned buffers, the user's registrations) without asking
+        // the driver: a 128 KiB put from a registered buffer asked it on every call.
+        for (const auto &m : pinned_)
+            if (c >= m.base && c < m.base + m.size) return false;
+        if (regs_ && regs_->overlaps(p, 1)) return false;
         cudaPointerAttributes attr{};
         if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
             cudaGetLastError();

@@ -41,7 +41,7 @@ public:
         bool asked = false;          // ... set in the environment (not the default)
         uint64_t min = 1 << 20;      // HGAS_REG_CACHE_MIN
         uint64_t max = 4ull << 30;   // HGAS_REG_CACHE_MAX
-        uint64_t reuse_min = 16384;  // HGAS_REG_CACHE_REUSE_MIN
+        uint64_t reuse_min = 4096;   // HGAS_REG_CACHE_REUSE_MIN
         uint64_t reuse = 2;          // HGAS_REG_CACHE_REUSE (0: never below min)
     };
     struct counters {

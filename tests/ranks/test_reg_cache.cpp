@@ -42,7 +42,7 @@ size_t env_bytes(const char *name, size_t def) {
 
 const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 const size_t min_bytes = env_bytes("HGAS_REG_CACHE_MIN", 1 << 20);
-const size_t reuse_min = env_bytes("HGAS_REG_CACHE_REUSE_MIN", 16 << 10);
+const size_t reuse_min = env_bytes("HGAS_REG_CACHE_REUSE_MIN", 4 << 10);
 const size_t reuse_count = env_bytes("HGAS_REG_CACHE_REUSE", 2);
 
 hgasi_reg_info_t query(const void *p, size_t n) {
@@ -179,12 +179,13 @@ TEST_F(RegCache, SmallerBufferCachedWhenReused) {
         }
     }
     // One below HGAS_REG_CACHE_REUSE_MIN is never registered, however often it is used.
-    if (reuse_min > page) {
-        char *tiny = map_pages(page);
+    if (reuse_min > 1) {
+        const size_t tn = reuse_min - 1, tpages = (tn + page - 1) / page * page;
+        char *tiny = map_pages(tpages);
         ASSERT_NE(tiny, nullptr);
-        for (size_t use = 0; use < uses + 2; ++use) round_trip(tiny, back, page, dev, "tiny buffer");
-        EXPECT_FALSE(query(tiny, 1).found);
-        unmap_pages(tiny, page);
+        for (size_t use = 0; use < uses + 2; ++use) round_trip(tiny, back, tn, dev, "tiny buffer");
+        EXPECT_FALSE(query(tiny, 1).found) << "a buffer of " << tn << " B was registered";
+        unmap_pages(tiny, tpages);
     }
     unmap_pages(buf, n + page);
 }
