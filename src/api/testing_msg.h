@@ -18,6 +18,7 @@ typedef struct {
     uint64_t tag_sent, tag_received; /* by UCX tag matching (HGAS_MSG_UCX_TAG) */
     uint64_t pack_steps, unpack_steps; /* typed messages packed / unpacked piece by piece */
     uint64_t typed_plain, typed_packed, typed_unpacked; /* typed messages as plain bytes; packed; unpacked */
+    uint64_t ring_copies; /* eager messages and ring chunks copied into device memory asynchronously */
 } hgasi_msg_stats_t;
 
 hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out);

@@ -220,6 +220,9 @@ struct peer_state {
     uint32_t in_slot = 0, out_slot = 0;  // slots of next_in and of the next send: (seq - 1) % slots
     uint64_t consumed = 0, returned = 0;
     uint64_t sent = 0;     // slots sent to this peer
+    // Slots taken whose bytes a device copy still reads (ring_copy), oldest first: credits go
+    // back only up to the first of them.
+    std::deque<uint64_t> held;
     std::deque<out_item> out;
 };
 
@@ -248,6 +251,7 @@ public:
         // HGAS_PATH=staged stages every device transfer: user buffers are not mapped either.
         ipc_threshold_ = r.cfg().text(setting::path) == "staged" ? 0 : r.cfg().bytes(setting::msg_ipc_threshold);
         ipc_no_access_.assign(r.n(), false);
+        async_ring_copies_ = r.cfg().flag(setting::msg_async_ring_copy);
         setup_tags();
     }
     ~state() override {
@@ -398,8 +402,15 @@ private:
     status take_posted_tags();
     status tag_taken(int src, size_t bytes);
     std::unique_ptr<request> new_send(const send_args &a, mem::kind k);
-    result<bool> take(int src, const hdr &h, const char *payload);
-    status deliver(request *q, int src, const hdr &h, const char *payload, void *umsg = nullptr);
+    result<bool> take(int src, uint64_t seq, const hdr &h, const char *payload);
+    // ring_seq: the payload is slot ring_seq of src's ring (0: elsewhere, copied at once).
+    status deliver(request *q, int src, const hdr &h, const char *payload, void *umsg = nullptr, uint64_t ring_seq = 0);
+    bool ring_copy_ok(const request *q) const {
+        return async_ring_copies_ && q->kind != mem::kind::host && r_.device(q->kind) != nullptr;
+    }
+    status start_ring_copy(request *q, int src, uint64_t seq, const hdr &h, const char *payload, bool data);
+    status pump_ring_copies();
+    void release_held(int src, uint64_t seq);
     status on_cts(int src, const hdr &h);
     status on_pfree(const hdr &h);
     status pump_pool();
@@ -493,6 +504,20 @@ private:
     std::deque<chunk_op> out_copies_;   // device -> send chunk, in submission order
     std::deque<chunk_op> in_copies_;    // recv chunk -> device, in submission order
     std::deque<pull> pulls_;            // announced chunks not yet read
+
+    // Eager messages and ring data chunks into device memory, copied out of their ring slot
+    // asynchronously (README "Device copies out of the ring"), in submission order.
+    struct ring_copy {
+        int src;
+        uint64_t seq;  // the slot of src's ring it reads
+        uint64_t id;   // the receive's id (it may have died since: looked up again)
+        size_t len;
+        bool data;  // a chunk of a rendezvous (counts towards `arrived`), else the whole message
+        gpu::device *d;
+        gpu::ticket tk;
+    };
+    bool async_ring_copies_ = true;
+    std::deque<ring_copy> ring_copies_;
 
     // Rendezvous by IPC: peers' user allocations mapped here, and the copies out of them.
     struct ipc_op {
@@ -686,11 +711,11 @@ status state::poll_rings() {
                 h = short_hdr(h);
                 payload = s + short_at;
             }
-            HGAS_TRY_ASSIGN(bool taken, take(src, h, payload));
+            HGAS_TRY_ASSIGN(bool taken, take(src, p.next_in, h, payload));
             if (!taken) break;  // flow control: the unexpected queue is full; the sender waits
             ++p.next_in;
             if (++p.in_slot == slots_) p.in_slot = 0;
-            ++p.consumed;
+            p.consumed = p.held.empty() ? p.next_in - 1 : p.held.front() - 1;
             // Credits go back at the half-way mark: a sender that waits for one has the whole
             // ring outstanding, so once it is consumed at least half is owed.
             HGAS_TRY(return_credits(src));
@@ -701,7 +726,7 @@ status state::poll_rings() {
 }
 
 // One message from `src`'s ring; false: leave it there for now.
-result<bool> state::take(int src, const hdr &h, const char *payload) {
+result<bool> state::take(int src, uint64_t seq, const hdr &h, const char *payload) {
     switch (h.type) {
     case t_eager:
     case t_rts: {
@@ -710,7 +735,7 @@ result<bool> state::take(int src, const hdr &h, const char *payload) {
             request *q = *it;
             if (it == posted_.begin()) posted_.pop_front();  // the common case, without erase's shuffle
             else posted_.erase(it);
-            HGAS_TRY(deliver(q, src, h, payload));
+            HGAS_TRY(deliver(q, src, h, payload, nullptr, seq));
             return true;
         }
         const uint64_t len = h.len;  // eager: the message; rts by IPC: the export
@@ -729,6 +754,10 @@ result<bool> state::take(int src, const hdr &h, const char *payload) {
         auto it = live_.find(h.rreq);
         if (it == live_.end()) return true;  // the receive was abandoned (its handle died)
         request *q = it->second;
+        if (h.len && ring_copy_ok(q)) {
+            HGAS_TRY(start_ring_copy(q, src, seq, h, payload, true));
+            return true;
+        }
         HGAS_TRY(copy(static_cast<char *>(q->rbuf) + h.offset, q->kind, payload, mem::kind::host, h.len));
         q->arrived += h.len;
         status s = arrived(q);
@@ -752,6 +781,66 @@ result<bool> state::take(int src, const hdr &h, const char *payload) {
                 r_.me(), src, h.type);
 }
 
+// Starts the device copy of an eager message (or a rendezvous chunk) out of slot `seq` of
+// src's ring into q's buffer. The slot stays src's until the copy has read it: its credit
+// waits (peer_state::held), the slots after it are taken meanwhile. One host-to-device copy
+// cost 6-10 us when the rank waited for each (H100), and a day of episim receives thousands.
+status state::start_ring_copy(request *q, int src, uint64_t seq, const hdr &h, const char *payload, bool data) {
+    gpu::device *d = r_.device(q->kind);
+    if (!q->id || !live_.count(q->id)) {  // an eager receive: tracked from here on
+        q->id = next_id_++;
+        live_[q->id] = q;
+    }
+    char *dst = static_cast<char *>(q->rbuf) + (data ? h.offset : 0);
+    auto tk = d->copy_async(dst, payload, h.len, stream_in % d->streams());
+    if (!tk.ok()) {
+        complete(q, tk.error());  // the slot goes back at once: nothing reads it
+        return status::ok;
+    }
+    ring_copies_.push_back(ring_copy{src, seq, q->id, h.len, data, d, *tk});
+    peers_[src].held.push_back(seq);
+    ++stats_.ring_copies;
+    return status::ok;
+}
+
+// Copies out of ring slots that finished, oldest first: the receive gets its bytes (and
+// completes with the last of them), the slot's credit can go back.
+status state::pump_ring_copies() {
+    while (!ring_copies_.empty()) {
+        ring_copy &c = ring_copies_.front();
+        auto done = c.d->test(c.tk);
+        if (done.ok() && !*done) break;
+        const status err = done.ok() ? status::ok : done.error();
+        auto it = live_.find(c.id);
+        if (it != live_.end()) {
+            request *q = it->second;
+            if (err != status::ok) {
+                complete(q, err);
+            } else if (!c.data) {
+                complete(q);
+            } else {
+                q->arrived += c.len;
+                const status s = arrived(q);
+                if (s != status::ok || q->arrived >= q->expected) complete(q, s);
+            }
+        }
+        const int src = c.src;
+        const uint64_t seq = c.seq;
+        ring_copies_.pop_front();
+        release_held(src, seq);
+        HGAS_TRY(return_credits(src));
+    }
+    return status::ok;
+}
+
+// Slot `seq` of src's ring is read: credits may go back up to the next slot still held.
+void state::release_held(int src, uint64_t seq) {
+    peer_state &p = peers_[src];
+    auto h = std::find(p.held.begin(), p.held.end(), seq);
+    if (h != p.held.end()) p.held.erase(h);
+    p.consumed = p.held.empty() ? p.next_in - 1 : p.held.front() - 1;
+}
+
 // Whether rank `peer`'s segment `seg` is reached by a one-sided get/put that writes the
 // other end's buffer once (mapped memory, or host memory the transport reaches).
 bool one_sided_ok(core::rank &r, int peer, uint16_t seg) {
@@ -761,12 +850,16 @@ bool one_sided_ok(core::rank &r, int peer, uint16_t seg) {
 }
 
 // A matched message for receive q.
-status state::deliver(request *q, int src, const hdr &h, const char *payload, void *umsg) {
+status state::deliver(request *q, int src, const hdr &h, const char *payload, void *umsg, uint64_t ring_seq) {
     if (h.type == t_utag) return deliver_tag(q, src, h, umsg);
     if (h.type == t_eager) {
         if (h.bytes > q->bytes) {
             complete(q, truncated(q, src, h));
             return status::ok;
+        }
+        if (ring_seq && h.len && ring_copy_ok(q)) {
+            set_info(q, src, h.tag, h.bytes);
+            return start_ring_copy(q, src, ring_seq, h, payload, false);
         }
         status s = copy(q->rbuf, q->kind, payload, mem::kind::host, h.len);
         if (s == status::ok) set_info(q, src, h.tag, h.bytes);
@@ -1464,6 +1557,7 @@ status state::progress() {
     busy_ = true;
     status s = flush_all();
     if (s == status::ok) s = poll_rings();
+    if (s == status::ok && !ring_copies_.empty()) s = pump_ring_copies();
     if (s == status::ok && tags_) s = poll_tags();
     if (s == status::ok && tag_queued_) s = flush_tags();
     if (s == status::ok && !tag_ops_.empty()) s = pump_tags();
@@ -1717,6 +1811,15 @@ status state::finalize() {
         }
     }
     report_unreceived("hgas_finalize", 0, true);
+    // Copies still reading ring slots (receives whose handles died): the heap outlives them.
+    for (ring_copy &c : ring_copies_) {
+        const deadline dl(r_.timeout());
+        while (!dl.expired()) {
+            auto done = c.d->test(c.tk);
+            if (!done.ok() || *done) break;
+        }
+    }
+    ring_copies_.clear();
     // Peers' allocations mapped for messages: every receive is over, so no copy reads them
     // (one of a receive whose handle died may still: wait for it first).
     for (ipc_op &o : ipc_ops_)

@@ -101,6 +101,7 @@ struct stats {
     uint64_t pack_steps = 0, unpack_steps = 0;  // typed messages: pieces packed / unpacked while others travelled
     // typed messages sent or received as plain bytes (a one-block layout); sent packed; received unpacked
     uint64_t typed_plain = 0, typed_packed = 0, typed_unpacked = 0;
+    uint64_t ring_copies = 0;  // eager messages and ring chunks copied into device memory asynchronously
 };
 result<stats> get_stats(core::rank &r);
 // Counts a typed message by the way it takes (layout.cpp).
