@@ -408,7 +408,10 @@ private:
     bool ring_copy_ok(const request *q) const {
         return async_ring_copies_ && q->kind != mem::kind::host && r_.device(q->kind) != nullptr;
     }
-    status start_ring_copy(request *q, int src, uint64_t seq, const hdr &h, const char *payload, bool data);
+    // seq 0: the bytes are not in a ring slot but in `keep` (an unexpected message's copy),
+    // which the copy owns until it has finished.
+    status start_ring_copy(request *q, int src, uint64_t seq, const hdr &h, const char *payload, bool data,
+                           std::unique_ptr<char[]> keep = nullptr);
     status pump_ring_copies();
     void release_held(int src, uint64_t seq);
     status on_cts(int src, const hdr &h);
@@ -509,12 +512,13 @@ private:
     // asynchronously (README "Device copies out of the ring"), in submission order.
     struct ring_copy {
         int src;
-        uint64_t seq;  // the slot of src's ring it reads
+        uint64_t seq;  // the slot of src's ring it reads (0: none, it reads `keep`)
         uint64_t id;   // the receive's id (it may have died since: looked up again)
         size_t len;
         bool data;  // a chunk of a rendezvous (counts towards `arrived`), else the whole message
         gpu::device *d;
         gpu::ticket tk;
+        std::unique_ptr<char[]> keep;
     };
     bool async_ring_copies_ = true;
     std::deque<ring_copy> ring_copies_;
@@ -785,7 +789,8 @@ result<bool> state::take(int src, uint64_t seq, const hdr &h, const char *payloa
 // src's ring into q's buffer. The slot stays src's until the copy has read it: its credit
 // waits (peer_state::held), the slots after it are taken meanwhile. One host-to-device copy
 // cost 6-10 us when the rank waited for each (H100), and a day of episim receives thousands.
-status state::start_ring_copy(request *q, int src, uint64_t seq, const hdr &h, const char *payload, bool data) {
+status state::start_ring_copy(request *q, int src, uint64_t seq, const hdr &h, const char *payload, bool data,
+                              std::unique_ptr<char[]> keep) {
     gpu::device *d = r_.device(q->kind);
     if (!q->id || !live_.count(q->id)) {  // an eager receive: tracked from here on
         q->id = next_id_++;
@@ -797,8 +802,8 @@ status state::start_ring_copy(request *q, int src, uint64_t seq, const hdr &h, c
         complete(q, tk.error());  // the slot goes back at once: nothing reads it
         return status::ok;
     }
-    ring_copies_.push_back(ring_copy{src, seq, q->id, h.len, data, d, *tk});
-    peers_[src].held.push_back(seq);
+    ring_copies_.push_back(ring_copy{src, seq, q->id, h.len, data, d, *tk, std::move(keep)});
+    if (seq) peers_[src].held.push_back(seq);
     ++stats_.ring_copies;
     return status::ok;
 }
@@ -827,6 +832,7 @@ status state::pump_ring_copies() {
         const int src = c.src;
         const uint64_t seq = c.seq;
         ring_copies_.pop_front();
+        if (!seq) continue;
         release_held(src, seq);
         HGAS_TRY(return_credits(src));
     }
@@ -1732,7 +1738,15 @@ status state::irecv(const recv_args &a, hgas_handle_t *h, bool blocking) {
         else unexpected_.erase(it);
         unexpected_bytes_ -= m.size();
         busy_ = true;
-        status s = deliver(q.get(), m.src, m.h, m.data(), m.umsg);
+        status s;
+        if (m.h.type == t_eager && m.big && m.h.bytes <= q->bytes && ring_copy_ok(q.get())) {
+            // Into device memory: the copy takes the message's host copy along and runs on.
+            set_info(q.get(), m.src, m.h.tag, m.h.bytes);
+            const char *bytes = m.big.get();
+            s = start_ring_copy(q.get(), m.src, 0, m.h, bytes, false, std::move(m.big));
+        } else {
+            s = deliver(q.get(), m.src, m.h, m.data(), m.umsg);
+        }
         busy_ = false;
         HGAS_TRY(s);
         matched = true;
