@@ -263,11 +263,15 @@ hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out) {
     auto s = msg::get_stats(*r);
     if (!s.ok()) return to_c(s.error());
     const msg::stats &v = *s;
-    *out = hgasi_msg_stats_t{
-        v.eager_sent,  v.rndv_sent,    v.rndv_one_sided, v.rndv_chunked,    v.unexpected,     v.unexpected_bytes_peak,
-        v.flow_stalls, v.rndv_pool,    v.pool_chunks,    v.pool_send_peak,  v.pool_bytes,     v.ring_bytes,
-        v.rndv_ipc,    v.ipc_opens,    v.ipc_hits,       v.ipc_invalidated, v.tag_sent,       v.tag_received,
-        v.pack_steps,  v.unpack_steps, v.typed_plain,    v.typed_packed,    v.typed_unpacked, v.ring_copies};
+    *out = hgasi_msg_stats_t{v.eager_sent,       v.rndv_sent,      v.rndv_one_sided,
+                             v.rndv_chunked,     v.unexpected,     v.unexpected_bytes_peak,
+                             v.flow_stalls,      v.rndv_pool,      v.pool_chunks,
+                             v.pool_send_peak,   v.pool_bytes,     v.ring_bytes,
+                             v.rndv_ipc,         v.ipc_opens,      v.ipc_hits,
+                             v.ipc_invalidated,  v.tag_sent,       v.tag_received,
+                             v.pack_steps,       v.unpack_steps,   v.typed_plain,
+                             v.typed_packed,     v.typed_unpacked, v.ring_copies,
+                             v.pool_direct_pulls};
     return HGAS_OK;
 }
 

@@ -19,6 +19,7 @@ typedef struct {
     uint64_t pack_steps, unpack_steps; /* typed messages packed / unpacked piece by piece */
     uint64_t typed_plain, typed_packed, typed_unpacked; /* typed messages as plain bytes; packed; unpacked */
     uint64_t ring_copies; /* eager messages and ring chunks copied into device memory asynchronously */
+    uint64_t pool_direct_pulls; /* pool chunks copied into device memory from the sender's mapped chunk */
 } hgasi_msg_stats_t;
 
 hgas_status_t hgasi_msg_stats(hgasi_msg_stats_t *out);

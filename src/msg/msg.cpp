@@ -490,11 +490,13 @@ private:
 
     // The pinned pool (README "Pinned pool"): fixed chunks, whatever the number of peers.
     struct chunk_op {  // a copy into (sending) or out of (receiving) a chunk
-        int chunk;
+        int chunk;     // receiving: -1 when the copy reads the sender's chunk where it is mapped
         uint64_t id;  // the request's id (it may have died since: looked up again)
         size_t off, len;
         gpu::device *d;  // nullptr: a CPU copy, done already
         gpu::ticket tk;
+        int src = -1;  // receiving from the sender's mapped chunk: its rank, and the t_pfree
+        hdr pfree{};   // that frees the chunk once the copy has read it
     };
     struct pull {
         int src;
@@ -1085,7 +1087,10 @@ status state::pump_pool() {
         chunk_op &o = in_copies_.front();
         HGAS_TRY_ASSIGN(bool done, o.d->test(o.tk));
         if (!done) break;
-        free_recv_.push_back(o.chunk);
+        if (o.chunk >= 0)
+            free_recv_.push_back(o.chunk);
+        else
+            queue(o.src, o.pfree);  // the sender's chunk is read: it may fill it again
         auto it = live_.find(o.id);
         if (it != live_.end()) {
             request *q = it->second;
@@ -1101,7 +1106,11 @@ status state::pump_pool() {
         const size_t len = p.h.aux;
         auto it = live_.find(p.h.rreq);
         request *q = it == live_.end() ? nullptr : it->second;
-        if (q && q->kind != mem::kind::host && free_recv_.empty()) break;  // wait for a chunk
+        // The sender's pool mapped here (a rank of this node; hgas registered its heap with the
+        // GPU): the device copies straight out of the sender's chunk, no CPU copy between.
+        const core::peer_segment *ps = r_.segment(p.src, mem::seg_symmetric);
+        const char *mapped = ps && ps->direct ? ps->direct + send_chunk(p.h.seg) : nullptr;
+        if (q && q->kind != mem::kind::host && !mapped && free_recv_.empty()) break;  // wait for a chunk
         pulls_.pop_front();
         hdr f{};
         f.type = t_pfree;
@@ -1132,12 +1141,25 @@ status state::pump_pool() {
             if (s != status::ok || q->arrived >= q->expected) complete(q, s);
             continue;
         }
+        gpu::device *d = r_.device(q->kind);
+        if (mapped) {
+            chunk_op o{-1, q->id, p.h.offset, len, d, {}, p.src, f};
+            auto tk = d->copy_async(dst, mapped, len, stream_in % d->streams());
+            if (!tk.ok()) {
+                queue(p.src, f);
+                complete(q, tk.error());
+                continue;
+            }
+            o.tk = *tk;
+            in_copies_.push_back(o);
+            ++stats_.pool_direct_pulls;
+            continue;
+        }
         const int c = free_recv_.back();
         free_recv_.pop_back();
         char *buf = own(recv_chunk(c));
         status s = rma::get(r_, buf, from, len, false, rma::issuer::runtime);
         queue(p.src, f);
-        gpu::device *d = r_.device(q->kind);
         chunk_op o{c, q->id, p.h.offset, len, d, {}};
         if (s == status::ok) {
             auto tk = d->copy_async(dst, buf, len, stream_in % d->streams());

@@ -102,6 +102,7 @@ struct stats {
     // typed messages sent or received as plain bytes (a one-block layout); sent packed; received unpacked
     uint64_t typed_plain = 0, typed_packed = 0, typed_unpacked = 0;
     uint64_t ring_copies = 0;  // eager messages and ring chunks copied into device memory asynchronously
+    uint64_t pool_direct_pulls = 0;  // pool chunks copied into device memory from the sender's mapped chunk
 };
 result<stats> get_stats(core::rank &r);
 // Counts a typed message by the way it takes (layout.cpp).

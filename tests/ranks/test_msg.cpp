@@ -218,6 +218,11 @@ TEST(Msg, PoolPipelinesLargeDeviceMessages) {
         // ceil(4.5) + ceil(2) + 1 chunks per round
         EXPECT_EQ(st.pool_chunks - before.pool_chunks, 8u * rounds);
         EXPECT_EQ(st.pool_send_peak, depth) << "the pipeline filled the pool";
+        // Into device memory (two of the three pairs), from a sender on this node: the device
+        // copies out of the sender's chunk where it is mapped, no CPU copy into a receive chunk.
+        const uint64_t direct = hgas_node_of(left()) == hgas_node_me() ? 8u * 2 : 0u;
+        EXPECT_EQ(st.pool_direct_pulls - before.pool_direct_pulls, direct)
+            << "chunks copied into device memory straight from the sender's mapped pool";
     }
 }
 
