@@ -581,6 +581,21 @@ request::~request() {
 }
 
 void state::forget(request *q) {
+    // Device copies still writing into q's buffer: the buffer may go with the request (a typed
+    // receive's scratch does), so they finish first (bounded by HGAS_TIMEOUT).
+    auto wait_copy = [&](gpu::device *d, gpu::ticket tk) {
+        const deadline dl(r_.timeout());
+        while (!dl.expired()) {
+            auto done = d->test(tk);
+            if (!done.ok() || *done) return;
+        }
+    };
+    if (q->id) {
+        for (const ring_copy &c : ring_copies_)
+            if (c.id == q->id) wait_copy(c.d, c.tk);
+        for (const chunk_op &o : in_copies_)
+            if (o.id == q->id && o.d) wait_copy(o.d, o.tk);
+    }
     posted_.erase(std::remove(posted_.begin(), posted_.end(), q), posted_.end());
     for (auto it = pool_sends_.begin(); it != pool_sends_.end();)
         it = *it == q ? pool_sends_.erase(it) : it + 1;
@@ -1848,13 +1863,13 @@ status state::finalize() {
     }
     report_unreceived("hgas_finalize", 0, true);
     // Copies still reading ring slots (receives whose handles died): the heap outlives them.
-    for (ring_copy &c : ring_copies_) {
-        const deadline dl(r_.timeout());
-        while (!dl.expired()) {
+    // One deadline for them all: HGAS_TIMEOUT bounds the whole wait.
+    const deadline copies_dl(r_.timeout());
+    for (ring_copy &c : ring_copies_)
+        while (!copies_dl.expired()) {
             auto done = c.d->test(c.tk);
             if (!done.ok() || *done) break;
         }
-    }
     ring_copies_.clear();
     // Peers' allocations mapped for messages: every receive is over, so no copy reads them
     // (one of a receive whose handle died may still: wait for it first).
