@@ -295,9 +295,15 @@ TEST(MsgTyped, DeviceLayoutsAgainstCpuReference) {
             packed += len;
         }
         EXPECT_EQ(info.bytes, packed);
-        size_t bad = 0;
-        for (size_t i = 0; i < E; ++i) bad += got[i] != want[i];
-        EXPECT_EQ(bad, 0u) << "layout " << salt << ": bytes differ from the CPU reference (gaps must stay 0xee)";
+        size_t bad = 0, first = E;
+        for (size_t i = 0; i < E; ++i)
+            if (got[i] != want[i]) {
+                ++bad;
+                first = std::min(first, i);
+            }
+        EXPECT_EQ(bad, 0u) << "layout " << salt << ": bytes differ from the CPU reference (gaps must stay 0xee); "
+                           << "first at " << first << ": 0x" << std::hex << (first < E ? int(got[first]) : 0)
+                           << ", want 0x" << (first < E ? int(want[first]) : 0) << std::dec;
         // Typed send, plain receive: the packed bytes in layout order.
         std::vector<unsigned char> plain(packed + 1, 0xee);
         HGAS_OK_OR_FAIL(hgas_irecv(plain.data(), packed + 1, left(), 80 + salt, nullptr, &h));
