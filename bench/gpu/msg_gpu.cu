@@ -24,14 +24,15 @@
  *   pack-kernel a hand-written pack kernel into a contiguous device buffer, hgas_send /
  *               hgas_recv of it, a hand-written unpack kernel
  * Data is checked before timing. */
-#include "gpu_common.h"
+#include <hgas/hgas.h>
 
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
 
-#include <hgas/hgas.h>
+#include "api/testing_msg.h"
+#include "gpu_common.h"
 
 namespace {
 
@@ -304,9 +305,15 @@ int main(int argc, char **argv) {
     ev.resize(8);
     for (auto &e : ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     if (me == 0) {
-        printf("# hgas-bench-msg-gpu: rank 0 on GPU %d (%s), rank 1 on GPU %d; sizes %zu..%zu x%u; chunk %zu; median of "
-               "%d batches\n",
-               gpu_of[0], g_device_name.c_str(), gpu_of[1], o.min_size, o.max_size, o.factor, chunk, o.batches);
+        // The pinned pool as it came out (HGAS_MSG_POOL_* within its cap of the heap), since the
+        // staged path's speed depends on it.
+        hgasi_msg_stats_t ms{};
+        hgasi_msg_stats(&ms);
+        printf(
+            "# hgas-bench-msg-gpu: rank 0 on GPU %d (%s), rank 1 on GPU %d; sizes %zu..%zu x%u; chunk %zu (baselines); "
+            "hgas pinned pool %llu KiB; median of %d batches\n",
+            gpu_of[0], g_device_name.c_str(), gpu_of[1], o.min_size, o.max_size, o.factor, chunk,
+            (unsigned long long)(ms.pool_bytes >> 10), o.batches);
         fflush(stdout);
     }
     if (me == 0) {  // the device-copy reference: a buffer on rank 1's GPU, peer access where there is

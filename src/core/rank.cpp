@@ -165,6 +165,7 @@ status rank::init() {
     HGAS_TRY(create_transports());
     phase("transports");
     HGAS_TRY(open_devices());
+    HGAS_TRY(plan_msg_pool());
     HGAS_TRY(create_segments());
     HGAS_TRY(create_static_segment());
     phase("segments");
@@ -215,23 +216,8 @@ status rank::init() {
     // left sparse, each ring's pages are taken when a sender first writes them (a full
     // /dev/shm then is a SIGBUS that mem/shm_guard.hpp names).
     HGAS_TRY(alloc(msg_area_bytes(job_.size, internal_.msg_slot, internal_.msg_slots), internal_.msg, false));
-    // The message layer's pinned pool: a fixed number of chunks whatever the number of peers.
-    internal_.msg_pool_chunk = cfg_.bytes(setting::msg_pool_chunk);
-    internal_.msg_pool_depth = static_cast<uint64_t>(cfg_.integer(setting::msg_pool_depth));
-    if (internal_.msg_pool_chunk < 4096 || internal_.msg_pool_chunk % 64 || internal_.msg_pool_chunk > (1ull << 31))
-        return fail(status::invalid_setting, "HGAS_MSG_POOL_CHUNK=%llu: use 4K to 2G, a multiple of 64",
-                    (unsigned long long)internal_.msg_pool_chunk);
-    // The pool takes at most 1/128 of the heap, so that programs sized to the heap still fit
-    // (an OpenSHMEM program asking SHMEM_SYMMETRIC_SIZE=32M for a 30 MiB block, with the team
-    // words and rings beside it): smaller chunks first (down to 64 KiB), then fewer, then
-    // smaller again (every rank computes the same).
-    const uint64_t pool_cap = sym_heap().capacity() / 128;
-    auto pool_bytes = [&] { return 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk; };
-    while (internal_.msg_pool_chunk > 65536 && pool_bytes() > pool_cap)
-        internal_.msg_pool_chunk = std::max<uint64_t>(65536, internal_.msg_pool_chunk / 2 / 64 * 64);
-    while (internal_.msg_pool_depth > 1 && pool_bytes() > pool_cap) --internal_.msg_pool_depth;
-    while (internal_.msg_pool_chunk > 4096 && pool_bytes() > pool_cap)
-        internal_.msg_pool_chunk = std::max<uint64_t>(4096, internal_.msg_pool_chunk / 2 / 64 * 64);
+    // The message layer's pinned pool (plan_msg_pool: past HGAS_HEAP_SIZE, so the user's heap
+    // keeps its size).
     if (internal_.msg_pool_depth)
         // Sparse like the rings: only jobs that message device memory take its pages.
         HGAS_TRY(alloc(2 * internal_.msg_pool_depth * internal_.msg_pool_chunk, internal_.msg_pool, false));
@@ -430,7 +416,8 @@ status rank::create_staging() {
                     (unsigned long long)c.chunk);
     // The rings grow with the job: within HGAS_STAGING_AREA_MAX and half the heap,
     // the defaults shrink (proto::staging::plan).
-    const uint64_t budget = std::min<uint64_t>(cfg_.bytes(setting::staging_area_max), sym_heap().capacity() / 2);
+    const uint64_t budget =
+        std::min<uint64_t>(cfg_.bytes(setting::staging_area_max), cfg_.bytes(setting::heap_size) / 2);
     const proto::staging_plan plan = proto::staging::plan(
         c.n, c.chunk, c.slots, budget, std::string(cfg_.source(setting::staging_chunk)) == "environment",
         std::string(cfg_.source(setting::staging_slots)) == "environment");
@@ -480,9 +467,41 @@ mem::kind rank::kind_of(const void *p, size_t n) const {
     return mem::kind::host;
 }
 
+// The message layer's pinned pool: a fixed number of chunks whatever the number of peers. It
+// lives in the symmetric host segment (page-locked, mapped by the node's ranks, registered with
+// UCX) but beyond HGAS_HEAP_SIZE: the segment is made that much larger, so a program sized to its
+// heap (an OpenSHMEM program asking SHMEM_SYMMETRIC_SIZE=32M for a 30 MiB block) still fits, and
+// the pool keeps the chunk size that the staged path's speed needs (2 MiB chunks: 0.8 of pinned
+// PCIe on one H200 where 256 KiB ones gave 0.4-0.5; docs/messaging.md).
+status rank::plan_msg_pool() {
+    internal_.msg_pool_chunk = cfg_.bytes(setting::msg_pool_chunk);
+    internal_.msg_pool_depth = static_cast<uint64_t>(cfg_.integer(setting::msg_pool_depth));
+    if (internal_.msg_pool_chunk < 4096 || internal_.msg_pool_chunk % 64 || internal_.msg_pool_chunk > (1ull << 31))
+        return fail(status::invalid_setting, "HGAS_MSG_POOL_CHUNK=%llu: use 4K to 2G, a multiple of 64",
+                    (unsigned long long)internal_.msg_pool_chunk);
+    // Every rank of a node has its pool: a quarter of the machine's memory shared by them is
+    // the most it may take, so that a mistaken setting fails here, named, not in the kernel.
+    const uint64_t pool = 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const uint64_t limit = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4 /
+                                                       static_cast<uint64_t>(std::max(topo_.local_n, 1))
+                                                 : UINT64_MAX;
+    if (pool > limit)
+        return fail(status::invalid_setting,
+                    "the message pool (2 x HGAS_MSG_POOL_DEPTH=%llu x HGAS_MSG_POOL_CHUNK=%llu "
+                    "= %llu MiB per rank, %d ranks on this node) would take more than a quarter of this machine's "
+                    "memory: lower either setting",
+                    (unsigned long long)internal_.msg_pool_depth, (unsigned long long)internal_.msg_pool_chunk,
+                    (unsigned long long)(pool >> 20), topo_.local_n);
+    return status::ok;
+}
+
 status rank::create_segments() {
     uint64_t sizes[mem::seg_count] = {};
     sizes[mem::seg_symmetric] = cfg_.bytes(setting::heap_size);
+    // The pool past the user's heap (plan_msg_pool), with room for its 64-byte alignment.
+    if (internal_.msg_pool_depth)
+        sizes[mem::seg_symmetric] += 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk + 64;
     sizes[mem::seg_local] = cfg_.bytes(setting::local_heap_size);
     if (device(mem::kind::cuda)) {
         sizes[mem::seg_cuda_symmetric] = cfg_.bytes(setting::cuda_heap_size);

@@ -428,6 +428,16 @@ private:
     }
     // Pool chunks: `depth` for sending, then `depth` for receiving, in the symmetric host heap.
     uint64_t send_chunk(int c) const { return pool_ + static_cast<uint64_t>(c) * pool_chunk_; }
+    // How much of a message one chunk carries: at least HGAS_MSG_POOL_DEPTH pieces, so that a
+    // message of a few chunks still overlaps its copy out, its transport and its copy in, but no
+    // piece under a quarter of a chunk (each costs a device copy and two ring messages) and none
+    // over a chunk. With the defaults (4 x 2 MiB) messages up to 2 MiB go in 512 KiB pieces and
+    // those from 8 MiB in whole chunks. The receiver takes whatever length each announces.
+    size_t pool_piece(size_t bytes) const {
+        const size_t depth = static_cast<size_t>(pool_depth_);
+        const size_t even = (bytes + depth - 1) / depth;
+        return std::min<size_t>(pool_chunk_, std::max<size_t>(pool_chunk_ / 4, (even + 4095) & ~size_t(4095)));
+    }
     uint64_t recv_chunk(int c) const { return pool_ + static_cast<uint64_t>(pool_depth_ + c) * pool_chunk_; }
     status return_credits(int src);
     bool matches(const request *q, int src, const hdr &h) const {
@@ -1217,7 +1227,7 @@ status state::pump_pool() {
     while (!free_send_.empty() && !pool_sends_.empty()) {
         request *q = pool_sends_.front();
         pool_sends_.pop_front();
-        const size_t len = std::min<size_t>(pool_chunk_, q->bytes - q->staged);
+        const size_t len = std::min<size_t>(pool_piece(q->bytes), q->bytes - q->staged);
         const int c = free_send_.back();
         free_send_.pop_back();
         ++stats_.pool_chunks;

@@ -167,9 +167,12 @@ TEST(Msg, RingEverySizeEveryKindPair) {
 // chunks in use than the pool has, and the pool's size independent of the number of ranks.
 TEST(Msg, PoolPipelinesLargeDeviceMessages) {
     const bool expect_pool = std::getenv("HGAS_TEST_MSG_POOL") != nullptr;
-    const size_t chunk = env_size("HGAS_MSG_POOL_CHUNK", 512 << 10);
+    const size_t chunk = env_size("HGAS_MSG_POOL_CHUNK", 2 << 20);
     const size_t depth = env_size("HGAS_MSG_POOL_DEPTH", 4);
-    const size_t sizes[2] = {9 * chunk / 2 + 123, 2 * chunk + 5};  // not whole chunks
+    // Whole chunks where the pool carries the messages; where a one-sided path does, sizes of
+    // the same shape, smaller (the default chunk is 2 MiB).
+    const size_t unit = expect_pool ? chunk : std::min<size_t>(chunk, 512 << 10);
+    const size_t sizes[2] = {9 * unit / 2 + 123, 2 * unit + 5};  // not whole chunks
     hgasi_msg_stats_t before;
     HGAS_OK_OR_FAIL(hgasi_msg_stats(&before));
     const std::pair<where, where> pairs[] = {{where::sim, where::sim},
@@ -205,11 +208,9 @@ TEST(Msg, PoolPipelinesLargeDeviceMessages) {
     }
     hgasi_msg_stats_t st;
     HGAS_OK_OR_FAIL(hgasi_msg_stats(&st));
-    // 2 x depth x chunk whatever the number of ranks (a small heap may cap the defaults: 1/128 of it).
-    if (expect_pool) EXPECT_EQ(st.pool_bytes, 2 * depth * chunk);
-    else EXPECT_LE(st.pool_bytes, 2 * depth * chunk);
-    if (depth > 0) EXPECT_GT(st.pool_bytes, 0u);
-    else EXPECT_EQ(st.pool_bytes, 0u) << "HGAS_MSG_POOL_DEPTH=0 turns the pool off";
+    // 2 x depth x chunk whatever the number of ranks and the heap's size (the pool lies beyond it).
+    EXPECT_EQ(st.pool_bytes, 2 * depth * chunk);
+    if (depth == 0) EXPECT_EQ(st.pool_bytes, 0u) << "HGAS_MSG_POOL_DEPTH=0 turns the pool off";
     EXPECT_EQ(st.ring_bytes, static_cast<uint64_t>(n()) * env_size("HGAS_MSG_SLOTS", 8) * (eager_max() + 64));
     EXPECT_LE(st.pool_send_peak, depth);
     if (expect_pool) {
@@ -223,6 +224,40 @@ TEST(Msg, PoolPipelinesLargeDeviceMessages) {
         const uint64_t direct = hgas_node_of(left()) == hgas_node_me() ? 8u * 2 : 0u;
         EXPECT_EQ(st.pool_direct_pulls - before.pool_direct_pulls, direct)
             << "chunks copied into device memory straight from the sender's mapped pool";
+    }
+}
+
+// A message of one chunk through the pool still goes in pieces, so that its copy out, its
+// transport and its copy in overlap: HGAS_MSG_POOL_DEPTH of them, none under a quarter chunk.
+TEST(Msg, PoolCutsOneChunkMessageIntoPieces) {
+    if (!std::getenv("HGAS_TEST_MSG_POOL")) GTEST_SKIP() << "the messages take a one-sided path here, not the pool";
+    ASSERT_TRUE(have_sim());
+    const size_t chunk = env_size("HGAS_MSG_POOL_CHUNK", 2 << 20);
+    const size_t depth = env_size("HGAS_MSG_POOL_DEPTH", 4);
+    ASSERT_EQ(chunk / depth % 4096, 0u) << "this test wants chunk / depth a multiple of 4 KiB";
+    const size_t pieces = std::min<size_t>(depth, 4);
+    for (size_t bytes : {chunk, chunk / 4 + 1}) {
+        buffer s0(where::sim, bytes), r0(where::sim, bytes);
+        s0.fill(me(), right(), 7);
+        r0.write(std::vector<unsigned char>(bytes, 0xee));
+        hgasi_msg_stats_t before, after;
+        HGAS_OK_OR_FAIL(hgas_barrier());
+        HGAS_OK_OR_FAIL(hgasi_msg_stats(&before));
+        hgas_handle_t h[2];
+        HGAS_OK_OR_FAIL(hgas_irecv(r0.p, bytes, left(), 93, nullptr, &h[0]));
+        HGAS_OK_OR_FAIL(hgas_isend(s0.p, bytes, right(), 93, &h[1]));
+        HGAS_OK_OR_FAIL(hgas_wait_all(h, 2));
+        HGAS_OK_OR_FAIL(hgasi_msg_stats(&after));
+        auto got = r0.read(bytes);
+        size_t bad = 0;
+        for (size_t i = 0; i < bytes; ++i) bad += got[i] != pat(left(), me(), i, 7);
+        EXPECT_EQ(bad, 0u) << bytes << " bytes";
+        // One chunk: `pieces` pieces. Just over a quarter chunk: two, a quarter chunk and the rest.
+        EXPECT_EQ(after.pool_chunks - before.pool_chunks, bytes == chunk ? pieces
+                                                          : depth > 1    ? 2u
+                                                                         : 1u)
+            << bytes << " bytes";
+        HGAS_OK_OR_FAIL(hgas_barrier());
     }
 }
 

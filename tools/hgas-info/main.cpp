@@ -190,11 +190,13 @@ int main(int argc, char **argv) {
         const uint64_t pchunk = cfg->bytes(setting::msg_pool_chunk);
         const uint64_t depth = static_cast<uint64_t>(cfg->integer(setting::msg_pool_depth));
         if (depth)
-            std::printf("  pinned pool: %llu send + %llu receive chunks of %s B = %llu KiB per rank (at most 1/128 of "
-                        "HGAS_HEAP_SIZE), whatever the number of peers (device -> chunk, transport, chunk -> device, "
-                        "overlapped on internal streams)\n",
-                        (unsigned long long)depth, (unsigned long long)depth, cfg->value_text(setting::msg_pool_chunk).c_str(),
-                        (unsigned long long)(2 * depth * pchunk / 1024));
+            std::printf(
+                "  pinned pool: %llu send + %llu receive chunks of %s B = %llu KiB per rank (page-locked, beyond "
+                "HGAS_HEAP_SIZE), whatever the number of peers (device -> chunk, transport, chunk -> device, "
+                "overlapped on internal streams; a message in at least as many pieces as there are chunks, none "
+                "under a quarter chunk)\n",
+                (unsigned long long)depth, (unsigned long long)depth, cfg->value_text(setting::msg_pool_chunk).c_str(),
+                (unsigned long long)(2 * depth * pchunk / 1024));
         else
             std::printf("  pinned pool: off (HGAS_MSG_POOL_DEPTH=0): device messages without a one-sided path use ring slots\n");
         std::printf("  typed messages of device memory: packed/unpacked by a GPU kernel (cuda) or the copy engine (sim) "
