@@ -210,7 +210,9 @@ TEST(Msg, PoolPipelinesLargeDeviceMessages) {
     HGAS_OK_OR_FAIL(hgasi_msg_stats(&st));
     // 2 x depth x chunk whatever the number of ranks and the heap's size (the pool lies beyond it).
     EXPECT_EQ(st.pool_bytes, 2 * depth * chunk);
-    if (depth == 0) EXPECT_EQ(st.pool_bytes, 0u) << "HGAS_MSG_POOL_DEPTH=0 turns the pool off";
+    if (depth == 0) {
+        EXPECT_EQ(st.pool_bytes, 0u) << "HGAS_MSG_POOL_DEPTH=0 turns the pool off";
+    }
     EXPECT_EQ(st.ring_bytes, static_cast<uint64_t>(n()) * env_size("HGAS_MSG_SLOTS", 8) * (eager_max() + 64));
     EXPECT_LE(st.pool_send_peak, depth);
     if (expect_pool) {
@@ -1129,6 +1131,60 @@ TEST(Msg, TypedPipelinedOddSizes) {
         EXPECT_GT(b.unpack_steps, a.unpack_steps) << "and unpacked as their chunks arrived";
     }
     HGAS_OK_OR_FAIL(hgas_barrier());
+}
+
+// Typed messages of device memory are packed on the device piece by piece as the pinned pool's
+// chunks ask for them, and unpacked as the pieces arrive (HGAS_TEST_MSG_POOL=1: no one-sided
+// path): blocks that straddle pieces, a different layout at each end, device to device, device
+// to host and host to device, values against a CPU reference. Elsewhere the same messages take
+// the other paths, with the same checks.
+TEST(Msg, TypedDevicePackedPieceByPiece) {
+    if (!have_sim()) GTEST_SKIP() << "no device memory kind (HGAS_SIM_HEAP_SIZE=0 and no GPU)";
+    // The pool configurations' chunk (64K); elsewhere sizes of the same shape within the sim heap.
+    const size_t chunk = std::min<size_t>(env_size("HGAS_MSG_POOL_CHUNK", 2 << 20), 64 << 10);
+    const bool pool = std::getenv("HGAS_TEST_MSG_POOL") && !utag_to(right()) && !utag_to(left());
+    const std::pair<where, where> pairs[] = {
+        {where::sim, where::sim}, {where::sim, where::user_host}, {where::user_host, where::sim}};
+    int salt = 20;
+    for (auto [sw, rw] : pairs) {
+        // sender: blocks of 12 bytes every 20; receiver: blocks of 12 every 16
+        for (size_t count : {chunk / 12 + 1, (3 * chunk + 5000) / 12}) {
+            const size_t send_extent = (count - 1) * 20 + 12, recv_extent = (count - 1) * 16 + 12;
+            hgas_layout_t ls, lr;
+            HGAS_OK_OR_FAIL(hgas_layout_vector(count, 12, 20, &ls));
+            HGAS_OK_OR_FAIL(hgas_layout_vector(count, 12, 16, &lr));
+            buffer sb(sw, send_extent), rb(rw, recv_extent + 5);
+            sb.fill(me(), right(), salt);
+            rb.write(std::vector<unsigned char>(recv_extent + 5, 0xee));
+            HGAS_OK_OR_FAIL(hgas_barrier());
+            hgasi_msg_stats_t a, b;
+            HGAS_OK_OR_FAIL(hgasi_msg_stats(&a));
+            hgas_handle_t h[2];
+            hgas_msg_info_t info{};
+            HGAS_OK_OR_FAIL(hgas_irecv_typed(rb.p, lr, left(), 67, &info, &h[0]));
+            HGAS_OK_OR_FAIL(hgas_isend_typed(sb.p, ls, right(), 67, &h[1]));
+            HGAS_OK_OR_FAIL(hgas_wait_all(h, 2));
+            HGAS_OK_OR_FAIL(hgasi_msg_stats(&b));
+            EXPECT_EQ(info.bytes, 12 * count);
+            auto got = rb.read(recv_extent + 5);
+            size_t bad = 0, first = SIZE_MAX;
+            for (size_t i = 0; i < recv_extent + 5; ++i) {
+                const size_t blk = i / 16, in = i % 16;
+                const unsigned char want = blk < count && in < 12 ? pat(left(), me(), blk * 20 + in, salt) : 0xee;
+                if (got[i] != want && !bad++) first = i;
+            }
+            EXPECT_EQ(bad, 0u) << count << " blocks, " << where_name(sw) << " -> " << where_name(rw)
+                               << ", first wrong byte at " << first;
+            if (pool && sw == where::sim && rw == where::sim) {
+                EXPECT_GT(b.pack_steps, a.pack_steps) << "packed on the device piece by piece";
+                EXPECT_GT(b.unpack_steps, a.unpack_steps) << "unpacked on the device as the pieces arrived";
+            }
+            HGAS_OK_OR_FAIL(hgas_layout_free(ls));
+            HGAS_OK_OR_FAIL(hgas_layout_free(lr));
+            HGAS_OK_OR_FAIL(hgas_barrier());
+            ++salt;
+        }
+    }
 }
 
 // HGAS_ANY_RANK receives at rank 0 take messages from a rank of its node (rings) and from a rank
