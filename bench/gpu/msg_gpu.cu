@@ -17,7 +17,7 @@
  *               cudaMalloc'd buffer at both ends goes by CUDA IPC when the ranks share a node).
  *
  * and the halo face of a 512 x 512 x 4 float array (x = 0: 262144 floats of 4 bytes, stride
- * 16 bytes), records halo_lat:
+ * 16 bytes; --halo-nz N: N x 512 x 4, a face of N x 2 KiB), records halo_lat:
  *   typed       hgas_send_typed / hgas_recv_typed with a vector layout (hgas packs on the GPU)
  *   cpu-pack    cudaMemcpy of the whole array to the host, pack by the CPU, hgas_send of the
  *               packed bytes, unpack by the CPU into a host copy, cudaMemcpy to the device
@@ -169,7 +169,8 @@ void measure(const gpu_opts &o, method m, size_t s) {
 }
 
 /* ---- the halo face ---------------------------------------------------------------------- */
-constexpr size_t NZ = 512, NY = 512, NX = 4, FACE = NZ * NY;  // floats; the x = 0 face
+size_t NZ = 512;  // --halo-nz
+constexpr size_t NY = 512, NX = 4;
 
 __global__ void k_pack(float *out, const float *in, size_t n, size_t stride) {
     for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
@@ -181,6 +182,7 @@ __global__ void k_unpack(float *out, const float *in, size_t n, size_t stride) {
 }
 
 void halo(const gpu_opts &o) {
+    const size_t FACE = NZ * NY;  // floats; the x = 0 face
     const size_t whole = NZ * NY * NX * sizeof(float), face = FACE * sizeof(float);
     float *darr = nullptr, *dpack = nullptr, *harr = nullptr, *hpack = nullptr;
     CK(cudaMalloc((void **)&darr, whole));
@@ -259,16 +261,23 @@ int main(int argc, char **argv) {
     g_prog = "hgas-bench-msg-gpu";
     gpu_safe_env();
     gpu_opts o;
-    for (int i = 1; i + 1 < argc; ++i)
-        if (!strcmp(argv[i], "--chunk")) {
-            chunk = bench_parse_bytes(argv[i + 1]);
+    for (int i = 1; i + 1 < argc;)
+        if (!strcmp(argv[i], "--chunk") || !strcmp(argv[i], "--halo-nz")) {
+            if (!strcmp(argv[i], "--chunk"))
+                chunk = bench_parse_bytes(argv[i + 1]);
+            else if ((NZ = strtoull(argv[i + 1], nullptr, 10)) == 0) {
+                fprintf(stderr, "%s: --halo-nz %s: give a number of planes, at least 1\n", g_prog, argv[i + 1]);
+                return 2;
+            }
             for (int j = i; j + 2 <= argc; ++j) argv[j] = argv[j + 2];
             argc -= 2;
-            break;
+        } else {
+            ++i;
         }
     gpu_parse(argc, argv, &o,
               "measurements (--only): hgas copy-send pipelined device-copy (device messages), hgas-typed cpu-pack\n"
-              "pack-kernel (the halo face). --chunk B: chunk of the pipelined baseline (default 1M).\n"
+              "pack-kernel (the halo face). --chunk B: chunk of the pipelined baseline (default 1M). --halo-nz N:\n"
+              "planes of the halo's array (default 512: a 1 MiB face).\n"
               "Run under hgasrun -n 2; rank r uses GPU (local rank %% GPUs); --devices is not used.\n");
     const int ndev = gpu_count_or_die();
     char heap[64];

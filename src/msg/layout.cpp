@@ -518,7 +518,7 @@ struct typed final : rma::completion {
 // the scratch reads the message straight out of it, packed whole first, as before. (Paths that
 // read the message at once, eager among them, ask the pipe for all of it and wait.)
 bool pipelined_pack(core::rank &r, mem::kind k, int dest) {
-    if (dest < 0 || dest >= r.n()) return false;
+    if (dest < 0 || dest >= r.n() || !r.cfg().flag(setting::msg_pack_pieces)) return false;
     const core::peer_segment *ps = r.segment(static_cast<uint32_t>(dest), mem::local_segment(k));
     return !(ps && ps->size && ps->dev);
 }
@@ -590,13 +590,15 @@ status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, i
     t->buf = buf;
     t->kind = r.kind_of(buf, l.extent);
     if (t->kind != mem::kind::host) t->sc = take_scratch(r, t->kind, l);
-    if (t->sc) {
+    if (t->sc && r.cfg().flag(setting::msg_pack_pieces)) {
         // Unpacked piece by piece as pool or ring chunks arrive in order (finish(): the rest).
         t->dpipe = std::make_unique<device_pipe>(r, t->kind, t->l, *t->sc, static_cast<char *>(buf), true);
         HGAS_TRY(t->dpipe->start());
         recv_args a{ctx, t->sc->p, l.packed, src, tag, info};
         a.cons = t->dpipe.get();
         HGAS_TRY(irecv(r, op, a, &t->inner));
+    } else if (t->sc) {
+        HGAS_TRY(irecv(r, op, recv_args{ctx, t->sc->p, l.packed, src, tag, info}, &t->inner));
     } else {
         t->packed.resize(l.packed);
         recv_args a{ctx, t->packed.data(), t->packed.size(), src, tag, info};

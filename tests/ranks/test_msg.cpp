@@ -1142,7 +1142,9 @@ TEST(Msg, TypedDevicePackedPieceByPiece) {
     if (!have_sim()) GTEST_SKIP() << "no device memory kind (HGAS_SIM_HEAP_SIZE=0 and no GPU)";
     // The pool configurations' chunk (64K); elsewhere sizes of the same shape within the sim heap.
     const size_t chunk = std::min<size_t>(env_size("HGAS_MSG_POOL_CHUNK", 2 << 20), 64 << 10);
-    const bool pool = std::getenv("HGAS_TEST_MSG_POOL") && !utag_to(right()) && !utag_to(left());
+    const char *pieces = std::getenv("HGAS_MSG_PACK_PIECES");  // 0: packed whole (test_msg_pool_whole)
+    const bool pool = std::getenv("HGAS_TEST_MSG_POOL") && !utag_to(right()) && !utag_to(left()) &&
+                      !(pieces && std::strcmp(pieces, "0") == 0);
     const std::pair<where, where> pairs[] = {
         {where::sim, where::sim}, {where::sim, where::user_host}, {where::user_host, where::sim}};
     int salt = 20;
