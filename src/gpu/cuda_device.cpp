@@ -705,8 +705,8 @@ public:
         std::lock_guard<std::mutex> g(stream_mu_);
         HGAS_TRY(flush_waited());
         void *before = trace_begin(streams_[stream].s);
-        CU_TRY(launch_gather(packed, buf, b.base, b.n, b.s, b.block, b.table, b.count, b.first, b.last, unpack,
-                             sm_count_, streams_[stream].s));
+        CU_TRY(launch_gather(packed, buf, b.base, b.n, b.s, b.block, b.table, b.count, unpack, sm_count_,
+                             streams_[stream].s));
         // Bytes of the strided shape (a table's sizes live in device memory: 0 then).
         trace_end(before, streams_[stream].s, trace::op_pack, b.table ? 0 : b.n[0] * b.n[1] * b.n[2] * b.block);
         return record(stream);

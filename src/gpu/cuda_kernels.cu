@@ -210,10 +210,9 @@ __global__ void sm_copy_kernel(unsigned char *dst, const unsigned char *src, siz
 // blocks of a few bytes (a halo face of single floats), where a block per CTA would idle.
 template <class W>
 __global__ void gather_strided_kernel(char *packed, char *buf, uint64_t base, uint64_t n0, uint64_t n1, uint64_t s0,
-                                      uint64_t s1, uint64_t s2, uint64_t block, uint64_t u0, uint64_t units,
-                                      bool unpack) {
+                                      uint64_t s1, uint64_t s2, uint64_t block, uint64_t units, bool unpack) {
     const uint64_t per = block / sizeof(W);
-    for (uint64_t u = u0 + blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; u < units;
+    for (uint64_t u = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; u < units;
          u += uint64_t(gridDim.x) * blockDim.x) {
         const uint64_t b = u / per, w = u - b * per;
         const uint64_t i0 = b % n0, r = b / n0, i1 = r % n1, i2 = r / n1;
@@ -237,45 +236,38 @@ __global__ void gather_indexed_kernel(char *packed, char *buf, const uint64_t *t
 }
 
 cudaError_t launch_gather(char *packed, char *buf, uint64_t base, const uint64_t n[3], const uint64_t s[3],
-                          uint64_t block, const uint64_t *table, uint64_t count, uint64_t first, uint64_t last,
-                          bool unpack, int sms, cudaStream_t st) {
+                          uint64_t block, const uint64_t *table, uint64_t count, bool unpack, int sms,
+                          cudaStream_t st) {
     const unsigned threads = 256;
     if (table) {
-        // The table's triples carry absolute offsets: a range is a slice of it.
-        if (last == 0 || last > count) last = count;
-        if (first >= last) return cudaSuccess;
-        table += 3 * first;
-        count = last - first;
         const uint64_t want = (count * 32 + threads - 1) / threads;
         const unsigned grid = static_cast<unsigned>(want < uint64_t(4 * sms) ? (want ? want : 1) : 4 * sms);
         gather_indexed_kernel<<<grid, threads, 0, st>>>(packed, buf, table, count, unpack);
         return cudaGetLastError();
     }
-    uint64_t nb = n[0] * n[1] * n[2];
-    if (last != 0 && last < nb) nb = last;
-    if (first >= nb) return cudaSuccess;
+    const uint64_t nb = n[0] * n[1] * n[2];
     const uint64_t align = base | s[0] | s[1] | s[2] | block | reinterpret_cast<uintptr_t>(packed) |
                            reinterpret_cast<uintptr_t>(buf);
     const unsigned w = align % 16 == 0 ? 16 : align % 8 == 0 ? 8 : align % 4 == 0 ? 4 : 1;
-    const uint64_t u0 = first * (block / w), units = nb * (block / w);
-    const uint64_t want = (units - u0 + threads - 1) / threads;
+    const uint64_t units = nb * (block / w);
+    const uint64_t want = (units + threads - 1) / threads;
     const unsigned grid = static_cast<unsigned>(want < uint64_t(8 * sms) ? (want ? want : 1) : 8 * sms);
     switch (w) {
         case 16:
             gather_strided_kernel<uint4>
-                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, u0, units, unpack);
+                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack);
             break;
         case 8:
             gather_strided_kernel<uint2>
-                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, u0, units, unpack);
+                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack);
             break;
         case 4:
             gather_strided_kernel<unsigned>
-                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, u0, units, unpack);
+                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack);
             break;
         default:
             gather_strided_kernel<unsigned char>
-                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, u0, units, unpack);
+                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack);
             break;
     }
     return cudaGetLastError();

@@ -96,14 +96,11 @@ public:
     // back), both this device's memory, with one kernel on `stream`. Blocks: the strided shape
     // base + i2*s2 + i1*s1 + i0*s0 (i0 fastest, `block` bytes each, packed in that order), or, with
     // `table` (device memory, `count` triples: offset in buf, offset in packed, bytes), explicit
-    // blocks. Only blocks [first, last) in packing order move (last 0: to the end), so a
-    // message can be packed piece by piece. unsupported where the device has no kernels (sim:
-    // the caller copies block by block).
+    // blocks. unsupported where the device has no kernels (sim: the caller copies block by block).
     struct blocks {
         uint64_t base = 0, n[3] = {1, 1, 1}, s[3] = {0, 0, 0}, block = 0;
         const uint64_t *table = nullptr;
         uint64_t count = 0;
-        uint64_t first = 0, last = 0;
     };
     virtual result<ticket> gather(char *, char *, const blocks &, bool, int) {
         return fail(status::unsupported, "%s: no pack kernels", describe().c_str());

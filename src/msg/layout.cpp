@@ -306,156 +306,13 @@ status device_pack(core::rank &r, mem::kind k, const layout &l, scratch &sc, cha
     return terr;
 }
 
-// A typed message of device memory packed (unpacked) on the device piece by piece, a range of
-// whole blocks at a time, while earlier pieces travel. The pool asks for each piece on the
-// stream its copy out goes on, so the pack kernel and that copy are ordered by the stream and
-// the rank never waits for a pack; a receive unpacks each prefix of whole blocks as soon as its
-// copies into device memory have finished, and the rest when it completes. Paths that read the
-// message at once ask for it whole and wait (eager, one-sided put).
-class device_pipe final : public producer, public consumer {
-public:
-    device_pipe(core::rank &r, mem::kind k, const layout &l, scratch &sc, char *buf, bool unpack)
-        : r_(r), d_(r.device(k)), l_(l), sc_(sc), buf_(buf), unpack_(unpack), nblocks_(block_count(l)) {
-        if (!l.blocks.empty()) {
-            ends_.reserve(l.blocks.size());
-            uint64_t e = 0;
-            for (const auto &b : l.blocks) ends_.push_back(e += b.second);
-        }
-    }
-    // The indexed layout's block table into device memory before any kernel reads it (cuda).
-    status start() {
-        if (l_.blocks.empty() || d_->which() != gpu::kind::cuda) return status::ok;
-        std::vector<uint64_t> table;
-        table.reserve(3 * l_.blocks.size());
-        uint64_t po = 0;
-        for (const auto &bl : l_.blocks) {
-            table.insert(table.end(), {bl.first, po, bl.second});
-            po += bl.second;
-        }
-        const int st = pack_stream % d_->streams();
-        HGAS_TRY_ASSIGN(gpu::ticket t, d_->copy_async(sc_.table, table.data(), table.size() * 8, st, false));
-        (void)t;
-        HGAS_TRY_ASSIGN(gpu::ticket m, d_->mark(st));  // the host vector dies here: wait for the copy
-        pending_.push_back(m);
-        return wait_all();
-    }
-    ~device_pipe() override {
-        // A message that failed half way may leave kernels that write the scratch (pack) or the
-        // buffer (unpack): they finish before either is freed.
-        (void)wait_all();
-    }
-    status ensure(size_t upto, int stream) override {
-        const int st = stream >= 0 ? stream : pack_stream % d_->streams();
-        // Blocks queued on another stream are not ordered before a copy on this one.
-        if (stream >= 0)
-            for (const auto &t : pending_)
-                if (t.stream != st) {
-                    HGAS_TRY(wait_all());
-                    break;
-                }
-        HGAS_TRY(move(through(upto), st));
-        return stream >= 0 ? status::ok : wait_all();
-    }
-    status arrived(size_t upto) override { return move(within(upto), pack_stream % d_->streams()); }
-    // The receive completed: every block not unpacked yet, then wait for them all.
-    status finish() {
-        HGAS_TRY(move(nblocks_, pack_stream % d_->streams()));
-        return wait_all();
-    }
-
-private:
-    uint64_t end_of(uint64_t k) const { return ends_.empty() ? (k + 1) * l_.block : ends_[k]; }
-    // Blocks needed for the first `upto` packed bytes (the last may be partly needed) ...
-    uint64_t through(uint64_t upto) const {
-        if (upto >= l_.packed) return nblocks_;
-        if (ends_.empty()) return l_.block ? (upto + l_.block - 1) / l_.block : nblocks_;
-        return static_cast<uint64_t>(std::lower_bound(ends_.begin(), ends_.end(), upto) - ends_.begin()) + 1;
-    }
-    // ... and the blocks the first `upto` packed bytes hold whole.
-    uint64_t within(uint64_t upto) const {
-        if (upto >= l_.packed) return nblocks_;
-        if (ends_.empty()) return l_.block ? upto / l_.block : nblocks_;
-        return static_cast<uint64_t>(std::upper_bound(ends_.begin(), ends_.end(), upto) - ends_.begin());
-    }
-    // Packs (unpacks) blocks [done_, to) on stream st.
-    status move(uint64_t to, int st) {
-        if (to > nblocks_) to = nblocks_;
-        if (to <= done_) return status::ok;
-        gpu::ticket t;
-        if (d_->which() == gpu::kind::cuda) {
-            gpu::device::blocks b;
-            if (!l_.blocks.empty()) {
-                b.table = sc_.table;
-                b.count = l_.blocks.size();
-            } else {
-                b.base = l_.base;
-                b.block = l_.block;
-                for (int i = 0; i < 3; ++i) {
-                    b.n[i] = l_.n[i];
-                    b.s[i] = l_.s[i];
-                }
-            }
-            b.first = done_;
-            b.last = to;
-            HGAS_TRY_ASSIGN(t, d_->gather(sc_.p, buf_, b, unpack_, st));
-        } else {  // no kernels (sim): the copy engine, block by block, on the same stream
-            for (uint64_t k = done_; k < to; ++k) {
-                uint64_t off, len;
-                block_at(l_, k, off, len);
-                char *packed = sc_.p + end_of(k) - len;
-                auto c = unpack_ ? d_->copy_async(buf_ + off, packed, len, st, false)
-                                 : d_->copy_async(packed, buf_ + off, len, st, false);
-                if (!c.ok()) return c.error();
-            }
-            HGAS_TRY_ASSIGN(t, d_->mark(st));
-        }
-        done_ = to;
-        // Streams run in order: the newest ticket of a stream covers the ones before it.
-        for (auto &p : pending_)
-            if (p.stream == t.stream) {
-                p = t;
-                return status::ok;
-            }
-        pending_.push_back(t);
-        return status::ok;
-    }
-    status wait_all() {
-        if (pending_.empty()) return status::ok;
-        status terr = status::ok;
-        HGAS_TRY(r_.wait(unpack_ ? "unpacking a device layout" : "packing a device layout", [&] {
-            while (!pending_.empty()) {
-                auto done = d_->test(pending_.back());
-                if (!done.ok()) {
-                    terr = done.error();
-                    pending_.clear();
-                    return true;
-                }
-                if (!*done) return false;
-                pending_.pop_back();
-            }
-            return true;
-        }));
-        return terr;
-    }
-
-    core::rank &r_;
-    gpu::device *d_;
-    const layout &l_;
-    scratch &sc_;
-    char *buf_;
-    bool unpack_;
-    uint64_t nblocks_, done_ = 0;       // blocks [0, done_) are packed (unpacked) or queued
-    std::vector<uint64_t> ends_;        // indexed: the packed end of each block
-    std::vector<gpu::ticket> pending_;  // the newest ticket of each stream used
-};
-
 // A typed message of a host buffer packs (unpacks) piece by piece as the message layer reads
 // (delivers) the packed bytes, so packing the next piece overlaps the transfer of the last.
 struct host_pipe final : producer, consumer {
     const layout *l = nullptr;
     char *buf = nullptr, *packed = nullptr;
     cursor c;
-    status ensure(size_t upto, int) override {
+    status ensure(size_t upto) override {
         c.step(*l, buf, packed, upto, true);
         return status::ok;
     }
@@ -475,9 +332,6 @@ struct typed final : rma::completion {
     layout l;
     void *buf = nullptr;
     std::unique_ptr<host_pipe> pipe;  // host buffers: packed / unpacked piece by piece
-    // Device buffers with scratch, packed / unpacked piece by piece; declared after sc, so
-    // destroyed first: its kernels finish before the scratch goes.
-    std::unique_ptr<device_pipe> dpipe;
 
     status test(core::rank &r, bool &done) override {
         done = false;
@@ -493,14 +347,11 @@ struct typed final : rma::completion {
         }
         if (recv && !unpacked) {
             unpacked = true;
-            if (dpipe)
-                HGAS_TRY(dpipe->finish());  // the blocks not unpacked as they arrived
-            else if (sc)
+            if (sc)
                 HGAS_TRY(device_pack(r, kind, l, *sc, static_cast<char *>(buf), true));
             else if (pipe) HGAS_TRY(pipe->arrived(l.packed));  // what the message layer did not deliver piecewise
             else HGAS_TRY(unpack(r, l, packed.data(), buf));
         }
-        dpipe.reset();
         sc.reset();
         done = true;
         return status::ok;
@@ -511,17 +362,6 @@ struct typed final : rma::completion {
             if (core::rank *r = core::current()) (void)rma::wait(*r, inner);
     }
 };
-
-// Whether a typed send of device memory is packed piece by piece: where the receiver does not
-// map this rank's scratch (another node, no peer access), so the message goes through the
-// pinned pool anyway and its pieces can be packed while earlier ones travel. A peer that maps
-// the scratch reads the message straight out of it, packed whole first, as before. (Paths that
-// read the message at once, eager among them, ask the pipe for all of it and wait.)
-bool pipelined_pack(core::rank &r, mem::kind k, int dest) {
-    if (dest < 0 || dest >= r.n() || !r.cfg().flag(setting::msg_pack_pieces)) return false;
-    const core::peer_segment *ps = r.segment(static_cast<uint32_t>(dest), mem::local_segment(k));
-    return !(ps && ps->size && ps->dev);
-}
 
 status check_buf(const char *op, const void *buf, const layout &l) {
     if (!buf) return fail(status::invalid_arg, "%s: the buffer is NULL", op);
@@ -542,14 +382,7 @@ status isend_layout(core::rank &r, const char *op, const layout &l, const void *
     auto t = std::make_unique<typed>();
     t->kind = r.kind_of(buf, l.extent);
     if (t->kind != mem::kind::host) t->sc = take_scratch(r, t->kind, l);
-    if (t->sc && pipelined_pack(r, t->kind, dest)) {
-        // Packed piece by piece on the device as the pool's chunks ask for it.
-        t->l = l;
-        t->dpipe = std::make_unique<device_pipe>(r, t->kind, t->l, *t->sc, static_cast<char *>(const_cast<void *>(buf)),
-                                                 false);
-        HGAS_TRY(t->dpipe->start());
-        HGAS_TRY(isend(r, op, send_args{ctx, t->sc->p, l.packed, dest, tag, t->dpipe.get()}, &t->inner));
-    } else if (t->sc) {
+    if (t->sc) {
         HGAS_TRY(device_pack(r, t->kind, l, *t->sc, static_cast<char *>(const_cast<void *>(buf)), false));
         HGAS_TRY(isend(r, op, send_args{ctx, t->sc->p, l.packed, dest, tag}, &t->inner));
     } else if (t->kind == mem::kind::host) {
@@ -590,14 +423,7 @@ status irecv_layout(core::rank &r, const char *op, const layout &l, void *buf, i
     t->buf = buf;
     t->kind = r.kind_of(buf, l.extent);
     if (t->kind != mem::kind::host) t->sc = take_scratch(r, t->kind, l);
-    if (t->sc && r.cfg().flag(setting::msg_pack_pieces)) {
-        // Unpacked piece by piece as pool or ring chunks arrive in order (finish(): the rest).
-        t->dpipe = std::make_unique<device_pipe>(r, t->kind, t->l, *t->sc, static_cast<char *>(buf), true);
-        HGAS_TRY(t->dpipe->start());
-        recv_args a{ctx, t->sc->p, l.packed, src, tag, info};
-        a.cons = t->dpipe.get();
-        HGAS_TRY(irecv(r, op, a, &t->inner));
-    } else if (t->sc) {
+    if (t->sc) {
         HGAS_TRY(irecv(r, op, recv_args{ctx, t->sc->p, l.packed, src, tag, info}, &t->inner));
     } else {
         t->packed.resize(l.packed);

@@ -364,9 +364,9 @@ private:
 
     status copy(void *dst, mem::kind dk, const void *src, mem::kind sk, size_t n);
     // Send q's first `upto` bytes are valid (asks its producer); a receive's prefix arrived.
-    status produce(request *q, size_t upto, int stream = -1) {
+    status produce(request *q, size_t upto) {
         if (!q->prod || upto <= q->produced) return status::ok;
-        HGAS_TRY(q->prod->ensure(upto, stream));
+        HGAS_TRY(q->prod->ensure(upto));
         if (upto < q->bytes) ++stats_.pack_steps;
         q->produced = upto;
         return status::ok;
@@ -1119,9 +1119,8 @@ status state::pump_pool() {
         auto it = live_.find(o.id);
         if (it != live_.end()) {
             request *q = it->second;
-            q->arrived += o.len;  // copies finish in order: a prefix (a typed receive unpacks it)
-            const status s = arrived(q);
-            if (s != status::ok || q->arrived >= q->expected) complete(q, s);
+            q->arrived += o.len;
+            if (q->arrived >= q->expected) complete(q);
         }
         in_copies_.pop_front();
     }
@@ -1234,11 +1233,7 @@ status state::pump_pool() {
         ++stats_.pool_chunks;
         stats_.pool_send_peak = std::max<uint64_t>(stats_.pool_send_peak, ++stats_.pool_send_in_use);
         chunk_op o{c, q->id, q->staged, len, nullptr, {}};
-        // A device buffer's piece is produced on the stream its copy out goes on (a typed
-        // message's pack kernel for this piece, then the copy), so the rank need not wait.
-        gpu::device *dev = q->kind == mem::kind::host ? nullptr : r_.device(q->kind);
-        const int out_stream = dev ? static_cast<int>(stream_out % dev->streams()) : -1;
-        if (status s = produce(q, q->staged + len, out_stream); s != status::ok) {
+        if (status s = produce(q, q->staged + len); s != status::ok) {
             free_send_.push_back(c);
             --stats_.pool_send_in_use;
             complete(q, s);
@@ -1248,8 +1243,8 @@ status state::pump_pool() {
         if (q->kind == mem::kind::host) {
             std::memcpy(own(send_chunk(c)), from, len);
         } else {
-            o.d = dev;
-            HGAS_TRY_ASSIGN(o.tk, o.d->copy_async(own(send_chunk(c)), from, len, out_stream));
+            o.d = r_.device(q->kind);
+            HGAS_TRY_ASSIGN(o.tk, o.d->copy_async(own(send_chunk(c)), from, len, stream_out % o.d->streams()));
         }
         out_copies_.push_back(o);
         q->staged += len;

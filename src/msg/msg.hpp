@@ -18,17 +18,14 @@ struct layout;  // layout.hpp
 // A message whose bytes are produced while earlier ones travel (a typed message packed chunk by
 // chunk): ensure(upto) makes the first `upto` bytes of the send buffer valid. The layer calls
 // it with growing values just before it reads those bytes, and with the whole size before any
-// path that reads the buffer at once (eager, one-sided, UCX). It outlives the send. `stream`
-// >= 0 (a device buffer read next by a copy on that stream of its device): valid for the work
-// queued on that stream afterwards, so a device producer need not wait; -1: valid now.
+// path that reads the buffer at once (eager, one-sided, UCX). It outlives the send.
 struct producer {
     virtual ~producer() = default;
-    virtual status ensure(size_t upto, int stream = -1) = 0;
+    virtual status ensure(size_t upto) = 0;
 };
 // The receiving side's mirror: arrived(upto) says the first `upto` bytes of the receive buffer
 // hold the message (called with growing values on the paths that deliver in order: ring chunks
-// and pool chunks, into host memory or, once their device copies finished, device memory); the
-// rest is the owner's business once the receive is done.
+// and pool chunks into host memory); the rest is the owner's business once the receive is done.
 struct consumer {
     virtual ~consumer() = default;
     virtual status arrived(size_t upto) = 0;

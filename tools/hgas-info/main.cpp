@@ -201,9 +201,7 @@ int main(int argc, char **argv) {
             std::printf("  pinned pool: off (HGAS_MSG_POOL_DEPTH=0): device messages without a one-sided path use ring slots\n");
         std::printf(
             "  typed messages of device memory: packed/unpacked by a GPU kernel (cuda) or the copy engine (sim) "
-            "into scratch from the local heap of the buffer's kind; through the pinned pool piece by piece "
-            "as the chunks leave and arrive (HGAS_MSG_PACK_PIECES=%s)\n",
-            cfg->value_text(setting::msg_pack_pieces).c_str());
+            "into scratch from the local heap of the buffer's kind\n");
         std::printf("  stream-ordered (hgas_send_on_stream/hgas_recv_on_stream): started by the rank's CPU when the stream "
                     "reaches them; wait with hgas_stream_sync\n");
         std::printf("  footprint per rank: rings %llu KiB x ranks (grows with peers) + pool %llu KiB (fixed)\n",
