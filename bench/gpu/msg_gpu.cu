@@ -314,8 +314,7 @@ int main(int argc, char **argv) {
     ev.resize(8);
     for (auto &e : ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     if (me == 0) {
-        // The pinned pool as it came out (HGAS_MSG_POOL_* within its cap of the heap), since the
-        // staged path's speed depends on it.
+        // The pinned pool (HGAS_MSG_POOL_*), since the staged path's speed depends on it.
         hgasi_msg_stats_t ms{};
         hgasi_msg_stats(&ms);
         printf(

@@ -165,7 +165,7 @@ status rank::init() {
     HGAS_TRY(create_transports());
     phase("transports");
     HGAS_TRY(open_devices());
-    HGAS_TRY(plan_msg_pool());
+    HGAS_TRY(plan_msg_pool(same_machine));
     HGAS_TRY(create_segments());
     HGAS_TRY(create_static_segment());
     phase("segments");
@@ -189,16 +189,25 @@ status rank::init() {
     // A heap in a fresh shm segment reads as zeros already; zeroing it again would take the
     // pages from /dev/shm that a sparse area (the message rings) is meant to leave untaken.
     const bool fresh_zero = own_[mem::seg_symmetric].mapping.base() != nullptr;
-    auto alloc = [&](uint64_t bytes, uint64_t &off, bool commit = true) -> status {
+    // zero: false for an area every byte of which is written before it is read (the pool).
+    auto alloc = [&](uint64_t bytes, uint64_t &off, bool commit = true, bool zero = true) -> status {
         auto r = sym_heap().allocate(bytes, 64, commit);
         if (!r.ok() && sym_heap().commit_failed()) return r.error();  // /dev/shm is full: commit said so
         if (!r.ok())
-            return fail(status::no_memory, "HGAS_HEAP_SIZE=%llu is too small for hgas's internal objects (%llu "
-                        "bytes); raise it", (unsigned long long)sym_heap().capacity(), (unsigned long long)bytes);
+            return fail(status::no_memory,
+                        "HGAS_HEAP_SIZE=%llu is too small for hgas's internal objects (%llu "
+                        "bytes); raise it",
+                        (unsigned long long)cfg_.bytes(setting::heap_size), (unsigned long long)bytes);
         off = *r;
-        if (!fresh_zero) std::memset(own_base(mem::seg_symmetric) + off, 0, bytes);
+        if (!fresh_zero && zero) std::memset(own_base(mem::seg_symmetric) + off, 0, bytes);
         return status::ok;
     };
+    // The message layer's pinned pool first: the segment was made that much larger than
+    // HGAS_HEAP_SIZE (plan_msg_pool), so what follows comes out of the heap the user asked for
+    // and an overflow names those objects. Sparse like the rings: only jobs that message device
+    // memory take its pages (where a GPU registers the heap, all of it is page-locked).
+    if (internal_.msg_pool_depth)
+        HGAS_TRY(alloc(2 * internal_.msg_pool_depth * internal_.msg_pool_chunk, internal_.msg_pool, false, false));
     HGAS_TRY(alloc(internal_objects::max_rounds * 64, internal_.barrier_flags));
     HGAS_TRY(alloc(64, internal_.barrier_entered));
     HGAS_TRY(alloc(uint64_t{internal_objects::coll_team_slots} * internal_objects::coll_team_words * 64,
@@ -216,11 +225,6 @@ status rank::init() {
     // left sparse, each ring's pages are taken when a sender first writes them (a full
     // /dev/shm then is a SIGBUS that mem/shm_guard.hpp names).
     HGAS_TRY(alloc(msg_area_bytes(job_.size, internal_.msg_slot, internal_.msg_slots), internal_.msg, false));
-    // The message layer's pinned pool (plan_msg_pool: past HGAS_HEAP_SIZE, so the user's heap
-    // keeps its size).
-    if (internal_.msg_pool_depth)
-        // Sparse like the rings: only jobs that message device memory take its pages.
-        HGAS_TRY(alloc(2 * internal_.msg_pool_depth * internal_.msg_pool_chunk, internal_.msg_pool, false));
     HGAS_TRY(alloc(internal_objects::msg_stream_slots * 16, internal_.msg_stream));
     // The device barrier's words, before any user allocation of the cuda heap (zeroed with the
     // segment); every rank with the cuda kind reserves the same offset.
@@ -431,9 +435,10 @@ status rank::create_staging() {
     // Sparse like the message rings (init): a ring's pages are taken when a sender first uses it.
     auto off = sym_heap().allocate(bytes, 64, false);
     if (!off.ok())
-        return fail(status::no_memory, "HGAS_HEAP_SIZE=%llu is too small for the device staging rings (%llu bytes "
+        return fail(status::no_memory,
+                    "HGAS_HEAP_SIZE=%llu is too small for the device staging rings (%llu bytes "
                     "= ranks x HGAS_STAGING_SLOTS x HGAS_STAGING_CHUNK, plus replies); raise it or lower those",
-                    (unsigned long long)sym_heap().capacity(), (unsigned long long)bytes);
+                    (unsigned long long)cfg_.bytes(setting::heap_size), (unsigned long long)bytes);
     internal_.staging = c.area = *off;
     if (!own_[mem::seg_symmetric].mapping.base()) std::memset(own_base(mem::seg_symmetric) + *off, 0, bytes);  // UCX's memory
     // A peer's heap is mapped at its first use: the rings ask at theirs.
@@ -473,35 +478,32 @@ mem::kind rank::kind_of(const void *p, size_t n) const {
 // heap (an OpenSHMEM program asking SHMEM_SYMMETRIC_SIZE=32M for a 30 MiB block) still fits, and
 // the pool keeps the chunk size that the staged path's speed needs (2 MiB chunks: 0.8 of pinned
 // PCIe on one H200 where 256 KiB ones gave 0.4-0.5; docs/messaging.md).
-status rank::plan_msg_pool() {
+status rank::plan_msg_pool(int ranks_here) {
     internal_.msg_pool_chunk = cfg_.bytes(setting::msg_pool_chunk);
     internal_.msg_pool_depth = static_cast<uint64_t>(cfg_.integer(setting::msg_pool_depth));
     if (internal_.msg_pool_chunk < 4096 || internal_.msg_pool_chunk % 64 || internal_.msg_pool_chunk > (1ull << 31))
         return fail(status::invalid_setting, "HGAS_MSG_POOL_CHUNK=%llu: use 4K to 2G, a multiple of 64",
                     (unsigned long long)internal_.msg_pool_chunk);
-    // Every rank of a node has its pool: a quarter of the machine's memory shared by them is
-    // the most it may take, so that a mistaken setting fails here, named, not in the kernel.
+    // Every rank on this machine has its pool: a quarter of the machine's memory shared by them
+    // is the most it may take, so that a mistaken setting fails here, named, not in the kernel.
     const uint64_t pool = 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk;
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     const uint64_t limit = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4 /
-                                                       static_cast<uint64_t>(std::max(topo_.local_n, 1))
+                                                       static_cast<uint64_t>(std::max(ranks_here, 1))
                                                  : UINT64_MAX;
     if (pool > limit)
         return fail(status::invalid_setting,
                     "the message pool (2 x HGAS_MSG_POOL_DEPTH=%llu x HGAS_MSG_POOL_CHUNK=%llu "
-                    "= %llu MiB per rank, %d ranks on this node) would take more than a quarter of this machine's "
+                    "= %llu MiB per rank, %d ranks on this machine) would take more than a quarter of its "
                     "memory: lower either setting",
                     (unsigned long long)internal_.msg_pool_depth, (unsigned long long)internal_.msg_pool_chunk,
-                    (unsigned long long)(pool >> 20), topo_.local_n);
+                    (unsigned long long)(pool >> 20), ranks_here);
     return status::ok;
 }
 
 status rank::create_segments() {
     uint64_t sizes[mem::seg_count] = {};
     sizes[mem::seg_symmetric] = cfg_.bytes(setting::heap_size);
-    // The pool past the user's heap (plan_msg_pool), with room for its 64-byte alignment.
-    if (internal_.msg_pool_depth)
-        sizes[mem::seg_symmetric] += 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk + 64;
     sizes[mem::seg_local] = cfg_.bytes(setting::local_heap_size);
     if (device(mem::kind::cuda)) {
         sizes[mem::seg_cuda_symmetric] = cfg_.bytes(setting::cuda_heap_size);
@@ -522,6 +524,8 @@ status rank::create_segments() {
         if (sizes[s] < 64 * 1024)
             return fail(status::invalid_setting, "the heap of segment %u is %llu bytes: at least 64K (HGAS_*HEAP_SIZE)",
                         s, (unsigned long long)sizes[s]);
+        // The pool past the user's heap (plan_msg_pool): whole chunks, multiples of 64 bytes.
+        if (s == mem::seg_symmetric) sizes[s] += 2 * internal_.msg_pool_depth * internal_.msg_pool_chunk;
         own_[s].size = sizes[s];
         if (mem::is_device_segment(s)) {
             HGAS_TRY_ASSIGN(void *p, device(mem::segment_kind(s))->alloc_segment(s, sizes[s], dev_blob_[s]));

@@ -223,7 +223,7 @@ private:
     std::array<phase_mark, 16> phases_{};
     size_t phase_count_ = 0;
     status open_devices();
-    status plan_msg_pool();
+    status plan_msg_pool(int ranks_here);
     status create_segments();
     status create_staging();
     status register_host_segments();

@@ -428,11 +428,12 @@ private:
     }
     // Pool chunks: `depth` for sending, then `depth` for receiving, in the symmetric host heap.
     uint64_t send_chunk(int c) const { return pool_ + static_cast<uint64_t>(c) * pool_chunk_; }
-    // How much of a message one chunk carries: at least HGAS_MSG_POOL_DEPTH pieces, so that a
-    // message of a few chunks still overlaps its copy out, its transport and its copy in, but no
-    // piece under a quarter of a chunk (each costs a device copy and two ring messages) and none
-    // over a chunk. With the defaults (4 x 2 MiB) messages up to 2 MiB go in 512 KiB pieces and
-    // those from 8 MiB in whole chunks. The receiver takes whatever length each announces.
+    // How much of a message one chunk carries: bytes / HGAS_MSG_POOL_DEPTH rounded up to 4 KiB,
+    // so that a message of a few chunks still overlaps its copy out, its transport and its copy
+    // in, but at least a quarter of a chunk (each piece costs a device copy and two ring
+    // messages) and at most a chunk. With the defaults (4 x 2 MiB) messages up to 2 MiB go in
+    // 512 KiB pieces and those from 8 MiB in whole chunks. The receiver takes whatever length
+    // each announces.
     size_t pool_piece(size_t bytes) const {
         const size_t depth = static_cast<size_t>(pool_depth_);
         const size_t even = (bytes + depth - 1) / depth;

@@ -237,6 +237,7 @@ TEST(Msg, PoolCutsOneChunkMessageIntoPieces) {
     const size_t chunk = env_size("HGAS_MSG_POOL_CHUNK", 2 << 20);
     const size_t depth = env_size("HGAS_MSG_POOL_DEPTH", 4);
     ASSERT_EQ(chunk / depth % 4096, 0u) << "this test wants chunk / depth a multiple of 4 KiB";
+    ASSERT_EQ(chunk / 4 % 4096, 0u) << "this test wants a quarter chunk a multiple of 4 KiB";
     const size_t pieces = std::min<size_t>(depth, 4);
     for (size_t bytes : {chunk, chunk / 4 + 1}) {
         buffer s0(where::sim, bytes), r0(where::sim, bytes);

@@ -191,10 +191,10 @@ int main(int argc, char **argv) {
         const uint64_t depth = static_cast<uint64_t>(cfg->integer(setting::msg_pool_depth));
         if (depth)
             std::printf(
-                "  pinned pool: %llu send + %llu receive chunks of %s B = %llu KiB per rank (page-locked, beyond "
-                "HGAS_HEAP_SIZE), whatever the number of peers (device -> chunk, transport, chunk -> device, "
-                "overlapped on internal streams; a message in at least as many pieces as there are chunks, none "
-                "under a quarter chunk)\n",
+                "  pinned pool: %llu send + %llu receive chunks of %s B = %llu KiB per rank (beyond HGAS_HEAP_SIZE; "
+                "page-locked where a GPU is used), whatever the number of peers (device -> chunk, transport, "
+                "chunk -> device, overlapped on internal streams; pieces of bytes / depth rounded up to 4 KiB, at "
+                "least a quarter chunk)\n",
                 (unsigned long long)depth, (unsigned long long)depth, cfg->value_text(setting::msg_pool_chunk).c_str(),
                 (unsigned long long)(2 * depth * pchunk / 1024));
         else
