@@ -212,8 +212,7 @@ template <class W>
 __global__ void gather_strided_kernel(char *packed, char *buf, uint64_t base, uint64_t n0, uint64_t n1, uint64_t s0,
                                       uint64_t s1, uint64_t s2, uint64_t block, uint64_t units, bool unpack) {
     const uint64_t per = block / sizeof(W);
-    for (uint64_t u = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; u < units;
-         u += uint64_t(gridDim.x) * blockDim.x) {
+    for (uint64_t u = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; u < units; u += uint64_t(gridDim.x) * blockDim.x) {
         const uint64_t b = u / per, w = u - b * per;
         const uint64_t i0 = b % n0, r = b / n0, i1 = r % n1, i2 = r / n1;
         W *bp = reinterpret_cast<W *>(buf + base + i2 * s2 + i1 * s1 + i0 * s0) + w;
@@ -253,22 +252,10 @@ cudaError_t launch_gather(char *packed, char *buf, uint64_t base, const uint64_t
     const uint64_t want = (units + threads - 1) / threads;
     const unsigned grid = static_cast<unsigned>(want < uint64_t(8 * sms) ? (want ? want : 1) : 8 * sms);
     switch (w) {
-        case 16:
-            gather_strided_kernel<uint4>
-                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack);
-            break;
-        case 8:
-            gather_strided_kernel<uint2>
-                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack);
-            break;
-        case 4:
-            gather_strided_kernel<unsigned>
-                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack);
-            break;
-        default:
-            gather_strided_kernel<unsigned char>
-                <<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack);
-            break;
+    case 16: gather_strided_kernel<uint4><<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack); break;
+    case 8: gather_strided_kernel<uint2><<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack); break;
+    case 4: gather_strided_kernel<unsigned><<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack); break;
+    default: gather_strided_kernel<unsigned char><<<grid, threads, 0, st>>>(packed, buf, base, n[0], n[1], s[0], s[1], s[2], block, units, unpack); break;
     }
     return cudaGetLastError();
 }

@@ -25,7 +25,8 @@ cudaError_t launch_sm_copy(void *dst, const void *src, size_t n, int blocks, cud
 // Gather (pack) or scatter (unpack) of a layout's blocks (device::gather): strided when table
 // is null, else `count` (buf offset, packed offset, bytes) triples in device memory.
 cudaError_t launch_gather(char *packed, char *buf, uint64_t base, const uint64_t n[3], const uint64_t s[3],
-                          uint64_t block, const uint64_t *table, uint64_t count, bool unpack, int sms, cudaStream_t st);
+                          uint64_t block, const uint64_t *table, uint64_t count, bool unpack, int sms,
+                          cudaStream_t st);
 
 // One-thread atomic on device memory `p`; the old value lands in `result` (pinned host).
 cudaError_t launch_amo(void *p, amo_op op, unsigned width, uint64_t operand, uint64_t compare, uint64_t *result,

@@ -347,8 +347,7 @@ struct typed final : rma::completion {
         }
         if (recv && !unpacked) {
             unpacked = true;
-            if (sc)
-                HGAS_TRY(device_pack(r, kind, l, *sc, static_cast<char *>(buf), true));
+            if (sc) HGAS_TRY(device_pack(r, kind, l, *sc, static_cast<char *>(buf), true));
             else if (pipe) HGAS_TRY(pipe->arrived(l.packed));  // what the message layer did not deliver piecewise
             else HGAS_TRY(unpack(r, l, packed.data(), buf));
         }
