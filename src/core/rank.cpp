@@ -473,11 +473,12 @@ mem::kind rank::kind_of(const void *p, size_t n) const {
 }
 
 // The message layer's pinned pool: a fixed number of chunks whatever the number of peers. It
-// lives in the symmetric host segment (page-locked, mapped by the node's ranks, registered with
-// UCX) but beyond HGAS_HEAP_SIZE: the segment is made that much larger, so a program sized to its
-// heap (an OpenSHMEM program asking SHMEM_SYMMETRIC_SIZE=32M for a 30 MiB block) still fits, and
-// the pool keeps the chunk size that the staged path's speed needs (2 MiB chunks: 0.8 of pinned
-// PCIe on one H200 where 256 KiB ones gave 0.4-0.5; docs/messaging.md).
+// lives in the symmetric host segment (mapped by the node's ranks, registered with UCX, and
+// page-locked where a GPU is used) but beyond HGAS_HEAP_SIZE: the segment is made that much
+// larger, so a program sized to its heap (an OpenSHMEM program asking SHMEM_SYMMETRIC_SIZE=32M for
+// a 30 MiB block) still fits, and the pool keeps the chunk size that the staged path's speed needs
+// (2 MiB chunks: 0.81 of pinned PCIe on one H200 where 256 KiB ones gave about 0.5;
+// docs/messaging.md).
 status rank::plan_msg_pool(int ranks_here) {
     internal_.msg_pool_chunk = cfg_.bytes(setting::msg_pool_chunk);
     internal_.msg_pool_depth = static_cast<uint64_t>(cfg_.integer(setting::msg_pool_depth));
