@@ -20,7 +20,10 @@
  *   pipeline  GPU A -> pinned host ring -> GPU B in chunks of 1, 2 and 4 MiB, the device-to-host
  *             copy of chunk k+1 overlapping the host-to-device copy of chunk k, chained by events
  *             on two streams so that no host round trip sits between the stages (raw limit): the
- *             ceiling of staging through host memory between two GPUs.
+ *             ceiling of staging through host memory between two GPUs. Then again with two
+ *             streams each way, chunk k on stream k % 2, so that one chunk's copy is under way
+ *             while the next one starts (does a second copy in flight hide the gap between
+ *             chained copies?).
  *   kernel_copy  a copy as one launched kernel (one block of 512 threads per 64 KiB, at most
  *             two per SM) whose last block to finish releases a sequence number into pinned host
  *             memory, the host spinning on it: GPU A -> GPU A and pinned host -> GPU A, against the
@@ -234,10 +237,10 @@ int run_flag_poll(const gpu_opts &o, int A, int pollers) {
  * queued: D2H of chunk k on sa after the H2D that last used its slot; H2D on sb after it. */
 struct pipe {
     int A, B;
-    cudaStream_t sa, sb;
+    cudaStream_t sa[2], sb[2]; /* chunk k's copies go on stream k % lanes of each direction */
     unsigned char *ring;
     size_t chunk;
-    int slots;
+    int slots, lanes;
     std::vector<cudaEvent_t> d2h, h2d;  /* per slot; created on A and B */
     std::vector<bool> used;
     size_t next = 0; /* the next chunk's number: slots go round across transfers, as hgas's ring does */
@@ -246,33 +249,40 @@ struct pipe {
 void pipe_transfer(pipe &p, unsigned char *dst, const unsigned char *src, size_t n) {
     for (size_t pos = 0; pos < n; pos += p.chunk) {
         const size_t len = std::min(p.chunk, n - pos);
-        const int sl = (int)(p.next++ % (size_t)p.slots);
+        const size_t k = p.next++;
+        const int sl = (int)(k % (size_t)p.slots);
+        cudaStream_t sa = p.sa[k % (size_t)p.lanes], sb = p.sb[k % (size_t)p.lanes];
         unsigned char *buf = p.ring + (size_t)sl * p.chunk;
-        if (p.used[(size_t)sl]) CK(cudaStreamWaitEvent(p.sa, p.h2d[(size_t)sl], 0));
-        CK(cudaMemcpyAsync(buf, src + pos, len, cudaMemcpyDeviceToHost, p.sa));
-        CK(cudaEventRecord(p.d2h[(size_t)sl], p.sa));
-        CK(cudaStreamWaitEvent(p.sb, p.d2h[(size_t)sl], 0));
-        CK(cudaMemcpyAsync(dst + pos, buf, len, cudaMemcpyHostToDevice, p.sb));
-        CK(cudaEventRecord(p.h2d[(size_t)sl], p.sb));
+        if (p.used[(size_t)sl]) CK(cudaStreamWaitEvent(sa, p.h2d[(size_t)sl], 0));
+        CK(cudaMemcpyAsync(buf, src + pos, len, cudaMemcpyDeviceToHost, sa));
+        CK(cudaEventRecord(p.d2h[(size_t)sl], sa));
+        CK(cudaStreamWaitEvent(sb, p.d2h[(size_t)sl], 0));
+        CK(cudaMemcpyAsync(dst + pos, buf, len, cudaMemcpyHostToDevice, sb));
+        CK(cudaEventRecord(p.h2d[(size_t)sl], sb));
         p.used[(size_t)sl] = true;
     }
 }
 
-int run_pipeline(const gpu_opts &o, int A, int B, unsigned char *src, unsigned char *dst, size_t chunk) {
-    pipe p{A, B, nullptr, nullptr, nullptr, chunk, 8, {}, {}, {}};
+/* Waits for every copy of the pipe. */
+void pipe_sync(pipe &p) {
+    for (int l = 0; l < p.lanes; ++l) CK(cudaStreamSynchronize(p.sb[l]));
+}
+
+int run_pipeline(const gpu_opts &o, int A, int B, unsigned char *src, unsigned char *dst, size_t chunk, int lanes) {
+    pipe p{A, B, {}, {}, nullptr, chunk, 8, lanes, {}, {}, {}};
     p.d2h.resize((size_t)p.slots);
     p.h2d.resize((size_t)p.slots);
     p.used.assign((size_t)p.slots, false);
     CK(cudaMallocHost((void **)&p.ring, chunk * (size_t)p.slots));
     CK(cudaSetDevice(B));
-    CK(cudaStreamCreateWithFlags(&p.sb, cudaStreamNonBlocking));
+    for (int l = 0; l < lanes; ++l) CK(cudaStreamCreateWithFlags(&p.sb[l], cudaStreamNonBlocking));
     for (auto &e : p.h2d) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     CK(cudaSetDevice(A));
-    CK(cudaStreamCreateWithFlags(&p.sa, cudaStreamNonBlocking));
+    for (int l = 0; l < lanes; ++l) CK(cudaStreamCreateWithFlags(&p.sa[l], cudaStreamNonBlocking));
     for (auto &e : p.d2h) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     char path[160];
-    snprintf(path, sizeof path, "D2H + H2D through pinned memory, %zu MiB chunks, event-chained (raw limit)",
-             chunk >> 20);
+    snprintf(path, sizeof path, "D2H + H2D through pinned memory, %zu MiB chunks, event-chained%s (raw limit)",
+             chunk >> 20, lanes > 1 ? ", 2 streams each way" : "");
     std::vector<unsigned char> pat(o.max_size), got(o.max_size);
     std::vector<double> samples((size_t)o.batches);
     int all_ok = 1;
@@ -285,27 +295,27 @@ int run_pipeline(const gpu_opts &o, int A, int B, unsigned char *src, unsigned c
         CK(cudaDeviceSynchronize());
         CK(cudaSetDevice(A));
         pipe_transfer(p, dst, src, s);
-        CK(cudaStreamSynchronize(p.sb));
+        pipe_sync(p);
         CK(cudaMemcpy(got.data(), dst, s, cudaMemcpyDeviceToHost));
         const int ok = gpu_verify(got.data(), pat.data(), s, path);
         all_ok &= ok;
         const long n = gpu_bw_ops(o, s);
         for (long i = 0; i < n / 10 + 1; ++i) pipe_transfer(p, dst, src, s);
-        CK(cudaStreamSynchronize(p.sb));
+        pipe_sync(p);
         for (int b = 0; b < o.batches; ++b) {
             const double t0 = gpu_now_s();
             for (long i = 0; i < n; ++i) pipe_transfer(p, dst, src, s);
-            CK(cudaStreamSynchronize(p.sb));
+            pipe_sync(p);
             samples[(size_t)b] = gpu_now_s() - t0;
         }
         std::sort(samples.begin(), samples.end());
         gpu_point pt{"put_bw", "cuda", path, A != B ? "d2d-peer" : "d2d", "pinned", "window", A, B, NULL, "host"};
         gpu_report_bw(o, pt, s, samples.data(), o.batches, n, (double)n * (double)s, ok);
     }
-    CK(cudaStreamDestroy(p.sa));
+    for (int l = 0; l < lanes; ++l) CK(cudaStreamDestroy(p.sa[l]));
     for (auto &e : p.d2h) CK(cudaEventDestroy(e));
     CK(cudaSetDevice(B));
-    CK(cudaStreamDestroy(p.sb));
+    for (int l = 0; l < lanes; ++l) CK(cudaStreamDestroy(p.sb[l]));
     for (auto &e : p.h2d) CK(cudaEventDestroy(e));
     CK(cudaSetDevice(A));
     CK(cudaFreeHost(p.ring));
@@ -478,8 +488,9 @@ int main(int argc, char **argv) {
         CK(cudaFreeHost(host));
     }
     if (gpu_selected(o, "pipeline"))
-        for (size_t chunk : {size_t(1) << 20, size_t(2) << 20, size_t(4) << 20})
-            if (chunk <= o.max_size) run_pipeline(o, A, D, src, dst, chunk);
+        for (int lanes : {1, 2})
+            for (size_t chunk : {size_t(1) << 20, size_t(2) << 20, size_t(4) << 20})
+                if (chunk <= o.max_size) run_pipeline(o, A, D, src, dst, chunk, lanes);
     CK(cudaFree(src));
     CK(cudaSetDevice(D));
     CK(cudaFree(dst));
