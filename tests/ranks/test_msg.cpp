@@ -4,6 +4,7 @@
 // probes, scopes, persistent requests, the bounded unexpected queue, and bad arguments.
 // Run over every transport and device path by tests/ranks/CMakeLists.txt.
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -369,8 +370,19 @@ TEST(Msg, EagerIntoDeviceMemoryCopiedAsynchronously) {
         }
         if (round == 1) {
             // Messages first: each rank's sends are in its right neighbour's ring or queue.
+            // Probes (each a progress pass) take the last of them out of the ring, so that all
+            // K are unexpected when the receives are posted (a receive makes no pass itself).
             HGAS_OK_OR_FAIL(hgas_wait_all(sh.data(), K));
             HGAS_OK_OR_FAIL(hgas_barrier());
+            hgasi_msg_stats_t now{};
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+            do {
+                int flag = 0;
+                HGAS_OK_OR_FAIL(hgas_iprobe(left(), HGAS_ANY_TAG, &flag, nullptr));
+                HGAS_OK_OR_FAIL(hgasi_msg_stats(&now));
+            } while (rings && now.unexpected - before.unexpected < static_cast<uint64_t>(K) &&
+                     std::chrono::steady_clock::now() < until);
+            if (rings) EXPECT_EQ(now.unexpected - before.unexpected, static_cast<uint64_t>(K)) << "within 30 s";
             post_receives();
         }
         // Each receive in turn: once its wait returns, its last byte is in device memory. A get
