@@ -1279,12 +1279,17 @@ void state::setup_tags() {
     tag_peer_.assign(n, false);
     const auto &node = r_.topo().node_of;
     const size_t me = static_cast<size_t>(r_.me());
+    // 'auto' takes a pair whose ranks have no device kind: whether a rank has a GPU is known
+    // for every rank (gpu_of, from the segment exchange), so both ends decide alike; a sim
+    // device is a setting every rank of a job shares.
+    const bool host_only_here = !r_.has_devices() && r_.gpu_of(r_.me()) < 0;
     for (int t = 0; t < n; ++t) {
         transport::transport *tr = r_.route(t);
         transport::tag_channel *c = tr ? tr->tags() : nullptr;
         if (!c) continue;
         const bool other_node = node.size() <= std::max(me, static_cast<size_t>(t)) || node[t] != node[me];
-        if (mode == "on" || other_node) {
+        const bool host_pair = host_only_here && r_.gpu_of(t) < 0;
+        if (mode == "on" || (other_node && (mode == "nodes" || host_pair))) {
             tag_peer_[t] = true;
             tags_ = c;
         }

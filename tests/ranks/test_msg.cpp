@@ -104,11 +104,16 @@ std::vector<where> kinds() {
 // HGAS_TEST_MSG_UTAG=1 by the test_msg_utag configurations): 'on' with UCX reaching every rank
 // (HGAS_TRANSPORTS=ucx), or a peer on another node.
 bool utag_to(int peer) {
-    const char *m = std::getenv("HGAS_MSG_UCX_TAG");
-    if (!std::getenv("HGAS_TEST_MSG_UTAG") || !m || std::strcmp(m, "off") == 0) return false;
+    const char *e = std::getenv("HGAS_MSG_UCX_TAG");
+    const std::string m = e ? e : "auto";  // the default
+    if (!std::getenv("HGAS_TEST_MSG_UTAG") || m == "off") return false;
     const char *tr = std::getenv("HGAS_TRANSPORTS");
     const bool all_ucx = tr && std::strcmp(tr, "ucx") == 0;
-    return hgas_node_of(peer) != hgas_node_me() || (all_ucx && std::strcmp(m, "on") == 0);
+    if (m == "on" && all_ucx) return true;
+    const bool other_node = hgas_node_of(peer) != hgas_node_me();
+    // 'auto': only where the ranks have no device kind (every rank of a test has the same).
+    const bool devices = hgas_kind_available(HGAS_KIND_SIM) || hgas_kind_available(HGAS_KIND_CUDA);
+    return other_node && (m != "auto" || !devices);
 }
 
 hgas_handle_t &h_unused() {

@@ -180,11 +180,17 @@ int main(int argc, char **argv) {
                         ipc ? "HGAS_PATH=staged" : "HGAS_MSG_IPC_THRESHOLD=0");
         const std::string utag = cfg->text(setting::msg_ucx_tag);
         if (utag == "off")
-            std::printf("  UCX tag matching: off (HGAS_MSG_UCX_TAG=auto: messages to other nodes by ucp_tag_send_nbx)\n");
+            std::printf(
+                "  UCX tag matching: off (HGAS_MSG_UCX_TAG=nodes: messages to other nodes by ucp_tag_send_nbx)\n");
         else
-            std::printf("  UCX tag matching (HGAS_MSG_UCX_TAG=%s): messages to %s by UCX's tag API; hgas matches "
-                        "(scopes 0..4095, ranks < 2^20)\n", utag.c_str(),
-                        utag == "on" ? "every peer UCX reaches" : "peers on other nodes");
+            std::printf(
+                "  UCX tag matching (HGAS_MSG_UCX_TAG=%s): messages to %s by UCX's tag API; hgas matches "
+                "(scopes 0..4095, ranks < 2^20)\n",
+                utag.c_str(),
+                utag == "on"      ? "every peer UCX reaches"
+                : utag == "nodes" ? "peers on other nodes"
+                                  : "peers on other nodes where neither rank has a device kind (GPU or sim "
+                                    "memory: rings and the pinned pool)");
         std::printf("  unexpected messages held up to %s B, then senders wait (flow control)\n",
                     cfg->value_text(setting::msg_unexpected_max).c_str());
         const uint64_t pchunk = cfg->bytes(setting::msg_pool_chunk);
