@@ -283,14 +283,16 @@ public:
     }
     result<uint32_t> ctx_create() {
         const uint32_t id = next_ctx_++;
-        uint64_t mine[2] = {id, ~uint64_t(id)}, agreed[2];
-        // max of id and of ~id: equal to (id, ~id) only if every rank has the same id.
-        HGAS_TRY(coll::allreduce(r_, agreed, mine, 2, HGAS_UINT64, HGAS_OP_MAX));
+        uint64_t mine[3] = {id, ~uint64_t(id), tags_ ? 1u : 0u}, agreed[3];
+        // max of id and of ~id: equal to (id, ~id) only if every rank has the same id. The
+        // third: whether any rank has UCX tag peers, so that the scope limit of that path
+        // fails the call on every rank alike (not only on the ranks with such peers).
+        HGAS_TRY(coll::allreduce(r_, agreed, mine, 3, HGAS_UINT64, HGAS_OP_MAX));
         if (agreed[0] != id || agreed[1] != ~uint64_t(id))
             return fail(status::invalid_arg, "hgas_msg_ctx_create: ranks disagree on the scope (rank %d would create "
                         "scope %u, another rank a later one): every rank must create scopes in the same order", r_.me(),
                         id);
-        if (tags_ && id > utag_ctx_max)
+        if (agreed[2] && id > utag_ctx_max)
             return fail(status::no_memory, "hgas_msg_ctx_create: scope %u is past the last one that messages over "
                         "UCX tag matching can carry (%u; HGAS_MSG_UCX_TAG): destroy scopes no longer used, or set "
                         "HGAS_MSG_UCX_TAG=off", id, utag_ctx_max);
@@ -1816,6 +1818,10 @@ status state::irecv(const recv_args &a, hgas_handle_t *h, bool blocking) {
         break;
     }
     if (!matched) posted_.push_back(q.get());
+    // A match may have queued a reply to the sender (ready to send, done, discard): send it now,
+    // or a receive that completed here would leave the sender waiting for this rank's next
+    // msg call. This reads no slot line the sender writes.
+    if (matched && queued_ && !busy_) HGAS_TRY(flush_all());
     return finish("hgas_recv", std::move(q), h, blocking);
 }
 

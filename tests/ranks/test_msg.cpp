@@ -7,11 +7,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <hgas/hgas.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
-
-#include <hgas/hgas.hpp>
 
 #include "api/testing_msg.h"
 #include "rank_test.hpp"
@@ -387,7 +387,9 @@ TEST(Msg, EagerIntoDeviceMemoryCopiedAsynchronously) {
                 HGAS_OK_OR_FAIL(hgasi_msg_stats(&now));
             } while (rings && now.unexpected - before.unexpected < static_cast<uint64_t>(K) &&
                      std::chrono::steady_clock::now() < until);
-            if (rings) EXPECT_EQ(now.unexpected - before.unexpected, static_cast<uint64_t>(K)) << "within 30 s";
+            if (rings) {
+                EXPECT_EQ(now.unexpected - before.unexpected, static_cast<uint64_t>(K)) << "within 30 s";
+            }
             post_receives();
         }
         // Each receive in turn: once its wait returns, its last byte is in device memory. A get
@@ -585,6 +587,47 @@ TEST(Msg, ProbeThenReceive) {
     HGAS_OK_OR_FAIL(hgas_wait(h));
     EXPECT_EQ(r, s);
     HGAS_OK_OR_FAIL(hgas_barrier());
+}
+
+// A non-blocking receive that matches a message already taken (after a probe) and completes at
+// once owes the sender a reply: "done" after reading a large message straight from the
+// sender's heap, "discard" after a truncation. The receive sends it itself: the receiver then
+// makes no hgas call for two seconds, and the sender's sends must complete meanwhile.
+TEST(Msg, MatchedReceiveSendsTheSendersReplyAtOnce) {
+    // Ranks 0 and 1 of one node over shared memory (rings, whatever HGAS_MSG_UCX_TAG says),
+    // where the reply lands in the sender's ring with no help from the receiver (over UCX the
+    // receiver's worker may have to progress). Every rank decides alike: a skip is collective.
+    const char *tr = std::getenv("HGAS_TRANSPORTS");
+    if (n() < 2 || hgas_node_of(0) != hgas_node_of(1) || (tr && !std::strstr(tr, "shm")))
+        GTEST_SKIP() << "needs ranks 0 and 1 on one node, over shared memory";
+    const size_t N = 1 << 20;
+    void *heap = nullptr;
+    HGAS_OK_OR_FAIL(hgas_malloc(N, &heap));  // collective
+    if (me() == 1) {
+        std::memset(heap, 'q', N);
+        hgas_handle_t h[2];
+        HGAS_OK_OR_FAIL(hgas_isend(heap, N, 0, 61, &h[0]));  // rendezvous: read from this heap
+        HGAS_OK_OR_FAIL(hgas_isend(heap, N, 0, 62, &h[1]));  // truncated at the receiver
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+        int done = 0;
+        while (!done && std::chrono::steady_clock::now() < until) {
+            int i = -1;
+            HGAS_OK_OR_FAIL(hgas_test_any(h, 2, &i, &done));
+            if (done) done = h[0] == HGAS_HANDLE_DONE && h[1] == HGAS_HANDLE_DONE;
+        }
+        EXPECT_TRUE(done) << "the sends did not complete while the receiver made no hgas call";
+        HGAS_OK_OR_FAIL(hgas_wait_all(h, 2));
+    } else if (me() == 0) {
+        std::vector<char> r(N, 0), small(16, 0);
+        hgas_handle_t h;
+        for (int tag : {61, 62}) HGAS_OK_OR_FAIL(hgas_probe(1, tag, nullptr));  // both taken, none received
+        HGAS_OK_OR_FAIL(hgas_irecv(r.data(), N, 1, 61, nullptr, &h));
+        HGAS_OK_OR_FAIL(hgas_wait(h));
+        EXPECT_EQ(hgas_irecv(small.data(), small.size(), 1, 62, nullptr, &h), HGAS_ERR_TRUNCATED);
+        std::this_thread::sleep_for(std::chrono::seconds(2));  // no hgas call: no progress here
+        EXPECT_EQ(r, std::vector<char>(N, 'q'));
+    }
+    HGAS_OK_OR_FAIL(hgas_free(heap));  // collective, with a barrier
 }
 
 // A library's scope: its messages never match the application's, even with wildcards.
