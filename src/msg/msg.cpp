@@ -1281,9 +1281,9 @@ void state::setup_tags() {
     tag_peer_.assign(n, false);
     const auto &node = r_.topo().node_of;
     const size_t me = static_cast<size_t>(r_.me());
-    // 'auto' takes a pair whose ranks have no device kind: whether a rank has a GPU is known
-    // for every rank (gpu_of, from the segment exchange), so both ends decide alike; a sim
-    // device is a setting every rank of a job shares.
+    // 'auto' takes a pair whose ranks have no device kind: whether a rank has one (a GPU, or
+    // sim memory) is known for every rank (gpu_of, from the segment exchange), so both ends of
+    // a pair decide alike.
     const bool host_only_here = !r_.has_devices() && r_.gpu_of(r_.me()) < 0;
     for (int t = 0; t < n; ++t) {
         transport::transport *tr = r_.route(t);
