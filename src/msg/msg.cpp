@@ -1284,7 +1284,7 @@ void state::setup_tags() {
     // 'auto' takes a pair whose ranks have no device kind: whether a rank has one (a GPU, or
     // sim memory) is known for every rank (gpu_of, from the segment exchange), so both ends of
     // a pair decide alike.
-    const bool host_only_here = !r_.has_devices() && r_.gpu_of(r_.me()) < 0;
+    const bool host_only_here = r_.gpu_of(r_.me()) < 0;
     for (int t = 0; t < n; ++t) {
         transport::transport *tr = r_.route(t);
         transport::tag_channel *c = tr ? tr->tags() : nullptr;

@@ -100,9 +100,10 @@ std::vector<where> kinds() {
             << #call << ": " << hgas_last_error();                                          \
     } while (0)
 
-// Whether messages to `peer` take UCX tag matching (HGAS_MSG_UCX_TAG, set with
-// HGAS_TEST_MSG_UTAG=1 by the test_msg_utag configurations): 'on' with UCX reaching every rank
-// (HGAS_TRANSPORTS=ucx), or a peer on another node.
+// Whether messages to `peer` take UCX tag matching (HGAS_MSG_UCX_TAG, checked where
+// HGAS_TEST_MSG_UTAG=1, by the test_msg_utag configurations): 'on' with UCX reaching every rank
+// (HGAS_TRANSPORTS=ucx), or a peer on another node ('auto', the default: only where the ranks
+// have no device kind).
 bool utag_to(int peer) {
     const char *e = std::getenv("HGAS_MSG_UCX_TAG");
     const std::string m = e ? e : "auto";  // the default
