@@ -235,7 +235,23 @@ hgas_status_t hgas_team_fcollect_on_stream(hgas_team_t team, void *dst, const vo
 hgas_status_t hgas_team_alltoall_on_stream(hgas_team_t team, void *dst, const void *src, size_t bytes,
                                            cudaStream_t s) {
     HGASI_DEVICE_RANK(r);
-    if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_alltoall_op, dst, src, bytes, HGAS_UINT8, HGAS_OP_SUM, 0, s, &g)) return g;
+    // In place is refused at the call, before anything is enqueued; rank threads still meet
+    // (grouped), so that the team's later calls stay in step.
+    status prior = status::ok;
+    std::string prior_msg;
+    if (auto t = coll::find(*r, __func__, team); t.ok()) {
+        prior = coll::detail::alltoall_overlap(**t, __func__, dst, src, bytes);
+        if (prior != status::ok) prior_msg = last_error();
+    }
+    if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_alltoall_op, dst, src, bytes, HGAS_UINT8,
+                                 HGAS_OP_SUM, 0, s, &g, prior, prior_msg))
+        return g;
+    if (prior != status::ok) return to_c(fail(prior, "%s", prior_msg.c_str()));
+    if (auto t = coll::find(*r, __func__, team); t.ok()) {  // small device vectors: one kernel on the stream
+        auto k = coll::detail::alltoall_kernel_on_stream(**t, dst, src, bytes, s);
+        if (!k.ok()) return to_c(k.error());
+        if (*k) return HGAS_OK;
+    }
     return coll_on_stream(*r, __func__, team, [=](coll::team &t) { return coll::alltoall(t, dst, src, bytes); }, s);
 }
 

@@ -308,9 +308,9 @@ status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::
 namespace {
 // The stream-ordered collective `what` as the team kernel on `stream` where it runs (see
 // direct.hpp): `out` bytes of dst (symmetric, mapped for every member), this member's vector
-// of `vbytes` at `src`, which goes to dst + `own_at` first unless it is symmetric in dst's
-// segment and apart from dst (or already there). The choice depends only on what every member
-// has alike (dst's kind and heap, the sizes, the team), never on src.
+// of `vbytes` (alltoall: n blocks of them) at `src`, which goes to dst + `own_at` first unless
+// it is symmetric in dst's segment and apart from dst (or already there). The choice depends
+// only on what every member has alike (dst's kind and heap, the sizes, the team), never on src.
 result<bool> kernel_on_stream(team &t, int what, void *dst, const void *src, size_t count, hgas_dtype_t type,
                               hgas_op_t op, int root, size_t own_at, uint32_t fp, void *stream) {
     core::rank &r = *t.r;
@@ -321,7 +321,9 @@ result<bool> kernel_on_stream(team &t, int what, void *dst, const void *src, siz
         count > (SIZE_MAX >> 8) / esize)
         return false;  // the queued path says what is wrong
     const size_t vbytes = count * esize;
-    const size_t out = what == gpu::device::team_fcollect_op ? vbytes * static_cast<size_t>(t.n()) : vbytes;
+    const bool a2a = what == gpu::device::team_alltoall_op;
+    const size_t out = what == gpu::device::team_fcollect_op || a2a ? vbytes * static_cast<size_t>(t.n()) : vbytes;
+    const size_t in = a2a ? out : vbytes;  // this member's vector
     const mem::kind kd = r.kind_of(dst, out);
     sym_ref dref;
     if (kd == mem::kind::host || !kernel_chosen(t, kd, out) || !symmetric_at(r, dst, out, dref) ||
@@ -331,9 +333,9 @@ result<bool> kernel_on_stream(team &t, int what, void *dst, const void *src, siz
     char *d = static_cast<char *>(dst);
     const char *s = static_cast<const char *>(src);
     sym_ref sref;
-    const bool apart = s + vbytes <= d || d + out <= s;
-    const bool from_src = has_src && apart && r.kind_of(src, vbytes) == kd && symmetric_at(r, src, vbytes, sref) &&
-                          sref.seg == dref.seg;
+    const bool apart = s + in <= d || d + out <= s;
+    const bool from_src =
+        has_src && apart && r.kind_of(src, in) == kd && symmetric_at(r, src, in, sref) && sref.seg == dref.seg;
     gpu::device::team_reduce a =
         kernel_args(t, false, d, dref.seg, from_src ? sref.off : dref.off + own_at, count, type, op, fp);
     a.what = what;
@@ -372,6 +374,25 @@ result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size
                                                HGAS_OP_SUM, 0, bytes * static_cast<size_t>(t.me),
                                                fingerprint(c_fcollect, bytes, 3), stream));
     if (run) ++stats(*t.r).fcollect_kernel;
+    return run;
+}
+
+// Alltoall: a private src (or one that overlaps dst) goes into dst first. That is safe: the
+// peers read block `me` of this member's dst in their step 2, and this member writes its dst
+// only in step 4, after every peer's done; the next call's copy comes after this kernel on the
+// stream, and this kernel ends only after every peer's done.
+status alltoall_overlap(const team &t, const char *name, const void *dst, const void *src, size_t bytes) {
+    const size_t total = bytes * static_cast<size_t>(t.n());
+    const char *d = static_cast<const char *>(dst), *s = static_cast<const char *>(src);
+    if (bytes && total / bytes == static_cast<size_t>(t.n()) && d && s && s < d + total && d < s + total)
+        return fail(status::invalid_arg, "%s: src and dst overlap; alltoall cannot run in place", name);
+    return status::ok;
+}
+
+result<bool> alltoall_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, void *stream) {
+    HGAS_TRY_ASSIGN(bool run, kernel_on_stream(t, gpu::device::team_alltoall_op, dst, src, bytes, HGAS_UINT8,
+                                               HGAS_OP_SUM, 0, 0, fingerprint(c_alltoall, bytes, 3), stream));
+    if (run) ++stats(*t.r).alltoall_kernel;
     return run;
 }
 
@@ -442,6 +463,7 @@ result<bool> group_on_stream(team &t, const char *name, int what, void *dst, con
     if (what == gpu::device::team_allreduce_op) ++st.allreduce_kernel;
     if (what == gpu::device::team_broadcast_op) ++st.bcast_kernel;
     if (what == gpu::device::team_fcollect_op) ++st.fcollect_kernel;
+    if (what == gpu::device::team_alltoall_op) ++st.alltoall_kernel;
     return true;
 }
 
@@ -449,7 +471,7 @@ status kernel_stream_status(core::rank &r) {
     gpu::device *dev = r.device(mem::kind::cuda);
     if (!dev) return status::ok;
     const int w = dev->team_kernel_timed_out(gpu::device::report_stream);
-    return w ? kernel_failed(r, "a stream-ordered collective kernel (allreduce, broadcast or fcollect)", w)
+    return w ? kernel_failed(r, "a stream-ordered collective kernel (allreduce, broadcast, fcollect or alltoall)", w)
              : status::ok;
 }
 

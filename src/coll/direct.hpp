@@ -64,6 +64,11 @@ result<bool> allreduce_kernel_on_stream(team &t, const char *name, void *dst, co
 // apart) and fcollect (each member's src copied into its block of dst first, likewise).
 result<bool> broadcast_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, int root, void *stream);
 result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, void *stream);
+// And alltoall (`bytes` per block; the src, all n blocks, copied into dst first likewise).
+result<bool> alltoall_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, void *stream);
+// The stream-ordered alltoall's check that src and dst do not overlap (every path refuses it),
+// made at the call: an error, with its message, where they do.
+status alltoall_overlap(const team &t, const char *name, const void *dst, const void *src, size_t bytes);
 
 // A stream-ordered collective (`what`: gpu::device::team_op or team_group_op; count in elements
 // of `type`, or bytes for the copies) of a team whose members are all rank threads of this

@@ -52,6 +52,9 @@ typedef struct {
      * after the members met on the host (docs/threads.md); barriers: no kernel, the streams'
      * order only. */
     uint64_t group_kernel;
+    /* Stream-ordered alltoall calls of device vectors that ran as one kernel on the stream (per
+     * member, or for all members: group_kernel). */
+    uint64_t alltoall_kernel;
 } hgasi_coll_stats_t;
 
 /* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED

@@ -625,10 +625,29 @@ status recv_on_stream(core::rank &r, const char *op, uint32_t ctx, void *buf, si
     return words_on_stream(r, op, s, w, msg::stream_cancel, strm, bytes);
 }
 
+namespace {
+// Whether CUDA gives each context one hardware work queue (CUDA_DEVICE_MAX_CONNECTIONS=1, which
+// it reads when it creates the context; Megatron-LM sets it).
+bool one_hardware_queue() {
+    const char *v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    return v && std::strtol(v, nullptr, 10) == 1;
+}
+}  // namespace
+
 // The same two words for a collective (coll/stream.hpp): the rank's thread runs it in
-// hgas_stream_sync once the stream has reached it.
+// hgas_stream_sync once the stream has reached it. With one hardware work queue that cannot
+// work: the stream's wait for the host would sit in the queue ahead of the copies and kernels
+// that the host part issues on this device (a device vector's), and the rank would wait for
+// itself (on two GPUs, rank threads' collectives over 64 KiB stalled until HGAS_TIMEOUT). There
+// the collective runs at the call instead: the stream's earlier work first (as hgas_stream_sync
+// waits for it), then the blocking collective; the stream's later work is enqueued after the
+// call returns, so the stream's order holds, and an error is returned by the call itself.
 status coll_on_stream(core::rank &r, const char *op, std::function<status()> run, cudaStream_t strm) {
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
+    if (one_hardware_queue()) {
+        HGAS_TRY(stream_sync(r, strm));
+        return run();
+    }
     HGAS_TRY_ASSIGN(coll::stream_slot w, coll::stream_enqueue(r, op, std::move(run)));
     return words_on_stream(r, op, s, w, coll::stream_cancel, strm, 0);
 }

@@ -782,7 +782,8 @@ public:
         if (!team_kernels_)
             return fail(status::unsupported, "cuda: a team kernel on a GPU time-sliced between processes");
         const size_t vbytes = a.count * reduce_dtype_size(a.type);
-        const size_t bytes = a.what == team_fcollect_op ? vbytes * static_cast<size_t>(a.n) : vbytes;
+        const bool blocks = a.what == team_fcollect_op || a.what == team_alltoall_op;  // n blocks of vbytes out
+        const size_t bytes = blocks ? vbytes * static_cast<size_t>(a.n) : vbytes;
         if (a.n < 1 || a.n > team_kernel_members || a.me < 0 || a.me >= a.n || bytes > team_kernel_max_bytes ||
             a.slot < 0 || a.slot >= team_kernel_slots || a.root < 0 || a.root >= a.n || a.blocking == user_stream)
             return fail(status::internal, "cuda: team_allreduce: %d members (me %d), slot %d, %zu bytes: out of range",
@@ -950,7 +951,8 @@ public:
     // One kernel per member, each waiting inside the GPU for the others' (cuda_team_reduce.cu).
     result<ticket> team_flags(const team_reduce &a, int stream, bool user_stream, void *user) {
         const size_t vbytes = a.count * reduce_dtype_size(a.type);
-        const size_t bytes = a.what == team_fcollect_op ? vbytes * static_cast<size_t>(a.n) : vbytes;
+        const bool blocks = a.what == team_fcollect_op || a.what == team_alltoall_op;  // n blocks of vbytes out
+        const size_t bytes = blocks ? vbytes * static_cast<size_t>(a.n) : vbytes;
         std::lock_guard<std::mutex> g(stream_mu_);
         HGAS_TRY(flush_waited());
         cudaStream_t s = user_stream ? static_cast<cudaStream_t>(user) : streams_[stream].s;
@@ -972,7 +974,9 @@ public:
         const bool known = cudaStreamGetId(s, &id) == cudaSuccess;
         if (!known) cudaGetLastError();
         if (o.used && (!known || id != o.stream_id)) CU_TRY(cudaStreamWaitEvent(s, o.ev, 0));
-        if (a.copy_src && a.copy_src != copy_to) CU_TRY(cudaMemcpyAsync(copy_to, a.copy_src, vbytes, cudaMemcpyDefault, s));
+        if (a.copy_src && a.copy_src != copy_to)  // alltoall: the member's whole vector, n blocks
+            CU_TRY(cudaMemcpyAsync(copy_to, a.copy_src, a.what == team_alltoall_op ? bytes : vbytes, cudaMemcpyDefault,
+                                   s));
         CU_TRY(launch_team_allreduce(a, report, s));
         trace_end(before, s, trace::op_reduce, bytes);
         CU_TRY(cudaEventRecord(o.ev, s));

@@ -1,10 +1,11 @@
 // The one-kernel collectives of small vectors (gpu::device::team_allreduce, gpu.hpp, says the
 // protocol): each block learns where every member's vector lies and that the member has
 // entered, computes its slice of the output into shared memory (every member's slice combined
-// in member order for allreduce; the root's for broadcast; its member's for fcollect), waits
-// until every member's block of the same slice has read its inputs, then writes it into dst. One launch and one wait per
-// call, where the host-driven direct algorithm costs a kernel and a copy the host waits for
-// each (26 us for 64 bytes on two H100s, docs/collectives.md).
+// in member order for allreduce; the root's for broadcast; its member's for fcollect; for
+// alltoall its member's block addressed to this member), waits
+// until every member's block of the same slice has read its inputs, then writes it into dst. One launch and one wait
+// per call, where the host-driven direct algorithm costs a kernel and a copy the host waits for each (26 us for 64
+// bytes on two H100s, docs/collectives.md).
 #include <cuda/atomic>
 
 #include <algorithm>
@@ -78,14 +79,21 @@ __device__ bool wait_word(uint64_t &w, const device::team_reduce &a, int q, unsi
 }
 
 // Where output byte o comes from: the member and the byte of its vector (fcollect: block o / B
-// of the output is member o / B's vector; allreduce and broadcast: byte o of the vectors).
+// of the output is member o / B's vector; alltoall: block o / B of the output is block `me` of
+// member o / B's vector; allreduce and broadcast: byte o of the vectors).
 struct source {
     int q;
     size_t at;
 };
 __device__ __forceinline__ source source_of(const device::team_reduce &a, size_t o, size_t vbytes) {
     if (a.what == device::team_fcollect_op) return {static_cast<int>(o / vbytes), o % vbytes};
+    if (a.what == device::team_alltoall_op)
+        return {static_cast<int>(o / vbytes), static_cast<size_t>(a.me) * vbytes + o % vbytes};
     return {a.what == device::team_broadcast_op ? a.root : 0, o};
+}
+// Whether the output is n blocks of one member's B bytes (fcollect, alltoall).
+__host__ __device__ __forceinline__ bool blocks_out(int what) {
+    return what == device::team_fcollect_op || what == device::team_alltoall_op;
 }
 
 template <class T>
@@ -127,9 +135,9 @@ __global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_re
     __syncthreads();
     if (late) return;
     const size_t vbytes = a.count * sizeof(T);  // one member's vector
-    const size_t bytes = a.what == device::team_fcollect_op ? vbytes * static_cast<size_t>(a.n) : vbytes;
+    const size_t bytes = blocks_out(a.what) ? vbytes * static_cast<size_t>(a.n) : vbytes;
     if (t == 0) {
-        bool v = reinterpret_cast<uintptr_t>(a.dst) % 16 == 0 && (a.what != device::team_fcollect_op || vbytes % 16 == 0);
+        bool v = reinterpret_cast<uintptr_t>(a.dst) % 16 == 0 && (!blocks_out(a.what) || vbytes % 16 == 0);
         for (int q = 0; q < a.n; ++q) v = v && reinterpret_cast<uintptr_t>(in[q]) % 16 == 0;
         vec = v;
     }
@@ -181,7 +189,7 @@ __global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_re
 
 template <class T>
 cudaError_t launch(const device::team_reduce &a, unsigned *timed_out, cudaStream_t s) {
-    const size_t bytes = a.count * sizeof(T) * (a.what == device::team_fcollect_op ? static_cast<size_t>(a.n) : 1);
+    const size_t bytes = a.count * sizeof(T) * (blocks_out(a.what) ? static_cast<size_t>(a.n) : 1);
     // Slices of whole 16-byte words, so that every block but the last has no tail.
     const size_t blocks = (bytes + slice_max - 1) / slice_max;
     const size_t slice = ((bytes + blocks - 1) / blocks + 15) / 16 * 16;

@@ -150,13 +150,16 @@ public:
     // What the kernel computes (B = count elements of `type`, in bytes): allreduce: dst[0, B)
     // = every member's vector combined; broadcast: dst[0, B) = member root's vector; fcollect:
     // dst[q B, (q + 1) B) = member q's vector, for every member q (n B bytes, the slices over
-    // them). For the copies `type` is HGAS_UINT8 and `op` unused.
+    // them); alltoall (team_group_op's team_alltoall_op, below): member q's vector is n B bytes
+    // and dst[q B, (q + 1) B) = its block [me B, (me + 1) B). For the copies `type` is HGAS_UINT8
+    // and `op` unused.
     enum team_op : int { team_allreduce_op = 0, team_broadcast_op = 1, team_fcollect_op = 2 };
     struct team_reduce {
         int what = team_allreduce_op;
         int root = 0;  // broadcast
         void *dst = nullptr;
-        const void *copy_src = nullptr;  // copied into dst + copy_at (in stream order) first, when not null
+        const void *copy_src = nullptr;  // this member's vector (alltoall: all n blocks) copied into
+                                         // dst + copy_at (in stream order) first, when not null
         size_t copy_at = 0;
         const char *base[team_kernel_members] = {};  // member q's segment as this GPU addresses it
         uint64_t in_off = 0;                         // this member's vector: base[me] + in_off (< 2^40)

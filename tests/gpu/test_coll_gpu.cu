@@ -302,6 +302,49 @@ TEST(CollStream, SmallBroadcastAndFcollectAreOneKernelOnTheStream) {
     HGAS_OK_OR_FAIL(hgas_free(dst));
 }
 
+// The same for alltoall, whose src is n blocks: blocks of 1 byte to 64 KiB / n (aligned and
+// not), src symmetric and apart from dst or private (cudaMalloc: copied into dst first on the
+// stream), every call back to back on one stream before one sync; src overlapping dst is
+// refused at the call, nothing enqueued.
+TEST(CollStream, SmallAlltoallIsOneKernelOnTheStream) {
+    rank_gpu f;
+    f.open();
+    const char *e = std::getenv("HGAS_TEST_EXPECT_KERNEL");
+    const std::string expect = e && *e ? e : "any";
+    const size_t cap = size_t{64} << 10;
+    unsigned char *src, *dst, *priv;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(cap, HGAS_KIND_CUDA, reinterpret_cast<void **>(&src)));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(cap, HGAS_KIND_CUDA, reinterpret_cast<void **>(&dst)));
+    CK(cudaMalloc(&priv, cap));
+    HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+    uint64_t calls = 0;
+    int salt = 0;
+    for (size_t b : {size_t{1}, size_t{15}, size_t{16}, size_t{1000}, size_t{4096}, cap / n()}) {
+        for (int mode = 0; mode < 2; ++mode) {
+            ++salt;
+            unsigned char *from = mode == 0 ? src : priv;
+            for (int j = 0; j < n(); ++j) k_bytes<<<64, 256, 0, f.s>>>(from + j * b, b, salt * 64 + me() * 8 + j);
+            HGAS_OK_OR_FAIL(hgas_team_alltoall_on_stream(HGAS_TEAM_WORLD, dst, from, b, f.s));
+            for (int r = 0; r < n(); ++r)
+                k_check_bytes<<<64, 256, 0, f.s>>>(dst + r * b, b, salt * 64 + r * 8 + me(), f.bad);
+            ++calls;
+        }
+    }
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    EXPECT_EQ(f.take_bad(), 0u);
+    hgasi_coll_stats_t st{};
+    HGAS_OK_OR_FAIL(hgasi_coll_stats(&st));
+    if (expect == "1" && n() > 1) EXPECT_EQ(st.alltoall_kernel, calls);
+    if (expect == "0" || n() == 1) EXPECT_EQ(st.alltoall_kernel, 0u);
+    // In place: refused at the call (on every member alike, so nobody waits for a kernel).
+    EXPECT_EQ(hgas_team_alltoall_on_stream(HGAS_TEAM_WORLD, dst, dst + 1, 16, f.s), HGAS_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(hgas_last_error()).find("overlap"), std::string::npos) << hgas_last_error();
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    CK(cudaFree(priv));
+    HGAS_OK_OR_FAIL(hgas_free(src));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
 // Rank threads: every stream-ordered collective of device vectors is one kernel for all members
 // after they meet on the host (docs/threads.md), whatever the size and also for private
 // cudaMalloc buffers (reductions) and the in-place forms each collective allows; a host vector takes the
@@ -311,7 +354,10 @@ TEST(CollStream, RankThreadsRunEveryCollectiveAsOneKernel) {
     rank_gpu f;
     f.open();
     const char *e = std::getenv("HGAS_TEST_EXPECT_GROUP");
-    const bool expect_group = e && std::string(e) == "1";
+    // The one kernel needs the members on one GPU: rank threads of a process on a machine of
+    // several GPUs take one each (local rank modulo the count) and run a kernel per member.
+    const bool one_gpu = hgas_team_n(HGAS_TEAM_GPU) == n();
+    const bool expect_group = e && std::string(e) == "1" && one_gpu;
     const size_t big = (size_t{1} << 20) + 333;  // floats: past the per-member kernel's 64 KiB
     float *priv;  // the reductions take any memory
     CK(cudaMalloc(&priv, big * 4 * n()));
@@ -366,10 +412,10 @@ TEST(CollStream, RankThreadsRunEveryCollectiveAsOneKernel) {
             ++calls;
         }
     }
-    // A host vector: the queue (whose stream wait for the host can stall where the streams
-    // share one hardware queue, docs/threads.md: not run with CUDA_DEVICE_MAX_CONNECTIONS=1).
-    const char *conn = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-    if (!(conn && std::string(conn) == "1")) {
+    // A host vector: the queue, or with one hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1,
+    // where the stream's wait for the host could stall) the blocking call at the call, after
+    // the stream's earlier work (docs/threads.md).
+    {
         std::vector<float> host(100, static_cast<float>(me() + 1)), out(100, 0.f);
         HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(out.data(), host.data(), 100, HGAS_FLOAT, HGAS_OP_SUM, f.s));
         HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
@@ -378,7 +424,7 @@ TEST(CollStream, RankThreadsRunEveryCollectiveAsOneKernel) {
     hgasi_coll_stats_t st{};
     HGAS_OK_OR_FAIL(hgasi_coll_stats(&st));
     if (expect_group && n() > 1) EXPECT_EQ(st.group_kernel, calls);
-    if (!rank_threads || n() == 1) EXPECT_EQ(st.group_kernel, 0u);
+    if (!rank_threads || !one_gpu || n() == 1) EXPECT_EQ(st.group_kernel, 0u);
     CK(cudaFree(priv));
     HGAS_OK_OR_FAIL(hgas_free(bytes_buf));
 }
