@@ -216,6 +216,11 @@ hgas_status_t hgas_team_reduce_scatter_on_stream(hgas_team_t team, void *dst, co
     HGASI_DEVICE_RANK(r);
     if (hgas_status_t g; grouped(*r, __func__, team, gpu::device::team_reduce_scatter_op, dst, src, count, type, op, 0, s, &g)) return g;
     if (status e = check_reduction(__func__, type, op); e != status::ok) return to_c(e);
+    if (auto t = coll::find(*r, __func__, team); t.ok()) {  // small device vectors: one kernel on the stream
+        auto k = coll::detail::reduce_scatter_kernel_on_stream(**t, dst, src, count, type, op, s);
+        if (!k.ok()) return to_c(k.error());
+        if (*k) return HGAS_OK;
+    }
     return coll_on_stream(*r, __func__, team,
                           [=](coll::team &t) { return coll::reduce_scatter(t, dst, src, count, type, op); }, s);
 }

@@ -306,11 +306,24 @@ status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::
 }
 
 namespace {
+// The offset of the team's staging block in the cuda heap (rank.hpp: internal_objects), where
+// a reduce_scatter member's private src goes; 0 where the team's slot has none. Slots are alike
+// on every member (the flag words are found by them too).
+uint64_t staging_of(const team &t) {
+    const uint64_t base = t.r->internal().coll_kernel_staging;
+    if (!base || t.slot < 0 || t.slot >= core::internal_objects::coll_kernel_staging_slots) return 0;
+    return base + static_cast<uint64_t>(t.slot) * core::internal_objects::coll_kernel_staging_bytes;
+}
+
 // The stream-ordered collective `what` as the team kernel on `stream` where it runs (see
 // direct.hpp): `out` bytes of dst (symmetric, mapped for every member), this member's vector
-// of `vbytes` (alltoall: n blocks of them) at `src`, which goes to dst + `own_at` first unless
-// it is symmetric in dst's segment and apart from dst (or already there). The choice depends
-// only on what every member has alike (dst's kind and heap, the sizes, the team), never on src.
+// of `vbytes` (alltoall, reduce_scatter: n blocks of them) at `src`, which goes to dst +
+// `own_at` first unless it is symmetric in dst's segment and apart from dst (or already there).
+// Alltoall and reduce_scatter put it in the team's staging block instead, which the kernel never
+// writes: a block of the kernel waits only for the peers' same block, and those read this
+// member's vector at other offsets than that block writes (block `me` of it), so a vector in dst
+// could be overwritten before a peer's other block has read it. The choice depends only on what
+// every member has alike (dst's kind and heap, the sizes, the team), never on src.
 result<bool> kernel_on_stream(team &t, int what, void *dst, const void *src, size_t count, hgas_dtype_t type,
                               hgas_op_t op, int root, size_t own_at, uint32_t fp, void *stream) {
     core::rank &r = *t.r;
@@ -321,27 +334,32 @@ result<bool> kernel_on_stream(team &t, int what, void *dst, const void *src, siz
         count > (SIZE_MAX >> 8) / esize)
         return false;  // the queued path says what is wrong
     const size_t vbytes = count * esize;
-    const bool a2a = what == gpu::device::team_alltoall_op;
-    const size_t out = what == gpu::device::team_fcollect_op || a2a ? vbytes * static_cast<size_t>(t.n()) : vbytes;
-    const size_t in = a2a ? out : vbytes;  // this member's vector
+    const bool a2a = what == gpu::device::team_alltoall_op, rs = what == gpu::device::team_reduce_scatter_op;
+    const size_t n = static_cast<size_t>(t.n());
+    const size_t out = what == gpu::device::team_fcollect_op || a2a ? vbytes * n : vbytes;
+    const size_t in = a2a || rs ? vbytes * n : vbytes;  // this member's vector
     const mem::kind kd = r.kind_of(dst, out);
     sym_ref dref;
-    if (kd == mem::kind::host || !kernel_chosen(t, kd, out) || !symmetric_at(r, dst, out, dref) ||
+    if (kd == mem::kind::host || !kernel_chosen(t, kd, std::max(in, out)) || !symmetric_at(r, dst, out, dref) ||
         !direct_possible(t, dref.seg))
         return false;
-    if (what == gpu::device::team_allreduce_op && !direct_chosen(t, kd, out)) return false;
+    // HGAS_COLL_ALLREDUCE also picks reduce_scatter's algorithm (docs/collectives.md)
+    if ((what == gpu::device::team_allreduce_op || rs) && !direct_chosen(t, kd, in)) return false;
+    const uint64_t staging = rs || a2a ? staging_of(t) : 0;
+    if ((rs || a2a) && (!staging || dref.seg != mem::seg_cuda_symmetric)) return false;
     char *d = static_cast<char *>(dst);
     const char *s = static_cast<const char *>(src);
     sym_ref sref;
     const bool apart = s + in <= d || d + out <= s;
     const bool from_src =
         has_src && apart && r.kind_of(src, in) == kd && symmetric_at(r, src, in, sref) && sref.seg == dref.seg;
-    gpu::device::team_reduce a =
-        kernel_args(t, false, d, dref.seg, from_src ? sref.off : dref.off + own_at, count, type, op, fp);
+    const uint64_t in_off = from_src ? sref.off : rs || a2a ? staging : dref.off + own_at;
+    gpu::device::team_reduce a = kernel_args(t, false, d, dref.seg, in_off, count, type, op, fp);
     a.what = what;
     a.root = root;
-    a.copy_at = own_at;
     a.copy_src = from_src || !has_src ? nullptr : src;
+    a.copy_to = r.own_base(dref.seg) + in_off;
+    a.copy_bytes = in;
     HGAS_TRY(r.device(kd)->team_allreduce(a, 0, true, stream).error());
     return true;
 }
@@ -377,9 +395,8 @@ result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size
     return run;
 }
 
-// Alltoall: a private src (or one that overlaps dst) goes into dst first. That is safe: the
-// peers read block `me` of this member's dst in their step 2, and this member writes its dst
-// only in step 4, after every peer's done; the next call's copy comes after this kernel on the
+// Alltoall: a private src goes into the team's staging block first (as reduce_scatter's; see
+// kernel_on_stream for why not into dst). The next call's copy comes after this kernel on the
 // stream, and this kernel ends only after every peer's done.
 status alltoall_overlap(const team &t, const char *name, const void *dst, const void *src, size_t bytes) {
     const size_t total = bytes * static_cast<size_t>(t.n());
@@ -387,6 +404,18 @@ status alltoall_overlap(const team &t, const char *name, const void *dst, const 
     if (bytes && total / bytes == static_cast<size_t>(t.n()) && d && s && s < d + total && d < s + total)
         return fail(status::invalid_arg, "%s: src and dst overlap; alltoall cannot run in place", name);
     return status::ok;
+}
+
+// Reduce-scatter: a src that is not symmetric in dst's heap and apart from dst goes into the
+// team's staging block first (dst, one block, could not hold it anyway). The next call's copy
+// comes after this kernel on the stream, which ends after every peer's done.
+result<bool> reduce_scatter_kernel_on_stream(team &t, void *dst, const void *src, size_t count, hgas_dtype_t type,
+                                             hgas_op_t op, void *stream) {
+    const uint64_t extra = uint64_t{4} << 16 | static_cast<uint64_t>(type) << 8 | static_cast<uint64_t>(op);
+    HGAS_TRY_ASSIGN(bool run, kernel_on_stream(t, gpu::device::team_reduce_scatter_op, dst, src, count, type, op, 0,
+                                               0, fingerprint(c_reduce_scatter, count, extra), stream));
+    if (run) ++stats(*t.r).reduce_scatter_kernel;
+    return run;
 }
 
 result<bool> alltoall_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, void *stream) {
@@ -464,6 +493,7 @@ result<bool> group_on_stream(team &t, const char *name, int what, void *dst, con
     if (what == gpu::device::team_broadcast_op) ++st.bcast_kernel;
     if (what == gpu::device::team_fcollect_op) ++st.fcollect_kernel;
     if (what == gpu::device::team_alltoall_op) ++st.alltoall_kernel;
+    if (what == gpu::device::team_reduce_scatter_op) ++st.reduce_scatter_kernel;
     return true;
 }
 
@@ -471,7 +501,8 @@ status kernel_stream_status(core::rank &r) {
     gpu::device *dev = r.device(mem::kind::cuda);
     if (!dev) return status::ok;
     const int w = dev->team_kernel_timed_out(gpu::device::report_stream);
-    return w ? kernel_failed(r, "a stream-ordered collective kernel (allreduce, broadcast, fcollect or alltoall)", w)
+    return w ? kernel_failed(r, "a stream-ordered collective kernel (allreduce, broadcast, fcollect, alltoall or "
+                                "reduce_scatter)", w)
              : status::ok;
 }
 

@@ -64,7 +64,11 @@ result<bool> allreduce_kernel_on_stream(team &t, const char *name, void *dst, co
 // apart) and fcollect (each member's src copied into its block of dst first, likewise).
 result<bool> broadcast_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, int root, void *stream);
 result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, void *stream);
-// And alltoall (`bytes` per block; the src, all n blocks, copied into dst first likewise).
+// And alltoall (`bytes` per block) and reduce_scatter (`count` elements per block): a private
+// src, all n blocks, is copied into the team's staging block in the cuda heap first; the first
+// 8 team slots have one, the other teams take the queue.
+result<bool> reduce_scatter_kernel_on_stream(team &t, void *dst, const void *src, size_t count, hgas_dtype_t type,
+                                             hgas_op_t op, void *stream);
 result<bool> alltoall_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, void *stream);
 // The stream-ordered alltoall's check that src and dst do not overlap (every path refuses it),
 // made at the call: an error, with its message, where they do.

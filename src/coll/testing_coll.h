@@ -55,6 +55,8 @@ typedef struct {
     /* Stream-ordered alltoall calls of device vectors that ran as one kernel on the stream (per
      * member, or for all members: group_kernel). */
     uint64_t alltoall_kernel;
+    /* The same for reduce_scatter. */
+    uint64_t reduce_scatter_kernel;
 } hgasi_coll_stats_t;
 
 /* Copies the calling rank's counters into *out (HGAS_ERR_INVALID_ARG for NULL, HGAS_ERR_NOT_INITIALIZED

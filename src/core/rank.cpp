@@ -238,6 +238,12 @@ status rank::init() {
         if (!off.ok())
             return fail(status::no_memory, "HGAS_CUDA_HEAP_SIZE is too small for hgas's collective flag words");
         internal_.coll_kernel_flags = *off;
+        // The one-kernel alltoall's and reduce_scatter's staging (coll/direct.cpp): where a heap too
+        // small for it leaves it out (alike on every rank of one heap size), they take the queue.
+        off = heap(mem::seg_cuda_symmetric)
+                  .allocate(internal_objects::coll_kernel_staging_slots * internal_objects::coll_kernel_staging_bytes,
+                            256);
+        internal_.coll_kernel_staging = off.ok() ? *off : 0;
     }
     // What was allocated so far is hgas's own: no user free, put or get reaches it.
     for (auto &h : heaps_) h.seal_runtime_prefix();

@@ -54,6 +54,10 @@ struct internal_objects {
     uint64_t device_sync = 0;                 // in the cuda symmetric heap: the device barrier's words
     uint64_t coll_kernel_flags = 0;           // in the cuda symmetric heap: the one-kernel allreduce's
                                               // flags, coll_kernel_team_words per team slot (coll/direct.cpp)
+    uint64_t coll_kernel_staging = 0;         // in the cuda symmetric heap: coll_kernel_staging_bytes per
+                                              // team slot below coll_kernel_staging_slots (0: none), where
+                                              // the one-kernel alltoall and reduce_scatter put a
+                                              // private src
     uint64_t msg = 0;                         // msg/'s rings and credit words (msg_area_bytes)
     uint64_t msg_slot = 0;                    // HGAS_MSG_SLOT
     uint64_t msg_slots = 0;                   // HGAS_MSG_SLOTS
@@ -66,6 +70,8 @@ struct internal_objects {
     static constexpr int coll_team_slots = 80;   // teams a rank may belong to at once (coll/team.hpp)
     static constexpr int coll_team_words = 97;   // words (64 bytes apart) per team slot
     static constexpr uint64_t coll_kernel_team_words = 264;  // gpu::device::team_kernel_flag_words
+    static constexpr int coll_kernel_staging_slots = 8;      // team slots with a staging block
+    static constexpr uint64_t coll_kernel_staging_bytes = 64 * 1024;  // gpu::device::team_kernel_max_bytes
 };
 
 // Bytes of the message area (src/msg/msg.hpp has its layout): a ring of `slots` slots of

@@ -627,10 +627,36 @@ status recv_on_stream(core::rank &r, const char *op, uint32_t ctx, void *buf, si
 
 namespace {
 // Whether CUDA gives each context one hardware work queue (CUDA_DEVICE_MAX_CONNECTIONS=1, which
-// it reads when it creates the context; Megatron-LM sets it).
+// it reads when it creates the context; Megatron-LM sets it). Read once, at the first
+// stream-ordered collective (after the context exists, as CUDA read it).
 bool one_hardware_queue() {
-    const char *v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-    return v && std::strtol(v, nullptr, 10) == 1;
+    static const bool one = [] {
+        const char *v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+        return v && std::strtol(v, nullptr, 10) == 1;
+    }();
+    return one;
+}
+
+// Waits until the stream's earlier work is done, running the queued stream-ordered collectives
+// it reaches meanwhile (as hgas_stream_sync does), but leaves the errors that earlier operations
+// recorded for hgas_stream_sync to return: the collective that waits here must still run, so
+// that its members stay in step. Fails only if the stream does not get there within
+// HGAS_TIMEOUT or fails itself.
+status drain_stream(core::rank &r, const char *op, cudaStream_t strm) {
+    int e = 0;
+    core::safe_point sp(r);  // kernels on the stream may wait for this rank's proxy
+    status w = status::ok;
+    for (;;) {
+        w = r.wait(op, [&] {
+            if (coll::stream_ready(r)) return true;
+            e = cu::stream_query(strm);
+            return e != 1;
+        });
+        if (w != status::ok || !coll::stream_ready(r)) break;
+        coll::stream_pump(r);
+    }
+    if (w != status::ok) return w;
+    return e ? cuda_fail(op, "the stream (an operation before this collective)", e) : status::ok;
 }
 }  // namespace
 
@@ -641,11 +667,14 @@ bool one_hardware_queue() {
 // itself (on two GPUs, rank threads' collectives over 64 KiB stalled until HGAS_TIMEOUT). There
 // the collective runs at the call instead: the stream's earlier work first (as hgas_stream_sync
 // waits for it), then the blocking collective; the stream's later work is enqueued after the
-// call returns, so the stream's order holds, and an error is returned by the call itself.
+// call returns, so the stream's order holds, and an error is returned by the call itself. The
+// call then returns only once every member has called it, like a blocking collective: a
+// program whose member posts, after its collective call, the message or put that another
+// member's earlier stream work waits for stalls here until HGAS_TIMEOUT.
 status coll_on_stream(core::rank &r, const char *op, std::function<status()> run, cudaStream_t strm) {
     HGAS_TRY_ASSIGN(state *s, gpu_state(r, op));
     if (one_hardware_queue()) {
-        HGAS_TRY(stream_sync(r, strm));
+        HGAS_TRY(drain_stream(r, op, strm));
         return run();
     }
     HGAS_TRY_ASSIGN(coll::stream_slot w, coll::stream_enqueue(r, op, std::move(run)));

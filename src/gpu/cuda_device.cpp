@@ -958,7 +958,6 @@ public:
         cudaStream_t s = user_stream ? static_cast<cudaStream_t>(user) : streams_[stream].s;
         unsigned *report = team_timed_out_ + (a.blocking ? report_blocking : report_stream);
         void *before = trace_begin(s);
-        char *copy_to = static_cast<char *>(a.dst) + a.copy_at;
         if (a.blocking) {  // on an internal stream, one at a time (the caller waits): no ordering to add
             CU_TRY(launch_team_allreduce(a, report, s));
             trace_end(before, s, trace::op_reduce, bytes);
@@ -974,9 +973,8 @@ public:
         const bool known = cudaStreamGetId(s, &id) == cudaSuccess;
         if (!known) cudaGetLastError();
         if (o.used && (!known || id != o.stream_id)) CU_TRY(cudaStreamWaitEvent(s, o.ev, 0));
-        if (a.copy_src && a.copy_src != copy_to)  // alltoall: the member's whole vector, n blocks
-            CU_TRY(cudaMemcpyAsync(copy_to, a.copy_src, a.what == team_alltoall_op ? bytes : vbytes, cudaMemcpyDefault,
-                                   s));
+        if (a.copy_src && a.copy_src != a.copy_to)
+            CU_TRY(cudaMemcpyAsync(a.copy_to, a.copy_src, a.copy_bytes, cudaMemcpyDefault, s));
         CU_TRY(launch_team_allreduce(a, report, s));
         trace_end(before, s, trace::op_reduce, bytes);
         CU_TRY(cudaEventRecord(o.ev, s));

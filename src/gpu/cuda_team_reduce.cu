@@ -91,6 +91,11 @@ __device__ __forceinline__ source source_of(const device::team_reduce &a, size_t
         return {static_cast<int>(o / vbytes), static_cast<size_t>(a.me) * vbytes + o % vbytes};
     return {a.what == device::team_broadcast_op ? a.root : 0, o};
 }
+// Where a reduction reads byte o of the output in every member's vector: at o (allreduce), or
+// at o of block `me` (reduce_scatter).
+__device__ __forceinline__ size_t reduce_at(const device::team_reduce &a, size_t vbytes) {
+    return a.what == device::team_reduce_scatter_op ? static_cast<size_t>(a.me) * vbytes : 0;
+}
 // Whether the output is n blocks of one member's B bytes (fcollect, alltoall).
 __host__ __device__ __forceinline__ bool blocks_out(int what) {
     return what == device::team_fcollect_op || what == device::team_alltoall_op;
@@ -137,7 +142,9 @@ __global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_re
     const size_t vbytes = a.count * sizeof(T);  // one member's vector
     const size_t bytes = blocks_out(a.what) ? vbytes * static_cast<size_t>(a.n) : vbytes;
     if (t == 0) {
-        bool v = reinterpret_cast<uintptr_t>(a.dst) % 16 == 0 && (!blocks_out(a.what) || vbytes % 16 == 0);
+        // n blocks of vbytes in or out: each block must keep 16-byte words aligned too
+        const bool blocks = blocks_out(a.what) || a.what == device::team_reduce_scatter_op;
+        bool v = reinterpret_cast<uintptr_t>(a.dst) % 16 == 0 && (!blocks || vbytes % 16 == 0);
         for (int q = 0; q < a.n; ++q) v = v && reinterpret_cast<uintptr_t>(in[q]) % 16 == 0;
         vec = v;
     }
@@ -147,21 +154,23 @@ __global__ void __launch_bounds__(threads) team_allreduce_kernel(device::team_re
     // slice's tail, under 16 bytes, element by element), else element by element.
     const size_t lo = static_cast<size_t>(b) * slice, hi = lo + slice < bytes ? lo + slice : bytes;
     const size_t whole = vec ? lo + (hi - lo) / 16 * 16 : lo;
-    const bool reduce = a.what == device::team_allreduce_op;
+    const bool reduce = a.what == device::team_allreduce_op || a.what == device::team_reduce_scatter_op;
+    const size_t rat = reduce_at(a, vbytes);
     for (size_t o = lo + static_cast<size_t>(t) * 16; o < whole; o += threads * size_t{16}) {
-        const source src = source_of(a, o, vbytes);
+        const source src = reduce ? source{0, rat + o} : source_of(a, o, vbytes);
         uint4 acc = *reinterpret_cast<const uint4 *>(in[src.q] + src.at);
         if (reduce)
-            for (int q = 1; q < a.n; ++q) acc = combine16<T>(acc, *reinterpret_cast<const uint4 *>(in[q] + o), a.op);
+            for (int q = 1; q < a.n; ++q)
+                acc = combine16<T>(acc, *reinterpret_cast<const uint4 *>(in[q] + rat + o), a.op);
         *reinterpret_cast<uint4 *>(part + (o - lo)) = acc;
     }
     for (size_t o = whole + static_cast<size_t>(t) * sizeof(T); o < hi; o += threads * sizeof(T)) {
-        const source src = source_of(a, o, vbytes);
+        const source src = reduce ? source{0, rat + o} : source_of(a, o, vbytes);
         T acc, v;
         memcpy(&acc, in[src.q] + src.at, sizeof(T));
         if (reduce)
             for (int q = 1; q < a.n; ++q) {
-                memcpy(&v, in[q] + o, sizeof(T));
+                memcpy(&v, in[q] + rat + o, sizeof(T));
                 acc = combine<T>(acc, v, a.op);
             }
         memcpy(part + (o - lo), &acc, sizeof(T));

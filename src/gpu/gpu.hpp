@@ -151,16 +151,20 @@ public:
     // = every member's vector combined; broadcast: dst[0, B) = member root's vector; fcollect:
     // dst[q B, (q + 1) B) = member q's vector, for every member q (n B bytes, the slices over
     // them); alltoall (team_group_op's team_alltoall_op, below): member q's vector is n B bytes
-    // and dst[q B, (q + 1) B) = its block [me B, (me + 1) B). For the copies `type` is HGAS_UINT8
-    // and `op` unused.
+    // and dst[q B, (q + 1) B) = its block [me B, (me + 1) B); reduce_scatter (team_group_op's
+    // team_reduce_scatter_op): every member's vector is n B bytes and dst[0, B) = their blocks
+    // [me B, (me + 1) B) combined in member order. For the copies `type` is HGAS_UINT8 and `op`
+    // unused.
     enum team_op : int { team_allreduce_op = 0, team_broadcast_op = 1, team_fcollect_op = 2 };
     struct team_reduce {
         int what = team_allreduce_op;
         int root = 0;  // broadcast
         void *dst = nullptr;
-        const void *copy_src = nullptr;  // this member's vector (alltoall: all n blocks) copied into
-                                         // dst + copy_at (in stream order) first, when not null
-        size_t copy_at = 0;
+        // This member's vector copied (in stream order) to copy_to first, copy_bytes of it (its
+        // vector: alltoall's and reduce_scatter's n blocks), when copy_src is not null.
+        const void *copy_src = nullptr;
+        void *copy_to = nullptr;
+        size_t copy_bytes = 0;
         const char *base[team_kernel_members] = {};  // member q's segment as this GPU addresses it
         uint64_t in_off = 0;                         // this member's vector: base[me] + in_off (< 2^40)
         uint32_t fp = 0;  // the call's fingerprint (24 bits), sent with in_off: members that differ fail

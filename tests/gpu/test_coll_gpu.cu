@@ -330,7 +330,27 @@ TEST(CollStream, SmallAlltoallIsOneKernelOnTheStream) {
             ++calls;
         }
     }
+    // A private src of 8 kernel blocks (64 KiB in all), 20 times, while another stream keeps the GPU
+    // busy, so that the kernel's blocks start at different times: each block may wait only for
+    // the peers' same block, and the staged vector must outlive every peer's other blocks.
+    cudaStream_t busy;
+    CK(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking));
+    unsigned char *filler;
+    CK(cudaMalloc(&filler, size_t{64} << 20));
+    for (int round = 0; round < 20; ++round) {
+        const size_t b = cap / n();
+        k_bytes<<<1024, 256, 0, busy>>>(filler, size_t{64} << 20, round);
+        for (int j = 0; j < n(); ++j) k_bytes<<<64, 256, 0, f.s>>>(priv + j * b, b, 100 + round * 64 + me() * 8 + j);
+        HGAS_OK_OR_FAIL(hgas_team_alltoall_on_stream(HGAS_TEAM_WORLD, dst, priv, b, f.s));
+        k_bytes<<<64, 256, 0, f.s>>>(priv, cap, 7);  // the next round's src: after this call read it
+        for (int r = 0; r < n(); ++r)
+            k_check_bytes<<<64, 256, 0, f.s>>>(dst + r * b, b, 100 + round * 64 + r * 8 + me(), f.bad);
+        ++calls;
+    }
     HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    CK(cudaStreamSynchronize(busy));
+    CK(cudaStreamDestroy(busy));
+    CK(cudaFree(filler));
     EXPECT_EQ(f.take_bad(), 0u);
     hgasi_coll_stats_t st{};
     HGAS_OK_OR_FAIL(hgasi_coll_stats(&st));
@@ -340,6 +360,63 @@ TEST(CollStream, SmallAlltoallIsOneKernelOnTheStream) {
     EXPECT_EQ(hgas_team_alltoall_on_stream(HGAS_TEAM_WORLD, dst, dst + 1, 16, f.s), HGAS_ERR_INVALID_ARG);
     EXPECT_NE(std::string(hgas_last_error()).find("overlap"), std::string::npos) << hgas_last_error();
     HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    CK(cudaFree(priv));
+    HGAS_OK_OR_FAIL(hgas_free(src));
+    HGAS_OK_OR_FAIL(hgas_free(dst));
+}
+
+// Block `me` of every member's vector summed: element i is the sum of val(r, me * count + i).
+template <class T>
+__global__ void k_check_block_sum(const T *p, size_t count, int me, int members, unsigned long long *bad) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+        int want = 0;
+        for (int r = 0; r < members; ++r) want += val(r, static_cast<size_t>(me) * count + i);
+        if (to_float(p[i]) != static_cast<float>(want)) atomicAdd(bad, 1ull);
+    }
+}
+
+template <class T>
+void reduce_scatter_modes(rank_gpu &f, hgas_dtype_t type, size_t count, unsigned char *src, unsigned char *dst,
+                          unsigned char *priv, uint64_t &calls) {
+    // src symmetric and apart from dst; private (copied to the team's staging block); in place
+    // (dst is this member's block of a symmetric src: it overlaps, so staged too)
+    for (int mode = 0; mode < 3; ++mode) {
+        T *from = reinterpret_cast<T *>(mode == 0 ? src : mode == 1 ? priv : dst);
+        T *to = mode == 2 ? from + count * static_cast<size_t>(me()) : reinterpret_cast<T *>(dst);
+        k_fill<T><<<64, 256, 0, f.s>>>(from, count * n(), me());
+        HGAS_OK_OR_FAIL(hgas_team_reduce_scatter_on_stream(HGAS_TEAM_WORLD, to, from, count, type, HGAS_OP_SUM, f.s));
+        k_check_block_sum<T><<<64, 256, 0, f.s>>>(to, count, me(), n(), f.bad);
+        k_fill<T><<<64, 256, 0, f.s>>>(reinterpret_cast<T *>(priv), count * n(), me() + 50);  // after it read priv
+        ++calls;
+    }
+}
+
+// The same for reduce_scatter, whose src is n blocks and dst one: float, int32 and half (blocks
+// of 2-byte elements that are not whole 16-byte words), 1 element to 64 KiB of src in all, src
+// symmetric, private and in place, every call back to back on one stream before one sync.
+TEST(CollStream, SmallReduceScatterIsOneKernelOnTheStream) {
+    rank_gpu f;
+    f.open();
+    const char *e = std::getenv("HGAS_TEST_EXPECT_KERNEL");
+    const std::string expect = e && *e ? e : "any";
+    const size_t cap = size_t{64} << 10;
+    unsigned char *src, *dst, *priv;
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(cap, HGAS_KIND_CUDA, reinterpret_cast<void **>(&src)));
+    HGAS_OK_OR_FAIL(hgas_malloc_kind(cap, HGAS_KIND_CUDA, reinterpret_cast<void **>(&dst)));
+    CK(cudaMalloc(&priv, cap));
+    HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
+    uint64_t calls = 0;
+    for (size_t c : {size_t{1}, size_t{3}, size_t{8}, size_t{1000}, cap / 4 / n()}) {
+        reduce_scatter_modes<float>(f, HGAS_FLOAT, c, src, dst, priv, calls);
+        reduce_scatter_modes<int32_t>(f, HGAS_INT32, c, src, dst, priv, calls);
+        reduce_scatter_modes<__half>(f, HGAS_FLOAT16, c * 2 - 1, src, dst, priv, calls);
+    }
+    HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
+    EXPECT_EQ(f.take_bad(), 0u);
+    hgasi_coll_stats_t st{};
+    HGAS_OK_OR_FAIL(hgasi_coll_stats(&st));
+    if (expect == "1" && n() > 1) EXPECT_EQ(st.reduce_scatter_kernel, calls);
+    if (expect == "0" || n() == 1) EXPECT_EQ(st.reduce_scatter_kernel, 0u);
     CK(cudaFree(priv));
     HGAS_OK_OR_FAIL(hgas_free(src));
     HGAS_OK_OR_FAIL(hgas_free(dst));
