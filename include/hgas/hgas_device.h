@@ -113,10 +113,13 @@ hgas_status_t hgas_recv_typed_on_stream_ctx(hgas_msg_ctx_t ctx, void *buf, hgas_
  *  differ between ranks (a timeout, with a message). At most 256 outstanding per rank; the
  *  stream's wait has the HGAS_TIMEOUT deadline. Buffers must stay valid until the stream has
  *  passed the call.
- *  Allreduce, broadcast and fcollect of up to HGAS_COLL_KERNEL_MAX (64 KiB) of device dst in
- *  the symmetric heap, on teams of 2 to 8 members whose GPUs run their kernels side by side
- *  (a GPU per rank process, MPS, or rank threads), are instead one kernel on the stream that
- *  does the whole collective: no CPU step (hgas_stream_sync still returns their errors). Rank
+ *  Allreduce, broadcast, fcollect, alltoall and reduce_scatter of up to HGAS_COLL_KERNEL_MAX
+ *  (64 KiB; of src for reduce_scatter) of device dst in the symmetric heap, on teams of 2 to 8
+ *  members whose GPUs run their kernels side by side (a GPU per rank process, MPS, or rank
+ *  threads; alltoall and reduce_scatter on the first 8 teams a rank is in), are instead one
+ *  kernel on the stream that does the whole collective: no CPU step (hgas_stream_sync still
+ *  returns their errors). Every member must then pass a dst of the same kind (all symmetric or
+ *  none), as the choice is made by each member from its dst. Rank
  *  threads must then pass streams of their own (cudaStreamPerThread is one): members' kernels
  *  on one stream would wait for each other (docs/collectives.md). */
 hgas_status_t hgas_team_allreduce_on_stream(hgas_team_t team, void *dst, const void *src, size_t count,

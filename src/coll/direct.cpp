@@ -225,6 +225,7 @@ gpu::device::team_reduce kernel_args(team &t, bool blocking, char *d, uint16_t s
                                      hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
     static_assert(core::internal_objects::coll_kernel_team_words == gpu::device::team_kernel_flag_words);
     static_assert(core::internal_objects::coll_team_slots == gpu::device::team_kernel_slots);
+    static_assert(core::internal_objects::coll_kernel_staging_bytes == gpu::device::team_kernel_max_bytes);
     core::rank &r = *t.r;
     gpu::device::team_reduce a;
     a.dst = d;
@@ -411,6 +412,13 @@ status alltoall_overlap(const team &t, const char *name, const void *dst, const 
 // comes after this kernel on the stream, which ends after every peer's done.
 result<bool> reduce_scatter_kernel_on_stream(team &t, void *dst, const void *src, size_t count, hgas_dtype_t type,
                                              hgas_op_t op, void *stream) {
+    // dst overlapping src other than as this member's block: the queued path says so (vcoll.cpp)
+    const size_t esize = dtype_size(type), n = static_cast<size_t>(t.n());
+    if (esize && count && count <= (SIZE_MAX >> 8) / esize / n && dst && src) {
+        const size_t block = count * esize;
+        const char *d = static_cast<const char *>(dst), *s = static_cast<const char *>(src);
+        if (d != s + block * static_cast<size_t>(t.me) && d < s + block * n && s < d + block) return false;
+    }
     const uint64_t extra = uint64_t{4} << 16 | static_cast<uint64_t>(type) << 8 | static_cast<uint64_t>(op);
     HGAS_TRY_ASSIGN(bool run, kernel_on_stream(t, gpu::device::team_reduce_scatter_op, dst, src, count, type, op, 0,
                                                0, fingerprint(c_reduce_scatter, count, extra), stream));

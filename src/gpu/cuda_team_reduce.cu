@@ -1,8 +1,9 @@
 // The one-kernel collectives of small vectors (gpu::device::team_allreduce, gpu.hpp, says the
 // protocol): each block learns where every member's vector lies and that the member has
 // entered, computes its slice of the output into shared memory (every member's slice combined
-// in member order for allreduce; the root's for broadcast; its member's for fcollect; for
-// alltoall its member's block addressed to this member), waits
+// in member order for allreduce, block `me` of every member's vector likewise for
+// reduce_scatter; the root's for broadcast; its member's for fcollect; for alltoall its
+// member's block addressed to this member), waits
 // until every member's block of the same slice has read its inputs, then writes it into dst. One launch and one wait
 // per call, where the host-driven direct algorithm costs a kernel and a copy the host waits for each (26 us for 64
 // bytes on two H100s, docs/collectives.md).

@@ -365,33 +365,38 @@ TEST(CollStream, SmallAlltoallIsOneKernelOnTheStream) {
     HGAS_OK_OR_FAIL(hgas_free(dst));
 }
 
-// Block `me` of every member's vector summed: element i is the sum of val(r, me * count + i).
+// Block `me` of every member's vector combined: element i is the sum (or, `max`, the largest)
+// of val(r, me * count + i) over the members r.
 template <class T>
-__global__ void k_check_block_sum(const T *p, size_t count, int me, int members, unsigned long long *bad) {
+__global__ void k_check_block_sum(const T *p, size_t count, int me, int members, unsigned long long *bad,
+                                  bool max = false) {
     for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
-        int want = 0;
-        for (int r = 0; r < members; ++r) want += val(r, static_cast<size_t>(me) * count + i);
+        int want = max ? val(0, static_cast<size_t>(me) * count + i) : 0;
+        for (int r = max ? 1 : 0; r < members; ++r) {
+            const int v = val(r, static_cast<size_t>(me) * count + i);
+            want = max ? (v > want ? v : want) : want + v;
+        }
         if (to_float(p[i]) != static_cast<float>(want)) atomicAdd(bad, 1ull);
     }
 }
 
 template <class T>
 void reduce_scatter_modes(rank_gpu &f, hgas_dtype_t type, size_t count, unsigned char *src, unsigned char *dst,
-                          unsigned char *priv, uint64_t &calls) {
+                          unsigned char *priv, uint64_t &calls, hgas_op_t op = HGAS_OP_SUM) {
     // src symmetric and apart from dst; private (copied to the team's staging block); in place
     // (dst is this member's block of a symmetric src: it overlaps, so staged too)
     for (int mode = 0; mode < 3; ++mode) {
         T *from = reinterpret_cast<T *>(mode == 0 ? src : mode == 1 ? priv : dst);
         T *to = mode == 2 ? from + count * static_cast<size_t>(me()) : reinterpret_cast<T *>(dst);
         k_fill<T><<<64, 256, 0, f.s>>>(from, count * n(), me());
-        HGAS_OK_OR_FAIL(hgas_team_reduce_scatter_on_stream(HGAS_TEAM_WORLD, to, from, count, type, HGAS_OP_SUM, f.s));
-        k_check_block_sum<T><<<64, 256, 0, f.s>>>(to, count, me(), n(), f.bad);
+        HGAS_OK_OR_FAIL(hgas_team_reduce_scatter_on_stream(HGAS_TEAM_WORLD, to, from, count, type, op, f.s));
+        k_check_block_sum<T><<<64, 256, 0, f.s>>>(to, count, me(), n(), f.bad, op == HGAS_OP_MAX);
         k_fill<T><<<64, 256, 0, f.s>>>(reinterpret_cast<T *>(priv), count * n(), me() + 50);  // after it read priv
         ++calls;
     }
 }
 
-// The same for reduce_scatter, whose src is n blocks and dst one: float, int32 and half (blocks
+// The same for reduce_scatter, whose src is n blocks and dst one: float, int32 (sum and max) and half (blocks
 // of 2-byte elements that are not whole 16-byte words), 1 element to 64 KiB of src in all, src
 // symmetric, private and in place, every call back to back on one stream before one sync.
 TEST(CollStream, SmallReduceScatterIsOneKernelOnTheStream) {
@@ -409,6 +414,7 @@ TEST(CollStream, SmallReduceScatterIsOneKernelOnTheStream) {
     for (size_t c : {size_t{1}, size_t{3}, size_t{8}, size_t{1000}, cap / 4 / n()}) {
         reduce_scatter_modes<float>(f, HGAS_FLOAT, c, src, dst, priv, calls);
         reduce_scatter_modes<int32_t>(f, HGAS_INT32, c, src, dst, priv, calls);
+        reduce_scatter_modes<int32_t>(f, HGAS_INT32, c, src, dst, priv, calls, HGAS_OP_MAX);
         reduce_scatter_modes<__half>(f, HGAS_FLOAT16, c * 2 - 1, src, dst, priv, calls);
     }
     HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
