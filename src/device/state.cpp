@@ -454,15 +454,17 @@ status check(core::rank &r) {
     return s ? s->check() : status::ok;
 }
 
-status stream_sync(core::rank &r, cudaStream_t strm) {
-    HGAS_TRY_ASSIGN(state *s, gpu_state(r, "hgas_stream_sync"));
-    int e = 0;
+namespace {
+// Waits until the stream's work issued so far is done (cuda's error for it in `e`, 0 if none),
+// running the queued stream-ordered collectives it reaches meanwhile: on this thread, when their
+// streams reach them (not inside the wait: a collective waits itself). Fails only if the
+// stream does not get there within HGAS_TIMEOUT.
+status wait_stream(core::rank &r, const char *op, cudaStream_t strm, int &e) {
+    e = 0;
     core::safe_point sp(r);  // kernels on the stream may wait for this rank's proxy
-    // Stream-ordered collectives run here, on this thread, when their streams reach them (not
-    // inside the wait: a collective waits itself).
     status w = status::ok;
     for (;;) {
-        w = r.wait("hgas_stream_sync", [&] {
+        w = r.wait(op, [&] {
             if (coll::stream_ready(r)) return true;
             e = cu::stream_query(strm);
             return e != 1;
@@ -470,6 +472,14 @@ status stream_sync(core::rank &r, cudaStream_t strm) {
         if (w != status::ok || !coll::stream_ready(r)) break;
         coll::stream_pump(r);
     }
+    return w;
+}
+}  // namespace
+
+status stream_sync(core::rank &r, cudaStream_t strm) {
+    HGAS_TRY_ASSIGN(state *s, gpu_state(r, "hgas_stream_sync"));
+    int e = 0;
+    const status w = wait_stream(r, "hgas_stream_sync", strm, e);
     if (w != status::ok) {
         // A kernel that recorded why it is stuck says more than the timeout does.
         status d = s->check();
@@ -637,25 +647,13 @@ bool one_hardware_queue() {
     return one;
 }
 
-// Waits until the stream's earlier work is done, running the queued stream-ordered collectives
-// it reaches meanwhile (as hgas_stream_sync does), but leaves the errors that earlier operations
-// recorded for hgas_stream_sync to return: the collective that waits here must still run, so
-// that its members stay in step. Fails only if the stream does not get there within
-// HGAS_TIMEOUT or fails itself.
+// Waits as hgas_stream_sync does, but leaves the errors that earlier operations recorded for
+// hgas_stream_sync to return: the collective that waits here must still run, so that its
+// members stay in step. Fails only if the stream does not get there within HGAS_TIMEOUT or
+// fails itself.
 status drain_stream(core::rank &r, const char *op, cudaStream_t strm) {
     int e = 0;
-    core::safe_point sp(r);  // kernels on the stream may wait for this rank's proxy
-    status w = status::ok;
-    for (;;) {
-        w = r.wait(op, [&] {
-            if (coll::stream_ready(r)) return true;
-            e = cu::stream_query(strm);
-            return e != 1;
-        });
-        if (w != status::ok || !coll::stream_ready(r)) break;
-        coll::stream_pump(r);
-    }
-    if (w != status::ok) return w;
+    HGAS_TRY(wait_stream(r, op, strm, e));
     return e ? cuda_fail(op, "the stream (an operation before this collective)", e) : status::ok;
 }
 }  // namespace
