@@ -308,7 +308,7 @@ status allreduce_kernel(team &t, const char *name, char *d, const char *s, mem::
 
 namespace {
 // The offset of the team's staging block in the cuda heap (rank.hpp: internal_objects), where
-// a reduce_scatter member's private src goes; 0 where the team's slot has none. Slots are alike
+// an alltoall or reduce_scatter member's private src goes; 0 where the team's slot has none. Slots are alike
 // on every member (the flag words are found by them too).
 uint64_t staging_of(const team &t) {
     const uint64_t base = t.r->internal().coll_kernel_staging;
@@ -396,9 +396,6 @@ result<bool> fcollect_kernel_on_stream(team &t, void *dst, const void *src, size
     return run;
 }
 
-// Alltoall: a private src goes into the team's staging block first (as reduce_scatter's; see
-// kernel_on_stream for why not into dst). The next call's copy comes after this kernel on the
-// stream, and this kernel ends only after every peer's done.
 status alltoall_overlap(const team &t, const char *name, const void *dst, const void *src, size_t bytes) {
     const size_t total = bytes * static_cast<size_t>(t.n());
     const char *d = static_cast<const char *>(dst), *s = static_cast<const char *>(src);
@@ -426,6 +423,9 @@ result<bool> reduce_scatter_kernel_on_stream(team &t, void *dst, const void *src
     return run;
 }
 
+// Alltoall: a private src goes into the team's staging block first (as reduce_scatter's; see
+// kernel_on_stream for why not into dst). The next call's copy comes after this kernel on the
+// stream, and this kernel ends only after every peer's done.
 result<bool> alltoall_kernel_on_stream(team &t, void *dst, const void *src, size_t bytes, void *stream) {
     HGAS_TRY_ASSIGN(bool run, kernel_on_stream(t, gpu::device::team_alltoall_op, dst, src, bytes, HGAS_UINT8,
                                                HGAS_OP_SUM, 0, 0, fingerprint(c_alltoall, bytes, 3), stream));
