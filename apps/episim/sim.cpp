@@ -39,7 +39,18 @@ Sim::Sim(const Options &o, Device &dev, hgas_msg_ctx_t ctx)
     const memory vm = o.st == style::integrated ? memory::device
                       : o.st == style::pipelined ? memory::pinned
                                                  : memory::host;
-    visit_rx_ = std::make_unique<Receiver>(dev_, ctx, TAG_VISITS, o.fragment, o.per_peer, vm, o.timeout);
+    if (o.st == style::integrated) {
+        // Fragments received in place: a day's worth of slots, all posted for any rank, so
+        // that a fragment seldom arrives before a receive is posted for it (an unexpected one
+        // waits in the message layer's host memory and is copied again when matched). A day
+        // takes at most the most visits' bytes / fragment slots, plus one per rank for the
+        // shorter end marker.
+        const size_t slots = (cap_ * sizeof(Visit) + o.fragment - 1) / o.fragment + size_t(n_);
+        visit_rx_ =
+            std::make_unique<Receiver>(Receiver::in_place, dev_, ctx, TAG_VISITS, o.fragment, slots, vm, o.timeout);
+    } else {
+        visit_rx_ = std::make_unique<Receiver>(dev_, ctx, TAG_VISITS, o.fragment, o.per_peer, vm, o.timeout);
+    }
     inf_rx_ = std::make_unique<Receiver>(dev_, ctx, TAG_INFECTIONS, o.fragment, o.per_peer, memory::host, o.timeout);
     visit_tx_ = std::make_unique<Sender>(dev_, ctx, TAG_VISITS, o.fragment);
     inf_tx_ = std::make_unique<Sender>(dev_, ctx, TAG_INFECTIONS, o.fragment);
@@ -117,27 +128,43 @@ DayCounts Sim::day(uint32_t d) {
     char *dv = reinterpret_cast<char *>(dvis_);
     bool sorted = false;
     if (o_.st == style::integrated) {
-        // The fragment is in device memory already: moved into the day's array there and
-        // sorted as a run while the next fragments arrive; neighbouring runs of equal size
-        // are merged at once (a binary counter of runs: each visit takes part in log2(runs)
-        // merges, most of them before the last fragment is in), so that the sort left after
-        // the last fragment is a few merges. Everything on one stream: in order.
+        // The fragments are in device memory already, in consecutive slots of the receiver's
+        // ring. Without the sort on arrival, they move into the day's array in runs: full
+        // fragments in neighbouring slots are one copy, so a day is a copy per rank (each
+        // stream's shorter end marker ends a run) and one where the ring wraps, queued as
+        // each run ends. With it, each fragment is moved into the day's array and sorted as
+        // a run while the next fragments arrive; neighbouring runs of equal size are merged
+        // at once (a binary counter of runs: each visit takes part in log2(runs) merges,
+        // most of them before the last fragment is in), so that the sort left after the
+        // last fragment is a few merges. Everything on one stream: in order.
         runs_.clear();
+        const char *run = nullptr;  // the run of slots not yet copied, and its bytes
+        size_t run_bytes = 0;
+        auto flush = [&] {
+            if (run_bytes) dev_.d2d(dv + off - run_bytes, run, run_bytes, 0);
+            run = nullptr, run_bytes = 0;
+        };
         visit_rx_->day([&](int q, const void *frag, size_t bytes) -> uint64_t {
             room(q, bytes);
             const uint64_t lo = off / sizeof(Visit), hi = (off + bytes) / sizeof(Visit);
-            off += bytes;
             if (!o_.sort_on_arrival) {
-                dev_.d2d(dv + lo * sizeof(Visit), frag, bytes, 0);
-                return dev_.record(0);  // the fragment's buffer is free after the copy
+                const char *f = static_cast<const char *>(frag);
+                if (run && (f != run + run_bytes || run_bytes % o_.fragment)) flush();
+                if (!run) run = f;
+                run_bytes += bytes;
+                off += bytes;
+                return 0;
             }
+            off += bytes;
             if (hi == lo) return 0;
             const uint64_t ev = dev_.sort_run(dvis_, lo, hi, frag, 0);
             runs_.push_back(lo);
             merge_runs(hi, false);
             return ev;
         });
+        flush();
         merge_runs(off / sizeof(Visit), true);
+        dev_.sync();  // the slots are posted again at the next day's start
         sorted = o_.sort_on_arrival;
     } else if (o_.st == style::pipelined) {  // per-peer pinned fragment -> device, on a stream
         // With the sort on arrival, by hand what integrated gets from fragments in device

@@ -28,6 +28,31 @@ Receiver::Receiver(Device &dev, hgas_msg_ctx_t ctx, int tag, size_t frag_bytes, 
         }
 }
 
+Receiver::Receiver(in_place_t, Device &dev, hgas_msg_ctx_t ctx, int tag, size_t frag_bytes, size_t slots, memory where,
+                   double timeout_s)
+    : dev_(dev),
+      ctx_(ctx),
+      tag_(tag),
+      n_(hgas_rank_n()),
+      per_peer_(0),
+      frag_(frag_bytes),
+      where_(where),
+      timeout_(timeout_s),
+      slots_(1, std::vector<Slot>(slots)),
+      queue_(n_),
+      in_place_(true) {
+    bytes_ = slots * frag_;
+    char *base = nullptr;
+    if (where == memory::device) base = static_cast<char *>(block_ = dev.alloc(bytes_));
+    if (where == memory::pinned) base = static_cast<char *>(block_ = dev.pinned(bytes_));
+    if (where == memory::host) base = static_cast<char *>(block_ = ::operator new(bytes_));
+    for (size_t k = 0; k < slots; ++k) {
+        Slot &s = slots_[0][k];
+        s.buf = base + k * frag_;
+        check(hgas_recv_init(ctx_, s.buf, frag_, HGAS_ANY_RANK, tag_, &s.info, &s.req), "posting a fragment receive");
+    }
+}
+
 Receiver::~Receiver() {
     for (auto &row : slots_)
         for (auto &s : row)
@@ -45,12 +70,69 @@ void Receiver::post(int q, int k) {
 }
 
 void Receiver::start() {
+    if (in_place_) {  // the slots the last day used, after the ones still posted: the ring's order
+        std::vector<Slot> &ring = slots_[0];
+        for (; posted_ < ring.size(); ++posted_) {
+            Slot &s = ring[(head_ + posted_) % ring.size()];
+            check(hgas_start(s.req, &s.h), "reposting a fragment receive");
+            s.posted = true;
+        }
+        return;
+    }
     for (int q = 0; q < n_; ++q)
         for (int k = 0; k < per_peer_; ++k)
             if (!slots_[q][k].posted) post(q, k);
 }
 
+[[noreturn]] void Receiver::timed_out(const std::vector<char> &ended) const {
+    std::string who;
+    for (int q = 0; q < n_; ++q)
+        if (!ended[q]) who += (who.empty() ? "" : ", ") + std::to_string(q);
+    throw error("rank " + std::to_string(hgas_rank_me()) + ": no fragment (tag " + std::to_string(tag_) +
+                ") from rank(s) " + who + " in " + std::to_string(int(timeout_)) +
+                " s; their streams did not end (--timeout)");
+}
+
+// In place: the slots complete in the order they were posted (the order messages are
+// matched), so the day is the slots from head_ on, until every rank's end marker is in.
+uint64_t Receiver::day_in_place(const sink_t &sink) {
+    start();
+    std::vector<Slot> &ring = slots_[0];
+    std::vector<char> ended(n_, 0);
+    int left = n_;
+    uint64_t got = 0;
+    double last = now();
+    while (left > 0) {
+        if (posted_ == 0)
+            throw error("rank " + std::to_string(hgas_rank_me()) + ": more fragments (tag " + std::to_string(tag_) +
+                        ") in a day than the " + std::to_string(ring.size()) + " slots posted for it");
+        Slot &s = ring[head_];
+        int done = s.h == HGAS_HANDLE_DONE;
+        if (!done) check(hgas_test(s.h, &done), "receiving a fragment");
+        if (!done) {
+            if (now() - last > timeout_) timed_out(ended);
+            sched_yield();
+            continue;
+        }
+        last = now();
+        s.h = HGAS_HANDLE_DONE;
+        s.posted = false;
+        head_ = (head_ + 1) % ring.size();
+        --posted_;
+        const int q = s.info.source;
+        const size_t bytes = s.info.bytes;
+        if (q < 0 || q >= n_ || ended[q])
+            throw error("rank " + std::to_string(hgas_rank_me()) + ": a fragment (tag " + std::to_string(tag_) +
+                        ") from rank " + std::to_string(q) + (q >= 0 && q < n_ ? " after its stream ended" : ""));
+        got += bytes;
+        (void)sink(q, s.buf, bytes);
+        if (bytes < frag_) ended[q] = 1, --left;  // the end marker
+    }
+    return got;
+}
+
 uint64_t Receiver::day(const sink_t &sink) {
+    if (in_place_) return day_in_place(sink);
     start();
     struct Pending {
         int q, k;
@@ -63,13 +145,7 @@ uint64_t Receiver::day(const sink_t &sink) {
     uint64_t got = 0;
     double last = now();
     auto give_up_after_timeout = [&] {
-        if (now() - last <= timeout_) return;
-        std::string who;
-        for (int q = 0; q < n_; ++q)
-            if (!ended[q]) who += (who.empty() ? "" : ", ") + std::to_string(q);
-        throw error("rank " + std::to_string(hgas_rank_me()) + ": no fragment (tag " + std::to_string(tag_) +
-                    ") from rank(s) " + who + " in " + std::to_string(int(timeout_)) +
-                    " s; their streams did not end (--timeout)");
+        if (now() - last > timeout_) timed_out(ended);
     };
     while (left > 0) {
         for (size_t i = 0; i < reposts.size();)
@@ -126,6 +202,11 @@ uint64_t Receiver::day(const sink_t &sink) {
 void Receiver::close(Sender &mine) {
     std::vector<uint64_t> counts(n_);
     std::vector<hgas_handle_t> hs(n_);
+    if (in_place_) {  // posted for any rank: this rank's own Sender completes them all
+        queue_[hgas_rank_me()].clear();
+        for (size_t i = 0; i < posted_; ++i) queue_[hgas_rank_me()].push_back(int((head_ + i) % slots_[0].size()));
+        posted_ = 0;
+    }
     for (int q = 0; q < n_; ++q) {
         counts[q] = queue_[q].size();
         check(hgas_isend_ctx(ctx_, &counts[q], sizeof(uint64_t), q, tag_ + CLOSE_TAG_OFFSET, &hs[q]),
@@ -135,7 +216,7 @@ void Receiver::close(Sender &mine) {
     check(hgas_wait_all(hs.data(), hs.size()), "ending a stream");
     for (int q = 0; q < n_; ++q)
         for (int k : queue_[q]) {
-            Slot &s = slots_[q][k];
+            Slot &s = in_place_ ? slots_[0][k] : slots_[q][k];
             check(hgas_wait(s.h), "ending a stream");
             s.h = HGAS_HANDLE_DONE;
             s.posted = false;

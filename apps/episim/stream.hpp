@@ -3,7 +3,9 @@
 // and ends the day's stream with a shorter fragment (possibly empty): the end-of-stream
 // marker. The receiver keeps `per_peer` persistent receives of one fragment each posted for
 // every rank (hgas_recv_init once, hgas_start to repost), takes fragments as they arrive and
-// reposts each buffer as soon as its bytes have been moved on.
+// reposts each buffer as soon as its bytes have been moved on. Or, in place: a day's worth of
+// fragment slots in one block, all posted at once for any rank, each fragment left where it
+// lands.
 #pragma once
 #include <hgas/hgas.h>
 
@@ -24,12 +26,23 @@ class Receiver {
 public:
     Receiver(Device &dev, hgas_msg_ctx_t ctx, int tag, size_t frag_bytes, int per_peer, memory where,
              double timeout_s);
+    // In place: `slots` fragment slots in one block of `where` memory, every one posted for any
+    // rank (HGAS_ANY_RANK). Fragments fill the slots in the order they are matched, a ring:
+    // the day's fragments are consecutive slots (modulo `slots`), each received where it
+    // stays. Nothing is reposted during the day; start() reposts the slots the last day used,
+    // so the sink's data must have been moved on by then. `slots` must hold a day: at least
+    // (bytes of the most visits) / frag_bytes + ranks (each stream's shorter end marker).
+    struct in_place_t {};
+    static constexpr in_place_t in_place{};
+    Receiver(in_place_t, Device &dev, hgas_msg_ctx_t ctx, int tag, size_t frag_bytes, size_t slots, memory where,
+             double timeout_s);
     ~Receiver();
     Receiver(const Receiver &) = delete;
     Receiver &operator=(const Receiver &) = delete;
     // One day: every rank's stream until its end marker. sink(rank, fragment, bytes) moves a
     // fragment's bytes on and returns a device event after which the buffer may be reused
-    // (0: at once). Returns the bytes received.
+    // (0: at once; in place: ignored, the slots wait for the next start()). Returns the bytes
+    // received.
     using sink_t = std::function<uint64_t(int, const void *, size_t)>;
     void start();  // posts the free fragments (before this rank's own sends of the day)
     uint64_t day(const sink_t &sink);
@@ -48,6 +61,8 @@ private:
         bool posted = false;
     };
     void post(int q, int k);
+    uint64_t day_in_place(const sink_t &sink);
+    [[noreturn]] void timed_out(const std::vector<char> &ended) const;
     Device &dev_;
     hgas_msg_ctx_t ctx_;
     int tag_, n_, per_peer_;
@@ -58,6 +73,10 @@ private:
     std::vector<std::vector<Slot>> slots_;
     std::vector<std::deque<int>> queue_;  // posted slots of each peer, in posting order
     void *block_ = nullptr;               // the device or pinned block of all fragments
+    // In place: slots_[0] is the ring of slots; posted slots are [head_, head_ + posted_) mod
+    // the ring's size, head_ the next to be filled.
+    bool in_place_ = false;
+    size_t head_ = 0, posted_ = 0;
 };
 
 class Sender {
