@@ -30,7 +30,14 @@ Sim::Sim(const Options &o, Device &dev, hgas_msg_ctx_t ctx)
     dvis_ = static_cast<Visit *>(dev_.alloc(cap_ * sizeof(Visit)));
     dinf_ = static_cast<Infection *>(dev_.alloc(cap_ * sizeof(Infection)));
     out_.resize(sched_.visits.size());
-    out_off_.resize(n_ + 1);
+    if (sched_.visits.size() > UINT32_MAX) throw error("more than 2^32 visits on one rank: use more ranks");
+    route_off_.assign(n_ + 1, 0);
+    for (const Visit &v : sched_.visits) ++route_off_[part_.loc_owner(v.loc) + 1];
+    for (int q = 0; q < n_; ++q) route_off_[q + 1] += route_off_[q];
+    route_.resize(sched_.visits.size());
+    std::vector<uint64_t> fill(route_off_.begin(), route_off_.end() - 1);
+    for (size_t j = 0; j < sched_.visits.size(); ++j)
+        route_[fill[part_.loc_owner(sched_.visits[j].loc)]++] = uint32_t(j);
     // Where the fragments live is the difference between the styles on the receiving side:
     // device memory (integrated: hgas receives straight into it), pinned host memory per peer
     // (pipelined: copied to the device fragment by fragment), or ordinary host memory
@@ -89,34 +96,36 @@ void Sim::merge_runs(uint64_t end, bool all) {
 }
 
 DayCounts Sim::day(uint32_t d) {
-    // computeVisits: each S or I person's visits, grouped by the rank owning the location.
+    // computeVisits: each S or I person's visits, grouped by the rank owning the location, and
+    // sent as they are made: a fragment goes as soon as it is full (the receives are posted
+    // first), so that the messages travel, and the receiver moves them on, while this rank
+    // makes the rest. Every style alike; they differ in where the fragments are received.
+    // Peers in turn from the next rank on, this rank last: not all ranks at rank 0 first.
     double t = now();
-    std::fill(out_off_.begin(), out_off_.end(), 0);
-    for (uint64_t p = p0_; p < p1_; ++p) {
-        const uint8_t st = state_[p - p0_];
-        if (st != S && st != I) continue;
-        for (uint64_t j = sched_.offset[p - p0_]; j < sched_.offset[p - p0_ + 1]; ++j)
-            ++out_off_[part_.loc_owner(sched_.visits[j].loc) + 1];
-    }
-    for (int q = 0; q < n_; ++q) out_off_[q + 1] += out_off_[q];
-    std::vector<uint64_t> fill(out_off_.begin(), out_off_.end() - 1);
-    for (uint64_t p = p0_; p < p1_; ++p) {
-        const uint8_t st = state_[p - p0_];
-        if (st != S && st != I) continue;
-        for (uint64_t j = sched_.offset[p - p0_]; j < sched_.offset[p - p0_ + 1]; ++j) {
-            Visit v = sched_.visits[j];
+    visit_rx_->start();
+    const size_t per_frag = o_.fragment / sizeof(Visit);
+    uint64_t w = 0;  // visits written to out_
+    for (int i = 1; i <= n_; ++i) {
+        const int q = (me_ + i) % n_;
+        uint64_t sent = w;
+        for (uint64_t k = route_off_[q]; k < route_off_[q + 1]; ++k) {
+            Visit v = sched_.visits[route_[k]];
+            const uint8_t st = state_[v.person - p0_];
+            if (st != S && st != I) continue;
             v.state = st;
-            out_[fill[part_.loc_owner(v.loc)]++] = v;
+            out_[w++] = v;
+            if (w - sent == per_frag) {
+                visit_tx_->fragment(q, out_.data() + sent, per_frag * sizeof(Visit));
+                sent = w;
+            }
         }
+        visit_tx_->fragment(q, out_.data() + sent, (w - sent) * sizeof(Visit));  // the shorter end marker
     }
-    visits_sent += out_off_[n_];
+    visits_sent += w;
     phases.visits += now() - t;
 
-    // Visit messages to the locations' owners, received into fragments and moved to the device.
+    // The rest of the visit messages' travel: received into fragments and moved to the device.
     t = now();
-    visit_rx_->start();
-    for (int q = 0; q < n_; ++q)
-        visit_tx_->send(q, out_.data() + out_off_[q], (out_off_[q + 1] - out_off_[q]) * sizeof(Visit));
     uint64_t off = 0;  // bytes of visits received so far
     const uint64_t cap = cap_ * sizeof(Visit);
     auto room = [&](int q, size_t bytes) {

@@ -48,7 +48,11 @@ private:
     Visit *dvis_ = nullptr;        // device memory
     Infection *dinf_ = nullptr;    // device memory
     std::vector<Visit> out_;       // the day's visit messages, grouped by destination rank
-    std::vector<uint64_t> out_off_;
+    // The schedules' visits grouped by the rank owning their location (indices into
+    // sched_.visits, each rank's in schedule order): the owners never change, so computeVisits
+    // is one pass over them.
+    std::vector<uint32_t> route_;
+    std::vector<uint64_t> route_off_;
     std::vector<char> hstage_;     // basic: host staging of the whole day's visits / infections
     std::vector<Infection> got_;   // infections received for this rank's persons
     std::vector<uint64_t> runs_;   // integrated: starts of the sorted runs of the day's visits

@@ -241,6 +241,13 @@ void Sender::send(int q, const void *data, size_t bytes) {
     }
 }
 
+void Sender::fragment(int q, const void *data, size_t bytes) {
+    if (bytes > frag_) throw error("a fragment of " + std::to_string(bytes) + " B: more than " + std::to_string(frag_));
+    hs_.push_back(HGAS_HANDLE_DONE);
+    check(hgas_isend_ctx(ctx_, bytes ? data : nullptr, bytes, q, tag_, &hs_.back()), "sending a fragment");
+    check(hgas_progress(), "sending a fragment");
+}
+
 void Sender::send_staged(int q, const void *dev_data, size_t bytes, int per_peer) {
     auto &st = staging_[q];
     auto &sh = staging_h_[q];

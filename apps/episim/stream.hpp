@@ -85,6 +85,10 @@ public:
     // Sends `bytes` of `data` (any memory hgas messages take: host or device) to rank q as
     // fragments and the end marker. The data must stay until wait().
     void send(int q, const void *data, size_t bytes);
+    // One fragment of rank q's stream: `bytes` == the fragment size, or fewer for the end
+    // marker. Lets the message layer progress (this rank's receives too), so that fragments
+    // sent while the rest is being made move on meanwhile.
+    void fragment(int q, const void *data, size_t bytes);
     // As send, from device memory staged by hand through `per_peer` pinned fragments per rank
     // (device-to-host copies on the device's streams, each fragment sent once its copy is done).
     void send_staged(int q, const void *dev_data, size_t bytes, int per_peer);
