@@ -671,7 +671,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = episim ]; then
         else
             rm -rf "$OUT/episim-sweep"; mkdir -p "$OUT/episim-sweep"
             timeout -k 5 "$l" python3 apps/episim/sweep --hgasrun "$HGASRUN" --episim "$EPISIM" --kind cuda \
-                --ranks "$sranks" --args "--persons 400000 --grid 200x200 --days 10 --fragment 16000" \
+                --ranks "$sranks" --args "--persons 400000 --grid 200x200 --days 30 --fragment 16000" \
                 --env HGAS_CUDA_HEAP_SIZE=256M --timeout 100 --repeat 3 --budget $((l - 10)) --out "$OUT/episim-sweep" \
                 >"$OUT/episim-sweep/table.txt" 2>"$OUT/episim-sweep/sweep.log" || FAILED+=("episim bench")
             { echo "== episim benchmark (kind cuda, ranks $sranks)"; cat "$OUT/episim-sweep/table.txt"
