@@ -37,6 +37,16 @@ status check_any_buf(core::rank &r, const char *op, const void *p, size_t bytes,
     return status::ok;
 }
 
+// A user host buffer at one end of a device copy: the registration cache first drops what a
+// freed buffer at that address left registered (else the driver copies the old pages: seen
+// with a std::vector of 1 MiB freed and allocated again), and may register it, as puts and
+// gets do (rank::cache_user_range).
+static status user_host_ends(core::rank &r, const void *dst, mem::kind kd, const void *src, mem::kind ks, size_t n) {
+    if (ks == mem::kind::host) HGAS_TRY(r.cache_user_range(src, n));
+    if (kd == mem::kind::host) HGAS_TRY(r.cache_user_range(dst, n));
+    return status::ok;
+}
+
 status local_copy(core::rank &r, const char *op, void *dst, const void *src, size_t n) {
     if (!n || dst == src) return status::ok;
     const mem::kind kd = r.has_devices() ? r.kind_of(dst, n) : mem::kind::host;
@@ -48,6 +58,7 @@ status local_copy(core::rank &r, const char *op, void *dst, const void *src, siz
     status st = status::ok;
     gpu::device *d = device_of(r, op, kd != mem::kind::host ? kd : ks, st);
     if (!d) return st;
+    HGAS_TRY(user_host_ends(r, dst, kd, src, ks, n));
     HGAS_TRY_ASSIGN(gpu::ticket t, d->copy_async(dst, src, n, 0));
     return wait_ticket(r, op, d, t);
 }
@@ -74,6 +85,7 @@ status batch::copy(void *dst, const void *src, size_t n) {
     }
     status st = status::ok;
     if (!d_ && !(d_ = device_of(r_, op_, k_, st))) return st;
+    HGAS_TRY(user_host_ends(r_, dst, r_.kind_of(dst, n), src, r_.kind_of(src, n), n));
     HGAS_TRY_ASSIGN(gpu::ticket t, d_->copy_async(dst, src, n, 0));
     tickets_.push_back(t);
     ++copies_;

@@ -109,7 +109,20 @@ bool kernel_chosen(const team &t, mem::kind k, size_t bytes) {
     const size_t max = std::min<size_t>(t.r->cfg().bytes(setting::coll_kernel_max), gpu::device::team_kernel_max_bytes);
     if (bytes > max) return false;
     gpu::device *d = t.r->device(k);
-    return d && d->team_kernels();
+    if (!d || !d->team_kernels()) return false;
+    // Past 64 KiB a kernel has more blocks than members sharing one GPU (MPS) could keep on it
+    // at once while they wait for each other: there only a GPU per member takes them.
+    if (bytes > gpu::device::team_kernel_shared_gpu_max_bytes) {
+        const core::rank &r = *t.r;
+        for (int i = 0; i < t.n(); ++i)
+            for (int j = 0; j < i; ++j) {
+                const int p = t.ranks[static_cast<size_t>(i)], q = t.ranks[static_cast<size_t>(j)];
+                if (r.topo().node_of[static_cast<size_t>(p)] == r.topo().node_of[static_cast<size_t>(q)] &&
+                    r.gpu_of(p) == r.gpu_of(q))
+                    return false;
+            }
+    }
+    return true;
 }
 
 bool symmetric_at(core::rank &r, const void *p, size_t bytes, sym_ref &ref) {
@@ -225,7 +238,6 @@ gpu::device::team_reduce kernel_args(team &t, bool blocking, char *d, uint16_t s
                                      hgas_dtype_t type, hgas_op_t op, uint32_t fp) {
     static_assert(core::internal_objects::coll_kernel_team_words == gpu::device::team_kernel_flag_words);
     static_assert(core::internal_objects::coll_team_slots == gpu::device::team_kernel_slots);
-    static_assert(core::internal_objects::coll_kernel_staging_bytes == gpu::device::team_kernel_max_bytes);
     core::rank &r = *t.r;
     gpu::device::team_reduce a;
     a.dst = d;
@@ -347,7 +359,9 @@ result<bool> kernel_on_stream(team &t, int what, void *dst, const void *src, siz
     // HGAS_COLL_ALLREDUCE also picks reduce_scatter's algorithm (docs/collectives.md)
     if ((what == gpu::device::team_allreduce_op || rs) && !direct_chosen(t, kd, in)) return false;
     const uint64_t staging = rs || a2a ? staging_of(t) : 0;
-    if ((rs || a2a) && (!staging || dref.seg != mem::seg_cuda_symmetric)) return false;
+    if ((rs || a2a) &&
+        (!staging || dref.seg != mem::seg_cuda_symmetric || in > core::internal_objects::coll_kernel_staging_bytes))
+        return false;
     char *d = static_cast<char *>(dst);
     const char *s = static_cast<const char *>(src);
     sym_ref sref;

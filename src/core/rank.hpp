@@ -69,7 +69,7 @@ struct internal_objects {
     static constexpr uint64_t device_sync_bytes = max_rounds * 64;
     static constexpr int coll_team_slots = 80;   // teams a rank may belong to at once (coll/team.hpp)
     static constexpr int coll_team_words = 97;   // words (64 bytes apart) per team slot
-    static constexpr uint64_t coll_kernel_team_words = 264;  // gpu::device::team_kernel_flag_words
+    static constexpr uint64_t coll_kernel_team_words = 4104;  // gpu::device::team_kernel_flag_words
     static constexpr int coll_kernel_staging_slots = 8;      // team slots with a staging block
     static constexpr uint64_t coll_kernel_staging_bytes = 64 * 1024;  // gpu::device::team_kernel_max_bytes
 };

@@ -25,6 +25,8 @@ namespace {
 constexpr int threads = 512;
 constexpr size_t slice_max = 8192;  // bytes per block: its shared memory
 constexpr int M = device::team_kernel_members;
+constexpr unsigned B = device::team_kernel_blocks;
+static_assert(B * slice_max == device::team_kernel_max_bytes, "a block per slice of the largest vector");
 
 __device__ __forceinline__ uint64_t now_ns() {
     uint64_t t;
@@ -49,9 +51,11 @@ __device__ __forceinline__ uint4 combine16(uint4 acc, uint4 v, int op) {
 // sender's vector offset, done (blocking kernels).
 __device__ __forceinline__ uint64_t &entered(uint64_t *f, unsigned b, int q) { return f[b * M + q]; }
 __device__ __forceinline__ uint64_t &done(uint64_t *f, unsigned b, int q, bool blocking) {
-    return f[(blocking ? 3 : 1) * M * M + b * M + q];
+    return f[(blocking ? 3 : 1) * B * M + b * M + q];
 }
-__device__ __forceinline__ uint64_t &offset(uint64_t *f, unsigned b, int q) { return f[2 * M * M + b * M + q]; }
+__device__ __forceinline__ uint64_t &offset(uint64_t *f, unsigned b, int q) {
+    return f[2 * B * M + b * M + q];
+}
 
 // Reports a failure (the first of the kernel's blocks wins).
 __device__ void failed(const device::team_reduce &a, int q, int why, unsigned *report) {

@@ -140,9 +140,13 @@ public:
     // signals; a block writes dst only when every wait of it succeeded.
     static constexpr int team_kernel_members = 8;                      // the most members it serves
     static constexpr int team_kernel_slots = 80;                       // core::internal_objects::coll_team_slots
-    static constexpr size_t team_kernel_max_bytes = size_t{64} << 10;  // the largest dst (8 blocks)
+    static constexpr int team_kernel_blocks = 128;                     // the most blocks of a kernel
+    static constexpr size_t team_kernel_max_bytes = size_t{1} << 20;   // the largest dst (8 KiB a block)
+    // At most this much where two members share a GPU (MPS): their kernels' blocks wait for
+    // each other and must all fit on it at once.
+    static constexpr size_t team_kernel_shared_gpu_max_bytes = size_t{64} << 10;
     static constexpr size_t team_kernel_flag_words =
-        4 * team_kernel_members * team_kernel_members + 8;  // per team slot (the last 8: spare)
+        4 * team_kernel_blocks * team_kernel_members + 8;  // per team slot (the last 8: spare)
     enum team_report : int { report_blocking = 0, report_stream = 1 };
     // What team_kernel_timed_out returns: 1 + the member, why, and the team's slot.
     static constexpr int team_timeout = 1 << 8, team_mismatch = 2 << 8, team_out_of_step = 3 << 8,

@@ -168,7 +168,10 @@ TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
     f.open();
     const char *e = std::getenv("HGAS_TEST_EXPECT_KERNEL");
     const std::string expect = e && *e ? e : "any";
-    const size_t cap = 16384;  // floats: 64 KiB, the largest vector of the kernel
+    const size_t cap = 262144;  // floats: 1 MiB, the largest vector of the kernel
+    // Past 64 KiB (16384 floats) only members on GPUs of their own take the kernel.
+    int sharing = hgas_team_n(HGAS_TEAM_GPU), most = 0;
+    HGAS_OK_OR_FAIL(hgas_allreduce(&most, &sharing, 1, HGAS_INT32, HGAS_OP_MAX));
     float *src, *dst, *src2, *dst2, *priv;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(cap * 4, HGAS_KIND_CUDA, reinterpret_cast<void **>(&src)));
     HGAS_OK_OR_FAIL(hgas_malloc_kind(cap * 4, HGAS_KIND_CUDA, reinterpret_cast<void **>(&dst)));
@@ -178,16 +181,17 @@ TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
     cudaStream_t s2;
     CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
-    uint64_t calls = 0;
-    for (size_t c : {size_t{1}, size_t{4097}, cap}) {
+    uint64_t calls = 0, uncounted = 0;
+    for (size_t c : {size_t{1}, size_t{4097}, size_t{16384}, size_t{16388}, cap}) {
         SCOPED_TRACE(std::to_string(c) + " floats");
+        uint64_t &count = c <= 16384 || most == 1 ? calls : uncounted;
         for (int k = 0; k < 20; ++k) {
             float *from = k % 3 == 0 ? src : k % 3 == 1 ? dst : priv;
             k_fill<float><<<64, 256, 0, f.s>>>(from, c, me() + k);
             HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst, from, c, HGAS_FLOAT, HGAS_OP_SUM, f.s));
             // Sum over members of val(r + k, i): members k .. k + n - 1 of val's numbering.
             k_check_sum<float><<<64, 256, 0, f.s>>>(dst, c, k, n(), f.bad);
-            ++calls;
+            ++count;
         }
         // A blocking call between stream-ordered ones (its kernels have words of their own and
         // wait for no stream).
@@ -213,7 +217,7 @@ TEST(CollStream, SmallAllreduceIsOneKernelOnTheStream) {
         HGAS_OK_OR_FAIL(hgas_allreduce_on_stream(dst, src, c, HGAS_FLOAT, HGAS_OP_SUM, dflt));
         k_check_sum<float><<<64, 256, 0, dflt>>>(dst, c, 11, n(), f.bad);
         HGAS_OK_OR_FAIL(hgas_stream_sync(dflt));
-        calls += 4;
+        count += 4;
         EXPECT_EQ(f.take_bad(), 0u) << c << " floats";
     }
     // Counts that differ between members, on a team of its own: every member's call fails at
@@ -256,7 +260,9 @@ TEST(CollStream, SmallBroadcastAndFcollectAreOneKernelOnTheStream) {
     f.open();
     const char *e = std::getenv("HGAS_TEST_EXPECT_KERNEL");
     const std::string expect = e && *e ? e : "any";
-    const size_t cap = size_t{64} << 10;
+    const size_t small = size_t{64} << 10, cap = size_t{1} << 20;  // dst: where members share a GPU, and not
+    int sharing = hgas_team_n(HGAS_TEAM_GPU), most = 0;
+    HGAS_OK_OR_FAIL(hgas_allreduce(&most, &sharing, 1, HGAS_INT32, HGAS_OP_MAX));
     unsigned char *src, *dst, *priv;
     HGAS_OK_OR_FAIL(hgas_malloc_kind(cap, HGAS_KIND_CUDA, reinterpret_cast<void **>(&src)));
     HGAS_OK_OR_FAIL(hgas_malloc_kind(cap, HGAS_KIND_CUDA, reinterpret_cast<void **>(&dst)));
@@ -264,7 +270,12 @@ TEST(CollStream, SmallBroadcastAndFcollectAreOneKernelOnTheStream) {
     HGAS_OK_OR_FAIL(hgasi_coll_stats_reset());
     uint64_t bcasts = 0, fcollects = 0;
     int salt = 0;
-    for (size_t bytes : {size_t{1}, size_t{100}, size_t{4096}, cap / static_cast<size_t>(n())}) {
+    const size_t nn = static_cast<size_t>(n());
+    for (size_t bytes : {size_t{1}, size_t{100}, size_t{4096}, small / nn, small / nn + 16, cap / nn - 5}) {
+        // past 64 KiB of dst, only members on GPUs of their own take the kernel (not counted else)
+        const bool big_bcast = bytes > small, big_fcollect = bytes * nn > small;
+        uint64_t ignored = 0;
+        uint64_t &bc = big_bcast && most > 1 ? ignored : bcasts, &fc = big_fcollect && most > 1 ? ignored : fcollects;
         for (int root = 0; root < n(); ++root) {
             for (int mode = 0; mode < 4; ++mode) {
                 ++salt;
@@ -274,7 +285,7 @@ TEST(CollStream, SmallBroadcastAndFcollectAreOneKernelOnTheStream) {
                 if (mode == 3 && me() == root) k_bytes<<<64, 256, 0, f.s>>>(src, bytes, salt);
                 HGAS_OK_OR_FAIL(hgas_broadcast_on_stream(dst, arg, bytes, root, f.s));
                 k_check_bytes<<<64, 256, 0, f.s>>>(dst, bytes, salt, f.bad);
-                ++bcasts;
+                ++bc;
             }
         }
         for (int mode = 0; mode < 3; ++mode) {
@@ -285,7 +296,7 @@ TEST(CollStream, SmallBroadcastAndFcollectAreOneKernelOnTheStream) {
             HGAS_OK_OR_FAIL(hgas_team_fcollect_on_stream(HGAS_TEAM_WORLD, dst, from, bytes, f.s));
             for (int q = 0; q < n(); ++q)
                 k_check_bytes<<<64, 256, 0, f.s>>>(dst + bytes * static_cast<size_t>(q), bytes, salt * 16 + q, f.bad);
-            ++fcollects;
+            ++fc;
         }
         HGAS_OK_OR_FAIL(hgas_stream_sync(f.s));
         EXPECT_EQ(f.take_bad(), 0u) << bytes << " bytes";
