@@ -113,8 +113,9 @@ hgas_status_t hgas_recv_typed_on_stream_ctx(hgas_msg_ctx_t ctx, void *buf, hgas_
  *  differ between ranks (a timeout, with a message). At most 256 outstanding per rank; the
  *  stream's wait has the HGAS_TIMEOUT deadline. Buffers must stay valid until the stream has
  *  passed the call.
- *  Allreduce, broadcast, fcollect, alltoall and reduce_scatter of up to HGAS_COLL_KERNEL_MAX
- *  (64 KiB; of src for reduce_scatter) of device dst in the symmetric heap, on teams of 2 to 8
+ *  Allreduce, broadcast and fcollect of up to HGAS_COLL_KERNEL_MAX (1 MiB where each member has
+ *  a GPU of its own, else 64 KiB), alltoall and reduce_scatter of up to 64 KiB (of src for
+ *  reduce_scatter), of device dst in the symmetric heap, on teams of 2 to 8
  *  members whose GPUs run their kernels side by side (a GPU per rank process, MPS, or rank
  *  threads; alltoall and reduce_scatter on the first 8 teams a rank is in), are instead one
  *  kernel on the stream that does the whole collective: no CPU step (hgas_stream_sync still

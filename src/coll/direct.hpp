@@ -30,8 +30,9 @@ constexpr size_t direct_host_min_bytes(int n) {
 bool direct_chosen(const team &t, mem::kind k, size_t bytes);
 
 // Whether auto reduces a vector of `bytes` of kind `k` on `t` by one kernel per member
-// (allreduce_kernel): cuda vectors up to HGAS_COLL_KERNEL_MAX (at most 64 KiB) on teams of 2 to
-// 8 members whose GPUs do not time-slice between processes. Runs where direct can.
+// (allreduce_kernel): cuda vectors up to HGAS_COLL_KERNEL_MAX (at most 1 MiB; 64 KiB where two
+// members share a GPU) on teams of 2 to 8 members whose GPUs do not time-slice between
+// processes. Runs where direct can.
 bool kernel_chosen(const team &t, mem::kind k, size_t bytes);
 
 // Whether [p, p + bytes) lies in an allocation of one of this rank's symmetric heaps (host,

@@ -2,7 +2,8 @@
 # identical.sh HGASRUN EPISIM KIND [RANKS...]: the epidemic curve (the per-day table: new
 # infections and S E I R) is identical for every rank count and every style with memory of
 # KIND, to the one of 1 rank, kind host, style integrated. Small fragments (10 visits) make
-# every stream many fragments, so buffers are reposted many times a day.
+# every stream many fragments, so buffers are reposted many times a day (basic, pipelined) and
+# the integrated style's ring of slots wraps from day to day.
 set -u
 HGASRUN=$1 EPISIM=$2 KIND=$3
 shift 3
