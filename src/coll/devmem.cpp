@@ -41,9 +41,10 @@ status check_any_buf(core::rank &r, const char *op, const void *p, size_t bytes,
 // freed buffer at that address left registered (else the driver copies the old pages: seen
 // with a std::vector of 1 MiB freed and allocated again), and may register it, as puts and
 // gets do (rank::cache_user_range).
+// hgas's own memory (the heaps, the collective scratch) is never a user buffer: skipped at once.
 static status user_host_ends(core::rank &r, const void *dst, mem::kind kd, const void *src, mem::kind ks, size_t n) {
-    if (ks == mem::kind::host) HGAS_TRY(r.cache_user_range(src, n));
-    if (kd == mem::kind::host) HGAS_TRY(r.cache_user_range(dst, n));
+    if (ks == mem::kind::host && r.own_segment_of(src, n) < 0) HGAS_TRY(r.cache_user_range(src, n));
+    if (kd == mem::kind::host && r.own_segment_of(dst, n) < 0) HGAS_TRY(r.cache_user_range(dst, n));
     return status::ok;
 }
 
@@ -85,7 +86,7 @@ status batch::copy(void *dst, const void *src, size_t n) {
     }
     status st = status::ok;
     if (!d_ && !(d_ = device_of(r_, op_, k_, st))) return st;
-    HGAS_TRY(user_host_ends(r_, dst, r_.kind_of(dst, n), src, r_.kind_of(src, n), n));
+    // Both ends are device memory, this rank's or a peer's mapped (no user host buffer here).
     HGAS_TRY_ASSIGN(gpu::ticket t, d_->copy_async(dst, src, n, 0));
     tickets_.push_back(t);
     ++copies_;
