@@ -11,15 +11,20 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 constexpr int CLOSE_TAG_OFFSET = 1;  // the close counts travel with tag + 1
 }  // namespace
 
+// The one block of every fragment (bytes_ of them), in the memory the styles differ by.
+char *Receiver::alloc_block() {
+    if (where_ == memory::device) block_ = dev_.alloc(bytes_);
+    if (where_ == memory::pinned) block_ = dev_.pinned(bytes_);
+    if (where_ == memory::host) block_ = ::operator new(bytes_);
+    return static_cast<char *>(block_);
+}
+
 Receiver::Receiver(Device &dev, hgas_msg_ctx_t ctx, int tag, size_t frag_bytes, int per_peer, memory where,
                    double timeout_s)
     : dev_(dev), ctx_(ctx), tag_(tag), n_(hgas_rank_n()), per_peer_(per_peer), frag_(frag_bytes), where_(where),
       timeout_(timeout_s), slots_(n_, std::vector<Slot>(per_peer)), queue_(n_) {
     bytes_ = size_t(n_) * per_peer * frag_;
-    char *base = nullptr;
-    if (where == memory::device) base = static_cast<char *>(block_ = dev.alloc(bytes_));
-    if (where == memory::pinned) base = static_cast<char *>(block_ = dev.pinned(bytes_));
-    if (where == memory::host) base = static_cast<char *>(block_ = ::operator new(bytes_));
+    char *base = alloc_block();
     for (int q = 0; q < n_; ++q)
         for (int k = 0; k < per_peer; ++k) {
             Slot &s = slots_[q][k];
@@ -42,10 +47,7 @@ Receiver::Receiver(in_place_t, Device &dev, hgas_msg_ctx_t ctx, int tag, size_t 
       queue_(n_),
       in_place_(true) {
     bytes_ = slots * frag_;
-    char *base = nullptr;
-    if (where == memory::device) base = static_cast<char *>(block_ = dev.alloc(bytes_));
-    if (where == memory::pinned) base = static_cast<char *>(block_ = dev.pinned(bytes_));
-    if (where == memory::host) base = static_cast<char *>(block_ = ::operator new(bytes_));
+    char *base = alloc_block();
     for (size_t k = 0; k < slots; ++k) {
         Slot &s = slots_[0][k];
         s.buf = base + k * frag_;

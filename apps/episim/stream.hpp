@@ -61,6 +61,7 @@ private:
         bool posted = false;
     };
     void post(int q, int k);
+    char *alloc_block();
     uint64_t day_in_place(const sink_t &sink);
     [[noreturn]] void timed_out(const std::vector<char> &ended) const;
     Device &dev_;
